@@ -1,0 +1,566 @@
+"""The canonical codec for engram files and synapse files.
+
+This module is the one reader and the one writer of the on-disk format. It lives in
+``mergedriver`` because the merge driver may import only the standard library and PyYAML
+(git starts it once per conflicting file), and the driver must write exactly the bytes
+``engram`` writes; ``engram.format`` builds typed values on top of it.
+
+Design and invariants:
+
+- A document is frontmatter (a YAML mapping) plus a Markdown body. The writer emits the
+  known keys in a fixed order, then unknown keys sorted by name, as UTF-8 with LF line
+  endings and a trailing newline. Floats are rounded to six decimals.
+- ``render(parse(b)) == b`` for every ``b`` that ``render`` produced: the round trip of a
+  file this codec wrote is byte-identical.
+- Reading never lets YAML 1.1 guess types. Timestamps stay text and are normalised to
+  one canonical instant form (``2026-06-21T10:30:00.000Z``); ``yes``/``no``/``on``/``off``
+  stay strings; a number in a known string field keeps its source text (``1.10`` stays
+  ``"1.10"``); sexagesimal and octal forms are not numbers.
+- The ``## Synapses (derived)`` section is regenerated from synapse files and is never
+  part of the content: it is excluded from ``contentHash`` and ``contentSize``. Text a
+  person wrote below that section is kept and moved above it on the next write.
+
+Errors are raised as :class:`CodecError` (a ``ValueError``) carrying a message that says
+what is wrong; callers translate it into their own error tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "DERIVED_HEADING",
+    "ENGRAM_KEYS",
+    "EVIDENCE_KEYS",
+    "SYNAPSE_KEYS",
+    "CodecError",
+    "canonical_content",
+    "content_hash",
+    "dump_yaml",
+    "format_time",
+    "join_body",
+    "load_yaml",
+    "normalize_engram_meta",
+    "normalize_synapse",
+    "parse_engram",
+    "parse_synapse",
+    "parse_time",
+    "render_engram",
+    "render_synapse",
+    "split_derived",
+]
+
+
+class CodecError(ValueError):
+    """Bytes that are not a valid engram or synapse file."""
+
+
+# --------------------------------------------------------------------------- schema
+
+# Field types. "text" fields keep the source text of anything YAML would coerce.
+TEXT, TEXTS, UNIT, NUMBER, INT, TIME, ANY = "text", "texts", "unit", "number", "int", "time", "any"
+
+#: Known engram frontmatter keys in canonical order, with their types.
+ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
+    ("id", TEXT),
+    ("title", TEXT),
+    ("slug", TEXT),
+    ("domainTags", TEXTS),
+    ("kind", TEXT),
+    ("tags", TEXTS),
+    ("summary", TEXT),
+    ("importance", UNIT),
+    ("confidence", UNIT),
+    ("sourceType", TEXT),
+    ("status", TEXT),
+    ("verificationStatus", TEXT),
+    ("visibility", TEXT),
+    ("createdBy", TEXT),
+    ("createdAt", TIME),
+    ("updatedBy", TEXT),
+    ("updatedAt", TIME),
+    ("version", INT),
+    ("contentHash", TEXT),
+    ("contentSize", INT),
+    ("retrievalCount", INT),
+    ("effectiveRetrievals", INT),
+    ("failedUses", INT),
+    ("reinforcementScore", NUMBER),
+    ("lastRetrievedAt", TIME),
+    ("lastEffectiveAt", TIME),
+    ("lastVerifiedAt", TIME),
+    ("validWhile", ANY),
+    ("source", ANY),
+    ("activatedAt", TIME),
+    ("deactivatedAt", TIME),
+    ("supersededBy", TEXT),
+)
+
+#: Known synapse keys in canonical order.
+SYNAPSE_KEYS: tuple[tuple[str, str], ...] = (
+    ("id", TEXT),
+    ("from", TEXT),
+    ("to", TEXT),
+    ("kind", TEXT),
+    ("weight", UNIT),
+    ("evidence", ANY),
+    ("createdBy", TEXT),
+    ("createdAt", TIME),
+    ("updatedBy", TEXT),
+    ("updatedAt", TIME),
+    ("retrievalWeight", NUMBER),
+)
+
+#: Known keys of one synapse evidence entry, in canonical order.
+EVIDENCE_KEYS: tuple[tuple[str, str], ...] = (
+    ("description", TEXT),
+    ("addedBy", TEXT),
+    ("confidence", UNIT),
+    ("addedAt", TIME),
+)
+
+DERIVED_HEADING = "## Synapses (derived)"
+_DERIVED_LINE = re.compile(r"^- [→←] \[\[.*\]\]\s*$")
+
+# --------------------------------------------------------------------------- YAML
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_NULL = "tag:yaml.org,2002:null"
+_STR = "tag:yaml.org,2002:str"
+
+
+class _Number(str):
+    """A plain YAML scalar that looks like a number; keeps its source text."""
+
+    __slots__ = ()
+
+    def value(self) -> int | float:
+        text = self.replace("_", "")
+        try:
+            return int(text)
+        except ValueError:
+            lowered = text.lower()
+            if lowered in (".inf", "+.inf"):
+                return math.inf
+            if lowered == "-.inf":
+                return -math.inf
+            if lowered == ".nan":
+                return math.nan
+            return float(text)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Safe loader with YAML 1.2-like implicit typing and no timestamp guessing."""
+
+
+# Only null, true/false and decimal numbers are resolved implicitly; everything else a
+# plain scalar can hold stays a string.
+_Loader.yaml_implicit_resolvers = {}
+_Loader.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_Loader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Loader.add_implicit_resolver(
+    _INT, re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
+)
+_Loader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
+
+def _construct_number(loader: yaml.SafeLoader, node: yaml.Node) -> _Number:
+    return _Number(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+_Loader.add_constructor(_INT, _construct_number)
+_Loader.add_constructor(_FLOAT, _construct_number)
+
+
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_TIMESTAMP_LIKE = re.compile(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt \t].*)?$")
+
+
+class _Instant(str):
+    """A canonical timestamp value: written plain, as Co-Engram writes them."""
+
+    __slots__ = ()
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, sequences indented under their key, long lines never folded."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+# The dumper does not detect timestamps itself, so known time fields (``_Instant``) are
+# written plain; any other string that looks like a date is quoted explicitly below so
+# YAML 1.1 readers (Obsidian, Co-Engram) still read it as text.
+_Dumper.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in yaml.SafeDumper.yaml_implicit_resolvers.items()
+}
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if "\n" in data:
+        style: str | None = "|"
+    elif _TIMESTAMP_LIKE.match(data):
+        style = "'"
+    else:
+        style = None
+    return dumper.represent_scalar(_STR, data, style=style)
+
+
+def _represent_instant(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar(_STR, str(data))
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(_Instant, _represent_instant)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text with the codec's typing rules; raise CodecError on bad YAML."""
+    return _plain(_load_raw(text))
+
+
+def _load_raw(text: str) -> Any:
+    """Parse YAML, keeping number-like scalars as source text (``_Number``)."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise CodecError(f"invalid YAML: {_yaml_problem(exc)}") from exc
+    except RecursionError as exc:  # absurdly nested input
+        raise CodecError("invalid YAML: nesting too deep") from exc
+
+
+def dump_yaml(data: Any) -> str:
+    """Emit YAML in the canonical style (block, indented lists, no folding)."""
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=1 << 30,
+    )
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return str(problem)
+
+
+def _plain(value: Any) -> Any:
+    """Turn loader output into plain Python values (numbers become int/float)."""
+    if isinstance(value, _Number):
+        return value.value()
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- time
+
+
+def parse_time(value: Any) -> datetime:
+    """Parse an ISO-8601 instant (``Z``, offsets, fractions, or a bare date) as UTC."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)") from None
+    else:
+        raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def format_time(value: datetime | str) -> str:
+    """The canonical form of an instant: UTC, milliseconds, ``Z``."""
+    dt = parse_time(value)
+    # Truncate (not round) to milliseconds so formatting is idempotent.
+    dt = dt - timedelta(microseconds=dt.microsecond % 1000)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _as_text(key: str, value: Any) -> str:
+    if isinstance(value, str):
+        return str(value)  # drops the _Number marker, keeps the source text
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, datetime, date)):
+        return str(value)
+    raise CodecError(f"field {key!r} must be text, got {type(value).__name__}")
+
+
+def _as_number(key: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise CodecError(f"field {key!r} must be a number, got a boolean")
+    try:
+        number = float(_Number(value).value() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise CodecError(f"field {key!r} must be a number, got {value!r}") from None
+    if math.isnan(number) or math.isinf(number):
+        raise CodecError(f"field {key!r} must be a finite number, got {value!r}")
+    return round(number, 6) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _as_int(key: str, value: Any) -> int:
+    number = _as_number(key, value)
+    if number != int(number):
+        raise CodecError(f"field {key!r} must be a whole number, got {value!r}")
+    return int(number)
+
+
+def _normalize_value(key: str, kind: str, value: Any) -> Any:
+    if kind == TEXT:
+        return _as_text(key, value)
+    if kind == TEXTS:
+        items = value if isinstance(value, list) else [value]
+        out: list[str] = []
+        for item in items:
+            if item is None:
+                continue
+            text = _as_text(key, item)
+            if text not in out:
+                out.append(text)
+        return out
+    if kind == UNIT:
+        return min(1.0, max(0.0, _as_number(key, value)))
+    if kind == NUMBER:
+        return _as_number(key, value)
+    if kind == INT:
+        return _as_int(key, value)
+    if kind == TIME:
+        return format_time(value)
+    return _normalize_any(value)
+
+
+def _normalize_any(value: Any) -> Any:
+    """Unknown values: keep structure, make numbers plain and floats canonical."""
+    if isinstance(value, _Number):
+        value = value.value()
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return value
+        return round(value, 6) + 0.0
+    if isinstance(value, dict):
+        return {str(k): _normalize_any(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalize_any(v) for v in value]
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value
+
+
+def _normalize(
+    raw: Mapping[str, Any], schema: tuple[tuple[str, str], ...], what: str
+) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise CodecError(f"{what} must be a YAML mapping of keys to values")
+    out: dict[str, Any] = {}
+    for key, kind in schema:
+        if key in raw and raw[key] is not None:
+            out[key] = _normalize_value(key, kind, raw[key])
+    known = {key for key, _ in schema}
+    for key in sorted(str(k) for k in raw if str(k) not in known):
+        out[key] = _normalize_any(raw[key])
+    return out
+
+
+def normalize_engram_meta(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Canonical engram frontmatter: typed known keys in order, unknown keys sorted.
+
+    ``None`` values of known keys are dropped (an absent optional field).
+    """
+    meta = _normalize(raw, ENGRAM_KEYS, "frontmatter")
+    if not meta.get("id"):
+        raise CodecError("frontmatter has no 'id'")
+    return meta
+
+
+def normalize_synapse(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Canonical synapse mapping; evidence entries normalised and sorted."""
+    data = _normalize(raw, SYNAPSE_KEYS, "synapse")
+    for key in ("id", "from", "to", "kind"):
+        if not data.get(key):
+            raise CodecError(f"synapse has no {key!r}")
+    evidence = raw.get("evidence") or []
+    if not isinstance(evidence, list):
+        raise CodecError("synapse 'evidence' must be a list of entries")
+    entries = [_normalize(e, EVIDENCE_KEYS, "evidence entry") for e in evidence]
+    data["evidence"] = sort_evidence(entries)
+    return data
+
+
+def sort_evidence(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Evidence in canonical order (time, author, text), duplicates removed."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for entry in sorted(entries, key=_evidence_sort_key):
+        marker = dump_yaml(dict(entry))
+        if marker not in seen:
+            seen.add(marker)
+            out.append(dict(entry))
+    return out
+
+
+def _evidence_sort_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    return (
+        str(entry.get("addedAt", "")),
+        str(entry.get("addedBy", "")),
+        str(entry.get("description", "")),
+        dump_yaml(dict(entry)),
+    )
+
+
+# --------------------------------------------------------------------------- body
+
+
+def canonical_content(text: str) -> str:
+    """Content normal form: LF line endings, no leading/trailing blank lines, one final LF."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def split_derived(body: str) -> tuple[str, str]:
+    """Split a body into (content, derived section lines).
+
+    The derived section is the heading plus the wikilink lines right after it. Anything
+    else below it is content and is kept.
+    """
+    lines = body.replace("\r\n", "\n").split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() == DERIVED_HEADING:
+            j = i + 1
+            while j < len(lines) and (_DERIVED_LINE.match(lines[j]) or not lines[j].strip()):
+                j += 1
+            derived = [ln for ln in lines[i + 1 : j] if ln.strip()]
+            content = "\n".join(lines[:i] + lines[j:])
+            return canonical_content(content), "\n".join(derived)
+    return canonical_content(body), ""
+
+
+def join_body(content: str, derived_lines: Iterable[str]) -> str:
+    """Content followed by the derived section (omitted when there are no links)."""
+    content = canonical_content(content)
+    lines = list(derived_lines)
+    if not lines:
+        return content
+    section = DERIVED_HEADING + "\n" + "\n".join(lines) + "\n"
+    return content + "\n" + section if content else section
+
+
+def content_hash(content: str) -> str:
+    """``sha256:<hex>`` of the canonical content (the body without the derived section)."""
+    return "sha256:" + hashlib.sha256(canonical_content(content).encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data[:8192]:
+        raise CodecError("binary data, not a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CodecError(
+            f"not UTF-8 (byte {exc.start} is invalid); re-save the file as UTF-8"
+        ) from None
+
+
+_FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """Split ``---`` fenced frontmatter from the body; raise CodecError without one."""
+    text = text.replace("\r\n", "\n")
+    if not text.startswith("---"):
+        raise CodecError("no frontmatter (the file must start with a '---' line)")
+    first = text.find("\n")
+    if first < 0 or text[:first].strip() != "---":
+        raise CodecError("no frontmatter (the file must start with a '---' line)")
+    end = _FENCE.search(text, first + 1)
+    if end is None:
+        raise CodecError("frontmatter is not closed (add a '---' line after it)")
+    body = text[end.end() + 1 :] if end.end() < len(text) else ""
+    return text[first + 1 : end.start()], body
+
+
+def parse_engram(data: bytes) -> tuple[dict[str, Any], str, str]:
+    """Parse engram bytes into (canonical meta, content, derived section lines)."""
+    front, body = split_frontmatter(_decode(data))
+    raw = _load_raw(front) if front.strip() else {}
+    if not isinstance(raw, dict):
+        raise CodecError("frontmatter must be a YAML mapping of keys to values")
+    meta = normalize_engram_meta(raw)
+    content, derived = split_derived(body)
+    return meta, content, derived
+
+
+def _mark_instants(data: dict[str, Any], schema: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    times = {key for key, kind in schema if kind == TIME}
+    return {k: _Instant(v) if k in times and isinstance(v, str) else v for k, v in data.items()}
+
+
+def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable[str] = ()) -> bytes:
+    """The canonical bytes of an engram file."""
+    front = dump_yaml(_mark_instants(normalize_engram_meta(meta), ENGRAM_KEYS))
+    return ("---\n" + front + "---\n" + join_body(content, derived_lines)).encode("utf-8")
+
+
+def parse_synapse(data: bytes) -> dict[str, Any]:
+    """Parse synapse YAML bytes into the canonical mapping."""
+    raw = _load_raw(_decode(data))
+    if not isinstance(raw, dict):
+        raise CodecError("a synapse file must be a YAML mapping")
+    return normalize_synapse(raw)
+
+
+def render_synapse(data: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a synapse file."""
+    out = _mark_instants(normalize_synapse(data), SYNAPSE_KEYS)
+    out["evidence"] = [_mark_instants(e, EVIDENCE_KEYS) for e in out["evidence"]]
+    return dump_yaml(out).encode("utf-8")
