@@ -1,0 +1,146 @@
+"""The one error tree of engram.
+
+Every failure a caller can act on is an :class:`EngramError`. Subclasses carry the facts
+(path, id, expected and actual version) as attributes, and every message ends with what
+to do next. Third-party exceptions (``sqlite3``, ``yaml`` via the codec, GitPython) are
+translated into this tree once, in the module that uses the library, and chained with
+``raise ... from``. Adapters render errors in one place each: the CLI turns
+``exit_code`` into the process status, the MCP server into a tool error.
+
+::
+
+    EngramError                      exit 1
+     ├── InvalidInput                exit 2   bad argument or field value
+     │    └── UnknownKind                     a kind that is not one of the known kinds
+     ├── NotFound                    exit 3   no item, synapse or vault where named
+     │    └── VaultNotFound
+     ├── Conflict                    exit 4   the vault changed under the caller
+     │    ├── VersionConflict                 update with a stale expected version
+     │    └── AlreadyExists
+     ├── FormatError                 exit 5   a file that is not valid engram format
+     ├── Busy                        exit 6   the vault lock could not be taken in time
+     ├── StorageError                exit 7   the derived index or the file system failed
+     └── GitError                    exit 8   a git operation failed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class EngramError(Exception):
+    """Base of every engram error. ``str(err)`` is a message for a person."""
+
+    exit_code = 1
+    #: A short machine-readable code, stable across releases (used in ``--json`` output).
+    code = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(f"{message} {hint}" if hint else message)
+
+
+class InvalidInput(EngramError):
+    """An argument or a field value is not acceptable; nothing was changed."""
+
+    exit_code = 2
+    code = "invalid_input"
+
+    def __init__(self, message: str, *, field: str | None = None, hint: str | None = None):
+        self.field = field
+        super().__init__(message, hint=hint)
+
+
+class UnknownKind(InvalidInput):
+    """A kind that is not one of the known engram or synapse kinds."""
+
+    code = "unknown_kind"
+
+    def __init__(self, kind: str, known: Sequence[str], what: str = "kind"):
+        self.kind = kind
+        self.known = tuple(known)
+        super().__init__(
+            f"unknown {what} {kind!r}.",
+            field=what,
+            hint=f"Use one of: {', '.join(known)}.",
+        )
+
+
+class NotFound(EngramError):
+    """Nothing matches the given reference."""
+
+    exit_code = 3
+    code = "not_found"
+
+    def __init__(self, message: str, *, ref: str | None = None, hint: str | None = None):
+        self.ref = ref
+        super().__init__(message, hint=hint)
+
+
+class VaultNotFound(NotFound):
+    code = "vault_not_found"
+
+
+class Conflict(EngramError):
+    """The vault is not in the state the caller assumed."""
+
+    exit_code = 4
+    code = "conflict"
+
+
+class VersionConflict(Conflict):
+    """``update`` was given a version that is no longer current."""
+
+    code = "version_conflict"
+
+    def __init__(self, item_id: str, expected: int, actual: int, changes: str, path: str):
+        self.item_id = item_id
+        self.expected = expected
+        self.actual = actual
+        self.path = path
+        super().__init__(
+            f"item {item_id} is at version {actual}, not {expected}: {changes}.",
+            hint=f"Re-read it (engram get {item_id}), re-apply your edit and pass "
+            f"version {actual}.",
+        )
+
+
+class AlreadyExists(Conflict):
+    code = "already_exists"
+
+
+class FormatError(EngramError):
+    """A file is not valid engram format; it is left untouched."""
+
+    exit_code = 5
+    code = "format_error"
+
+    def __init__(self, path: str, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(
+            f"{path}: {problem}.",
+            hint="Fix the file by hand (or restore it with git), then run `engram doctor`.",
+        )
+
+
+class Busy(EngramError):
+    """Another process held the vault's write lock for too long."""
+
+    exit_code = 6
+    code = "busy"
+
+
+class StorageError(EngramError):
+    """The file system or the derived index failed underneath an operation."""
+
+    exit_code = 7
+    code = "storage_error"
+
+
+class GitError(EngramError):
+    """A git operation failed; the repository was left in a clean state."""
+
+    exit_code = 8
+    code = "git_error"

@@ -1,0 +1,185 @@
+"""File-system primitives: atomic replace, append-only lines, and the vault write lock.
+
+Invariants:
+
+- A file the vault writes is either its old bytes or its new bytes, never a mix: the new
+  bytes go to a hidden temp file in the same folder, are flushed and fsynced, and then
+  renamed over the target (``os.replace`` is atomic on POSIX and Windows).
+- Writing bytes identical to what is on disk does nothing (no new mtime, no churn for
+  git, Obsidian or the index).
+- The write lock is one ``flock`` on ``.engram/write.lock``. Every read-modify-write of
+  vault files runs under it, so concurrent processes (one MCP server per agent session)
+  serialise their writes and none is lost. It is re-entrant within a process, and a
+  process that dies releases it (the kernel drops the lock with the descriptor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from engram.errors import Busy, StorageError
+
+TEMP_SUFFIX = ".engram-tmp"
+
+try:  # POSIX
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return False
+            raise
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+def _fsync_enabled() -> bool:
+    return os.environ.get("ENGRAM_FSYNC", "1") != "0"
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Replace ``path`` with ``data`` atomically; return False when nothing changed."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}.", hint="Check permissions.") from exc
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if _fsync_enabled():
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StorageError(
+            f"cannot write {path}: {exc.strerror or exc}.",
+            hint="Check free space and permissions; the old file is unchanged.",
+        ) from exc
+    return True
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line with a single ``write`` on an ``O_APPEND`` descriptor."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StorageError(f"cannot append to {path}: {exc.strerror}.", hint="Check permissions.") from exc
+
+
+def remove(path: Path) -> bool:
+    """Delete a file; return False when it was already gone."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StorageError(f"cannot delete {path}: {exc.strerror}.", hint="Check permissions.") from exc
+    return True
+
+
+def prune_empty_dirs(path: Path, stop: Path) -> None:
+    """Remove ``path`` and its parents while they are empty, stopping at ``stop``."""
+    current = path
+    while current != stop and stop in current.parents:
+        try:
+            current.rmdir()
+        except OSError:
+            return
+        current = current.parent
+
+
+class VaultLock:
+    """An inter-process, re-entrant exclusive lock on one file."""
+
+    def __init__(self, path: Path, timeout: float = 30.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+        self._thread_lock = threading.RLock()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+    def _acquire(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot open the lock file {self.path}: {exc.strerror}.",
+                hint="The vault's .engram/ folder must be writable.",
+            ) from exc
+        deadline = time.monotonic() + self.timeout
+        delay = 0.0005
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise Busy(
+                    f"another process has held the vault lock for over {self.timeout:.0f}s.",
+                    hint="Wait and retry; if no engram process is running, delete "
+                    f"{self.path}.",
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        self._fd = fd
+
+    def _release(self) -> None:
+        if self._fd is not None:
+            try:
+                _unlock(self._fd)
+            finally:
+                os.close(self._fd)
+                self._fd = None

@@ -1,0 +1,155 @@
+"""Where items live: slugs, domain folders, and the guard that keeps writes in the vault.
+
+An engram's path is ``[private/]<domainTags...>/<slug>.md``. Slugs and domain segments
+are safe on Linux, macOS and Windows at once:
+
+- Unicode letters, digits and marks are kept (NFC-normalised, lower-cased); every other
+  run of characters becomes one ``-``.
+- No separators, no ``.``/``..``, no leading dot, no trailing dot or space, no Windows
+  reserved device names (``con``, ``nul``, ``com1`` …), at most 80 characters and 200
+  UTF-8 bytes, so a path segment never exceeds a file system's limit.
+- Domain segments are validated, not silently rewritten into something else: a tag that
+  names a parent folder or hides a separator is refused with an error. Case and spaces
+  are normalised (``Data Science`` → ``data-science``) because macOS and Windows fold
+  case and two spellings must not become two folders.
+
+Two items with the same slug in the same folder are told apart by a suffix taken from
+the id (``title-4x9k2m.md``), which is stable for the item and distinct across machines.
+
+:func:`resolve_inside` is the last guard: every path the vault writes passes through it
+and must resolve (symlinks followed) to a place inside the vault root.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+from engram.errors import InvalidInput
+
+MAX_SLUG_CHARS = 80
+MAX_SEGMENT_BYTES = 200
+MAX_DOMAIN_DEPTH = 8
+#: First path segments with a meaning of their own; no domain may start with them.
+RESERVED_TOP = frozenset({"synapses", "private", "trash"})
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"com{i}" for i in range(10)}
+    | {f"lpt{i}" for i in range(10)}
+)
+
+
+def _simplify(text: str) -> str:
+    """Lower-case, NFC, keep letters/digits/marks, collapse the rest into single dashes."""
+    text = unicodedata.normalize("NFC", text).lower()
+    out: list[str] = []
+    dash = False
+    for ch in text:
+        if ch in "'’":  # "balancer's" → "balancers", not "balancer-s"
+            continue
+        if unicodedata.category(ch)[0] in "LNM" or ch == "_":
+            out.append(ch)
+            dash = False
+        elif not dash:
+            out.append("-")
+            dash = True
+    return "".join(out).strip("-_")
+
+
+def _cap(segment: str) -> str:
+    segment = segment[:MAX_SLUG_CHARS]
+    while len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        segment = segment[:-1]
+    return segment.rstrip("-_. ")
+
+
+def slugify(title: str) -> str:
+    """A file-name-safe slug for ``title`` (never empty, never reserved)."""
+    slug = _cap(_simplify(title)) or "untitled"
+    if slug in _WINDOWS_RESERVED:
+        slug += "-note"
+    return slug
+
+
+def domain_segment(tag: str) -> str:
+    """Validate and normalise one domain tag into a folder name.
+
+    Raises InvalidInput when the tag would name a parent folder, contain a separator, or
+    be empty once normalised.
+    """
+    raw = tag.strip()
+    if not raw:
+        raise InvalidInput("a domain tag is empty.", field="domainTags", hint="Drop it.")
+    if "/" in raw or "\\" in raw or raw in (".", "..") or raw.startswith("."):
+        raise InvalidInput(
+            f"domain tag {tag!r} is not a folder name (no '/', '\\', '.' or '..').",
+            field="domainTags",
+            hint="Give each level as its own tag, e.g. --domain engineering/python.",
+        )
+    segment = _cap(_simplify(raw))
+    if not segment:
+        raise InvalidInput(
+            f"domain tag {tag!r} has no letters or digits.",
+            field="domainTags",
+            hint="Use words, e.g. 'engineering'.",
+        )
+    if segment in _WINDOWS_RESERVED:
+        segment += "-domain"
+    return segment
+
+
+def normalize_domain(tags: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Validate a whole domain path; the first level may not be a reserved folder."""
+    segments = tuple(domain_segment(tag) for tag in tags)
+    if len(segments) > MAX_DOMAIN_DEPTH:
+        raise InvalidInput(
+            f"domain is {len(segments)} levels deep; at most {MAX_DOMAIN_DEPTH} are allowed.",
+            field="domainTags",
+            hint="Use fewer levels and put the rest in tags.",
+        )
+    if segments and segments[0] in RESERVED_TOP:
+        raise InvalidInput(
+            f"domain may not start with {segments[0]!r}; that folder is reserved.",
+            field="domainTags",
+            hint="Choose another top-level domain (use visibility='private' for private items).",
+        )
+    return segments
+
+
+def split_domain(text: str) -> tuple[str, ...]:
+    """Split a ``a/b/c`` domain path as typed by a user into raw tags (not validated)."""
+    text = text.strip().strip("/\\")
+    return tuple(re.split(r"[/\\]", text)) if text else ()
+
+
+def id_suffix(item_id: str) -> str:
+    """Six characters of the id's random part, lower-case: the tie-breaker for slugs."""
+    return item_id[-6:].lower()
+
+
+def item_relpath(
+    domain: tuple[str, ...], slug: str, *, private: bool = False, suffix: str | None = None
+) -> str:
+    """The vault-relative POSIX path for an item."""
+    name = f"{slug}-{suffix}" if suffix else slug
+    parts = (("private",) if private else ()) + tuple(domain) + (f"{name}.md",)
+    return "/".join(parts)
+
+
+def resolve_inside(root: Path, relpath: str) -> Path:
+    """Absolute path of ``relpath`` under ``root``; refuse anything that escapes it."""
+    if relpath.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", relpath):
+        raise InvalidInput(f"path {relpath!r} is absolute.", hint="Use a path inside the vault.")
+    parts = [p for p in re.split(r"[/\\]", relpath) if p not in ("", ".")]
+    if ".." in parts:
+        raise InvalidInput(f"path {relpath!r} leaves the vault.", hint="Use a path inside the vault.")
+    target = root.joinpath(*parts)
+    resolved_root = root.resolve()
+    resolved = target.resolve()
+    if resolved != resolved_root and resolved_root not in resolved.parents:
+        raise InvalidInput(
+            f"path {relpath!r} resolves outside the vault (through a symlink?).",
+            hint="Remove the link or use a path inside the vault.",
+        )
+    return target

@@ -1,0 +1,107 @@
+"""Vault settings: one committed file the whole team shares.
+
+``engram.yaml`` at the vault root holds what must be the same on every machine (ranking
+weights, dedup thresholds, …). Machine-local state lives under ``.engram/`` and is never
+committed. Every key has a default, so a vault without the file (a Co-Engram repository,
+say) works as is.
+
+Each concern declares its section as a frozen dataclass and reads it with
+:meth:`Settings.section`: YAML keys are camelCase, fields snake_case, and a value of the
+wrong type is an :class:`~engram.errors.InvalidInput` naming the file and key. Unknown
+keys are ignored so a newer engram's settings do not break an older one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from engram.errors import InvalidInput
+from mergedriver import codec
+
+SETTINGS_FILE = "engram.yaml"
+
+T = TypeVar("T")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    data: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    path: Path | None = None
+
+    @classmethod
+    def load(cls, root: Path) -> Settings:
+        path = root / SETTINGS_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls(path=None)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(
+                f"cannot read {SETTINGS_FILE}: {exc}.", hint="Fix or delete the file."
+            ) from exc
+        try:
+            data = codec.load_yaml(text) if text.strip() else {}
+        except codec.CodecError as exc:
+            raise InvalidInput(
+                f"{SETTINGS_FILE} is not valid YAML: {exc}.",
+                hint=f"Fix {path} (git diff shows what changed).",
+            ) from exc
+        if not isinstance(data, dict):
+            raise InvalidInput(
+                f"{SETTINGS_FILE} must be a mapping of settings.", hint=f"Fix {path}."
+            )
+        return cls(data=MappingProxyType(data), path=path)
+
+    def section(self, name: str, kind: type[T]) -> T:
+        """Read section ``name`` into the dataclass ``kind`` (defaults for absent keys)."""
+        raw = self.data.get(name) or {}
+        if not isinstance(raw, Mapping):
+            raise InvalidInput(
+                f"{SETTINGS_FILE}: '{name}' must be a mapping.", hint="Fix the settings file."
+            )
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(kind):  # type: ignore[arg-type]
+            key = _camel(field.name)
+            if key not in raw:
+                continue
+            default = getattr(kind(), field.name)
+            values[field.name] = _coerce(f"{name}.{key}", raw[key], default)
+        return kind(**values)
+
+
+def _coerce(key: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return type(default)(value) if isinstance(default, float) else value
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(default, Mapping):
+        if isinstance(value, Mapping):
+            merged = dict(default)
+            for k, v in value.items():
+                merged[k] = _coerce(f"{key}.{k}", v, default.get(k, v))
+            return MappingProxyType(merged)
+    elif isinstance(default, tuple):
+        if isinstance(value, list):
+            return tuple(value)
+    else:
+        return value
+    raise InvalidInput(
+        f"{SETTINGS_FILE}: {key} is {value!r}, expected a {type(default).__name__}.",
+        field=key,
+        hint="Fix the settings file.",
+    )
