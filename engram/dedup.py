@@ -1,0 +1,65 @@
+"""Deciding whether new knowledge is new: fingerprints and near-duplicate similarity.
+
+``create`` classifies an incoming item against what the vault holds:
+
+- ``DUPLICATE`` — the same title and content once case, punctuation and whitespace are
+  ignored (equal :func:`fingerprint`). The original is reinforced; nothing new is written.
+- ``UPDATE`` — a candidate whose text is at least ``nearThreshold`` similar (see
+  :func:`similarity`). Nothing is written; the caller is pointed at the candidate and can
+  update it (or create anyway with dedup off).
+- ``NEW`` — otherwise.
+
+Similarity is a blend of word-shingle overlap (robust to reordering) and character
+sequence similarity (robust to small edits), computed only on a handful of candidates the
+index proposes, so it stays cheap at any vault size.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class DedupSettings:
+    """``dedup`` section of ``engram.yaml``."""
+
+    enabled: bool = True
+    near_threshold: float = 0.9
+    candidates: int = 8
+
+
+def normalize_text(text: str) -> str:
+    """Case-folded words joined by single spaces (punctuation and layout ignored)."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def fingerprint(title: str, content: str) -> str:
+    """Identity of an item's knowledge, independent of formatting."""
+    basis = normalize_text(title) + "\n" + normalize_text(content)
+    return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+
+
+def _shingles(words: list[str], size: int = 3) -> set[tuple[str, ...]]:
+    if len(words) < size:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def similarity(title_a: str, content_a: str, title_b: str, content_b: str) -> float:
+    """0..1 similarity of two items' title and content."""
+    a = normalize_text(title_a + " " + content_a)
+    b = normalize_text(title_b + " " + content_b)
+    if not a or not b:
+        return 1.0 if a == b else 0.0
+    sa, sb = _shingles(a.split()), _shingles(b.split())
+    jaccard = len(sa & sb) / len(sa | sb) if sa | sb else 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < 0.5:
+        return jaccard
+    return max(jaccard, matcher.ratio())

@@ -1,0 +1,405 @@
+"""Validating and building item values: the rules a write must pass before any I/O.
+
+Everything here is pure (no files, no index): :func:`build_new` makes a new
+:class:`~engram.model.Engram` from user input, :func:`normalize_changes` and
+:func:`apply_changes` turn an update request into a new value, and :func:`filter_sql`
+turns list filters into an index query. Each refusal is an
+:class:`~engram.errors.InvalidInput` naming the field and saying what is accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields, replace
+from types import MappingProxyType
+from typing import Any
+
+from engram.errors import InvalidInput, UnknownKind
+from engram.model import (
+    ENGRAM_KINDS,
+    HIDDEN_STATUSES,
+    STATUSES,
+    VERIFICATION_STATUSES,
+    VISIBILITIES,
+    Engram,
+    instant,
+)
+from engram.paths import normalize_domain, slugify, split_domain
+from mergedriver import codec
+
+MAX_TITLE_CHARS = 300
+MAX_SUMMARY_CHARS = 2_000
+MAX_CONTENT_BYTES = 1_000_000
+MAX_TAGS = 64
+MAX_TAG_CHARS = 64
+
+#: Fields a caller may not set: identity, provenance and bookkeeping.
+IMMUTABLE = frozenset(
+    {"id", "created_at", "created_by", "version", "updated_at", "updated_by",
+     "content_hash", "content_size", "path", "slug"}
+)
+#: Optional fields an update may clear by passing None.
+_CLEARABLE = frozenset(
+    {"last_retrieved_at", "last_effective_at", "last_verified_at", "valid_while", "source",
+     "activated_at", "deactivated_at", "superseded_by"}
+)
+_FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
+_CAMEL_TO_FIELD = {
+    f.name.split("_")[0] + "".join(p.title() for p in f.name.split("_")[1:]): f.name
+    for f in fields(Engram)
+}
+_KNOWN_KEYS = {key for key, _ in codec.ENGRAM_KEYS}
+
+
+# ---------------------------------------------------------------------- validators
+
+
+def text(name: str, raw: Any, limit: int, *, required: bool = False, single_line: bool = False) -> str:
+    if not isinstance(raw, str):
+        raise InvalidInput(f"{name} must be text, not {type(raw).__name__}.", field=name, hint=f"Pass {name} as a string.")
+    value = raw.strip()
+    if required and not value:
+        raise InvalidInput(f"{name} is empty.", field=name, hint=f"Give a non-empty {name}.")
+    if single_line and ("\n" in value or "\r" in value):
+        raise InvalidInput(f"{name} must be one line.", field=name, hint="Put details in the body.")
+    if len(value) > limit:
+        raise InvalidInput(
+            f"{name} is {len(value):,} characters; the limit is {limit:,}.",
+            field=name,
+            hint=f"Shorten it{' and put the rest in the body' if name == 'title' else ''}.",
+        )
+    return value
+
+
+def unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"{name} must be a number from 0 to 1, not {value!r}.", field=name, hint="e.g. 0.7") from None
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidInput(f"{name} must be from 0 to 1, not {value}.", field=name, hint="e.g. 0.7")
+    return round(float(value), 6)
+
+
+def choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        if name == "kind":
+            raise UnknownKind(str(value), allowed)
+        raise InvalidInput(
+            f"{name} {value!r} is not one of {', '.join(allowed)}.", field=name, hint=f"Use one of: {', '.join(allowed)}."
+        )
+    return str(value)
+
+
+def tag_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Iterable):
+        raise InvalidInput("tags must be a list of words.", field="tags", hint="e.g. ['postgres', 'gotcha']")
+    out: list[str] = []
+    for raw in value:
+        if not isinstance(raw, str):
+            raise InvalidInput(f"tag {raw!r} is not text.", field="tags", hint="Pass tags as strings.")
+        tag = re.sub(r"\s+", "-", raw.strip().lstrip("#")).lower()
+        if not tag:
+            continue
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInput(f"tag {raw[:40]!r}… is longer than {MAX_TAG_CHARS} characters.", field="tags", hint="Use a shorter tag.")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{len(out)} tags; at most {MAX_TAGS} are allowed.", field="tags", hint="Keep the tags that matter.")
+    return tuple(out)
+
+
+def domain_tags(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = split_domain(value)
+    if not isinstance(value, Iterable):
+        raise InvalidInput("domain must be a path like 'engineering/python'.", field="domainTags", hint="e.g. engineering/python")
+    parts = list(value)
+    for part in parts:
+        if not isinstance(part, str):
+            raise InvalidInput(f"domain tag {part!r} is not text.", field="domainTags", hint="e.g. engineering/python")
+    return normalize_domain(parts)
+
+
+def content_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"content must be text, not {type(value).__name__}.", field="content", hint="Pass Markdown text.")
+    if "\x00" in value:
+        raise InvalidInput("content contains NUL bytes.", field="content", hint="Pass text, not binary data.")
+    size = len(value.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidInput(
+            f"content is {size:,} bytes; the limit is {MAX_CONTENT_BYTES:,}.",
+            field="content",
+            hint="Split it into several items linked with part_of.",
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("content is not valid Unicode text.", field="content", hint="Pass UTF-8 text.") from None
+    return codec.canonical_content(value)
+
+
+def timestamp(name: str, value: Any) -> str:
+    try:
+        return codec.format_time(value)
+    except codec.CodecError as exc:
+        raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
+
+
+def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    if value is None:
+        return {}
+    out: dict[str, Any] = {}
+    for key, val in value.items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}", key):
+            raise InvalidInput(f"extra key {key!r} is not a valid name.", field="extra", hint="Use letters, digits and _.")
+        if key in _KNOWN_KEYS:
+            raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
+        try:
+            codec.dump_yaml(val)
+        except Exception:  # noqa: BLE001 - any unrepresentable value
+            raise InvalidInput(f"extra value for {key!r} cannot be stored.", field="extra", hint="Use text, numbers, lists or mappings.") from None
+        out[key] = codec.load_yaml(codec.dump_yaml(val))  # store what a reader will see
+    return out
+
+
+_VALIDATORS: dict[str, Any] = {
+    "title": lambda v: text("title", v, MAX_TITLE_CHARS, required=True, single_line=True),
+    "content": content_text,
+    "summary": lambda v: text("summary", v, MAX_SUMMARY_CHARS),
+    "domain_tags": domain_tags,
+    "kind": lambda v: choice("kind", v, ENGRAM_KINDS),
+    "tags": tag_list,
+    "importance": lambda v: unit("importance", v),
+    "confidence": lambda v: unit("confidence", v),
+    "source_type": lambda v: text("sourceType", v, 40, required=True, single_line=True),
+    "status": lambda v: choice("status", v, STATUSES),
+    "visibility": lambda v: choice("visibility", v, VISIBILITIES),
+    "verification_status": lambda v: choice("verificationStatus", v, VERIFICATION_STATUSES),
+    "retrieval_count": lambda v: _count("retrievalCount", v),
+    "effective_retrievals": lambda v: _count("effectiveRetrievals", v),
+    "failed_uses": lambda v: _count("failedUses", v),
+    "reinforcement_score": lambda v: _number("reinforcementScore", v),
+    "last_retrieved_at": lambda v: timestamp("lastRetrievedAt", v),
+    "last_effective_at": lambda v: timestamp("lastEffectiveAt", v),
+    "last_verified_at": lambda v: timestamp("lastVerifiedAt", v),
+    "activated_at": lambda v: timestamp("activatedAt", v),
+    "deactivated_at": lambda v: timestamp("deactivatedAt", v),
+    "superseded_by": lambda v: text("supersededBy", v, 128, required=True, single_line=True),
+    "valid_while": lambda v: v,
+    "source": lambda v: v,
+}
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{name} must be a whole number ≥ 0, not {value!r}.", field=name, hint="e.g. 3")
+    return value
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(f"{name} must be a number, not {value!r}.", field=name, hint="e.g. 1.5")
+    return round(float(value), 6)
+
+
+# ---------------------------------------------------------------------- building
+
+
+def build_new(
+    item_id: str,
+    *,
+    title: str,
+    content: str,
+    domain: Sequence[str] | str,
+    kind: str,
+    tags: Sequence[str],
+    summary: str,
+    importance: float,
+    confidence: float,
+    source_type: str,
+    status: str,
+    visibility: str,
+    extra: Mapping[str, Any] | None,
+    actor: str,
+    at: str,
+) -> Engram:
+    """A validated new item (version 1, no path yet)."""
+    values = {
+        name: _VALIDATORS[name](value)
+        for name, value in (
+            ("title", title),
+            ("content", content),
+            ("summary", summary),
+            ("domain_tags", domain),
+            ("kind", kind),
+            ("tags", tags),
+            ("importance", importance),
+            ("confidence", confidence),
+            ("source_type", source_type),
+            ("status", status),
+            ("visibility", visibility),
+        )
+    }
+    body = values["content"]
+    return Engram(
+        id=item_id,
+        slug=slugify(values["title"]),
+        created_by=actor,
+        created_at=at,
+        updated_by=actor,
+        updated_at=at,
+        activated_at=at,
+        version=1,
+        content_hash=codec.content_hash(body),
+        content_size=len(body.encode("utf-8")),
+        extra=MappingProxyType(extra_values(extra)),
+        **values,
+    )
+
+
+def normalize_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate an update request; keys may be snake_case fields or camelCase keys.
+
+    Keys that are not fields go to ``extra`` (``None`` removes one). Refuses immutable
+    fields and invalid values before anything is read or written.
+    """
+    if not isinstance(changes, Mapping):
+        raise InvalidInput("changes must be a mapping of field to value.", hint="e.g. {'title': 'New title'}")
+    out: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in changes.items():
+        name = _CAMEL_TO_FIELD.get(key, key)
+        if name in IMMUTABLE:
+            raise InvalidInput(
+                f"{key!r} cannot be changed by an update.",
+                field=key,
+                hint="It is set by engram itself; change title/content/… instead.",
+            )
+        if name in _VALIDATORS:
+            if value is None and name in _CLEARABLE:
+                out[name] = None
+            elif value is None:
+                raise InvalidInput(f"{key!r} cannot be empty.", field=key, hint="Pass a value.")
+            else:
+                out[name] = _VALIDATORS[name](value)
+        elif name in _FIELD_NAMES:
+            raise InvalidInput(f"{key!r} cannot be changed by an update.", field=key, hint="Leave it out.")
+        else:
+            extra[key] = value
+    if extra:
+        removals = {k for k, v in extra.items() if v is None}
+        kept = extra_values({k: v for k, v in extra.items() if v is not None})
+        out["extra"] = (kept, removals)
+    return out
+
+
+def apply_changes(item: Engram, changes: Mapping[str, Any]) -> Engram:
+    """A new value with validated ``changes`` applied (bookkeeping fields untouched)."""
+    values = dict(changes)
+    if "extra" in values:
+        kept, removals = values.pop("extra")
+        merged = {k: v for k, v in item.extra.items() if k not in removals}
+        merged.update(kept)
+        values["extra"] = MappingProxyType(merged)
+    updated = replace(item, **values)
+    if "title" in changes and changes["title"] != item.title:
+        updated = replace(updated, slug=slugify(updated.title))
+    if "content" in changes:
+        updated = replace(
+            updated,
+            content_hash=codec.content_hash(updated.content),
+            content_size=len(updated.content.encode("utf-8")),
+        )
+    return updated
+
+
+_BOOKKEEPING = {"version", "updatedAt", "updatedBy", "contentHash", "contentSize", "slug"}
+
+
+def changed_fields(old: Engram, new: Engram) -> tuple[str, ...]:
+    """Frontmatter keys (plus ``content``) whose values differ, in canonical order."""
+    a, b = old.to_meta(), new.to_meta()
+    keys = [k for k in dict.fromkeys([*a, *b]) if k not in _BOOKKEEPING and a.get(k) != b.get(k)]
+    if old.content != new.content:
+        keys.append("content")
+    return tuple(keys)
+
+
+# ---------------------------------------------------------------------- queries
+
+
+def filter_sql(
+    *,
+    domain: str | Sequence[str] | None = None,
+    kinds: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    statuses: Iterable[str] | None = None,
+    visibility: Iterable[str] | None = None,
+    min_importance: float | None = None,
+    include_hidden: bool = False,
+    as_of: str | None = None,
+) -> tuple[str, list[Any]]:
+    """A WHERE clause over the ``items`` index table for the common filters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if domain:
+        segments = domain_tags(domain)
+        prefix = "/".join(segments)
+        clauses.append("(domain = ? OR domain LIKE ? ESCAPE '\\')")
+        params += [prefix, _like_escape(prefix) + "/%"]
+    if kinds is not None:
+        kind_list = [choice("kind", k, ENGRAM_KINDS) for k in kinds]
+        if kind_list:
+            clauses.append(f"kind IN ({','.join('?' * len(kind_list))})")
+            params += kind_list
+    if tags is not None:
+        for tag in tag_list(list(tags)):
+            clauses.append("EXISTS (SELECT 1 FROM json_each(json_extract(meta, '$.tags')) WHERE value = ?)")
+            params.append(tag)
+    status_list = [choice("status", s, STATUSES) for s in statuses] if statuses is not None else []
+    if status_list:
+        clauses.append(f"status IN ({','.join('?' * len(status_list))})")
+        params += status_list
+    elif not include_hidden:
+        clauses.append(f"status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})")
+        params += list(HIDDEN_STATUSES)
+    if visibility is not None:
+        vis = [choice("visibility", v, VISIBILITIES) for v in visibility]
+        if vis:
+            clauses.append(f"visibility IN ({','.join('?' * len(vis))})")
+            params += vis
+    if min_importance is not None:
+        clauses.append("importance >= ?")
+        params.append(unit("min_importance", min_importance))
+    if as_of is not None:
+        at = timestamp("as_of", as_of)
+        instant(at)
+        clauses.append("COALESCE(activated_at, created_at) <= ? AND (deactivated_at IS NULL OR deactivated_at > ?)")
+        params += [at, at]
+    return (" AND ".join(clauses) or "1"), params
+
+
+def _like_escape(text_: str) -> str:
+    return text_.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_WORD = re.compile(r"\w{3,}", re.UNICODE)
+
+
+def candidate_query(title: str, content: str, limit: int = 24) -> str:
+    """An FTS5 OR-query of an item's most telling words (each quoted, never raw syntax)."""
+    words: list[str] = []
+    for word in _WORD.findall(title + " " + content[:4000]):
+        w = word.lower()
+        if w not in words:
+            words.append(w)
+        if len(words) >= limit:
+            break
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)

@@ -1,0 +1,78 @@
+"""Laying out a vault: ``engram init`` (and MCP ``setup``) go through :func:`init_vault`.
+
+``init_vault`` is idempotent and never clobbers what a user has: template files that
+exist are left alone, except ``.gitignore`` and ``.gitattributes``, which get any missing
+lines appended. It runs ``git init`` when the folder is not inside a work tree, and
+creates ``.engram/``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+
+from engram.errors import InvalidInput, StorageError
+from engram.fsio import atomic_write
+
+#: Template files whose missing lines are appended to a user's existing copy.
+_LINE_MERGED = frozenset({".gitignore", ".gitattributes"})
+_SKIP = frozenset({"__init__.py", "__pycache__"})
+
+
+def template_files() -> dict[str, bytes]:
+    """Vault-relative path → bytes for every file in ``vault_template``."""
+    out: dict[str, bytes] = {}
+
+    def walk(node: Traversable, prefix: str) -> None:
+        for child in node.iterdir():
+            if child.name in _SKIP or child.name.endswith(".pyc"):
+                continue
+            rel = prefix + child.name
+            if child.is_dir():
+                walk(child, rel + "/")
+            else:
+                out[rel] = child.read_bytes()
+
+    walk(resources.files("vault_template"), "")
+    return out
+
+
+def init_vault(path: Path) -> Path:
+    """Create or complete a vault at ``path``; return its resolved root."""
+    if path.exists() and not path.is_dir():
+        raise InvalidInput(f"{path} is a file, not a folder.", hint="Pick a folder for the vault.")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {path}: {exc.strerror}.", hint="Check the path and permissions.") from exc
+    root = path.resolve()
+    for rel, data in sorted(template_files().items()):
+        target = root / rel
+        if not target.exists():
+            atomic_write(target, data)
+        elif rel in _LINE_MERGED:
+            _append_missing_lines(target, data)
+    (root / ".engram").mkdir(exist_ok=True)
+    from engram import gitstore
+
+    gitstore.ensure_repo(root)
+    gitstore.install_merge_driver(root)
+    return root
+
+
+def _append_missing_lines(target: Path, template: bytes) -> None:
+    try:
+        existing = target.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"cannot read {target}: {exc}.", hint="Fix or remove the file and retry.") from exc
+    have = {line.strip() for line in existing.splitlines()}
+    missing = [
+        line
+        for line in template.decode("utf-8").splitlines()
+        if line.strip() and not line.startswith("#") and line.strip() not in have
+    ]
+    if missing:
+        joined = existing + ("" if existing.endswith("\n") or not existing else "\n")
+        joined += "# added by engram init\n" + "\n".join(missing) + "\n"
+        atomic_write(target, joined.encode("utf-8"))
