@@ -1,0 +1,105 @@
+"""The ``engram`` command line: a thin adapter over :class:`engram.vault.Vault`.
+
+The root group takes ``--vault`` (or ``ENGRAM_VAULT``) and ``--actor`` (or
+``ENGRAM_ACTOR``) and hands commands a lazily opened vault. Commands live in one module
+per concern, each exporting ``COMMANDS``; :data:`COMMAND_MODULES` lists them.
+
+Errors are rendered here and only here: any :class:`~engram.errors.EngramError` becomes
+``error: <message>`` on stderr (or a JSON error document when ``--json`` was given) and
+the error's ``exit_code``. Click's own usage errors exit with 2. Anything else is a bug
+and is reported as such, with the traceback hidden unless ``ENGRAM_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import traceback
+from typing import Any
+
+import click
+
+from engram.cli._common import AppContext
+from engram.errors import EngramError
+
+#: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
+COMMAND_MODULES = ("items", "maintenance")
+
+
+class EngramGroup(click.Group):
+    """A group that renders engram errors in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EngramError as exc:
+            app = ctx.find_object(AppContext)
+            _render_error(exc, wants_json=bool(app and app.json))
+            ctx.exit(exc.exit_code)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted; nothing half-written was left behind.", err=True)
+            ctx.exit(130)
+        except Exception as exc:
+            if os.environ.get("ENGRAM_DEBUG") == "1":
+                raise
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in engram. Re-run with ENGRAM_DEBUG=1 for the traceback "
+                "and report it.",
+                err=True,
+            )
+            if os.environ.get("ENGRAM_TRACEBACK_FILE"):
+                with open(os.environ["ENGRAM_TRACEBACK_FILE"], "a", encoding="utf-8") as fh:
+                    traceback.print_exc(file=fh)
+            ctx.exit(70)
+
+
+def _render_error(exc: EngramError, *, wants_json: bool) -> None:
+    if wants_json:
+        payload = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
+        click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+    else:
+        click.echo(f"error: {exc}", err=True)
+
+
+@click.group(cls=EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--vault",
+    "vault_path",
+    envvar="ENGRAM_VAULT",
+    metavar="PATH",
+    help="The vault to use (default: the vault at or above the current folder).",
+)
+@click.option(
+    "--actor",
+    envvar="ENGRAM_ACTOR",
+    metavar="NAME",
+    help="Who is writing (recorded in createdBy/updatedBy and the audit log).",
+)
+@click.version_option(package_name="engram-vault", prog_name="engram")
+@click.pass_context
+def cli(ctx: click.Context, vault_path: str | None, actor: str | None) -> None:
+    """engram: team memory for AI agents and people, kept as plain Markdown in git.
+
+    \b
+    Examples:
+      engram init ~/team-memory
+      engram add "Use pg_repack, not VACUUM FULL" --domain ops/postgres --kind procedure
+      engram list --domain ops
+    """
+    app = AppContext(vault_path=vault_path, actor=actor)
+    ctx.obj = app
+    ctx.call_on_close(app.close)
+
+
+for _name in COMMAND_MODULES:
+    for _command in importlib.import_module(f"engram.cli.{_name}").COMMANDS:
+        cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="engram")

@@ -1,0 +1,405 @@
+"""CLI commands for items and synapses: init, add, get, update, delete, list, link, …"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engram.cli._common import (
+    AppContext,
+    emit_json,
+    item_json,
+    item_line,
+    json_option,
+    parse_assignments,
+    pass_vault,
+    read_text_arg,
+    synapse_json,
+)
+from engram.errors import InvalidInput
+from engram.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
+from engram.paths import split_domain
+from engram.vault import Vault
+
+kind_choice = click.Choice(ENGRAM_KINDS)
+status_choice = click.Choice(STATUSES)
+visibility_choice = click.Choice(VISIBILITIES)
+
+
+@click.command()
+@click.argument("path", required=False, default=".", type=click.Path(file_okay=False))
+@json_option
+@click.pass_obj
+def init(app: AppContext, path: str, as_json: bool) -> None:
+    """Create a vault in PATH (default: here), or complete an existing one.
+
+    Lays down the vault template (.gitattributes for the merge driver, .gitignore,
+    README, Obsidian settings, engram.yaml), runs `git init` when PATH is not in a git
+    repository, and registers the merge driver. Safe to run again.
+
+    \b
+    Example:
+      engram init ~/team-memory
+    """
+    vault = Vault.init(Path(path), actor=app.actor)
+    if as_json:
+        emit_json({"root": str(vault.root)})
+    else:
+        click.echo(f"vault ready at {vault.root}")
+        click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
+    vault.close()
+
+
+@click.command()
+@click.argument("title")
+@click.option("--domain", "-d", default="", metavar="A/B", help="Domain path, e.g. ops/postgres.")
+@click.option("--kind", "-k", type=kind_choice, default="observation", show_default=True)
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--body", "-b", default=None, help="Markdown body; `-` or omitted with piped input reads stdin.")
+@click.option("--summary", "-s", default="", help="One-line summary.")
+@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--confidence", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--visibility", type=visibility_choice, default="team", show_default=True)
+@click.option("--source-type", default="firsthand", show_default=True, help="firsthand, secondhand, …")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="An extra frontmatter key (repeatable).")
+@click.option("--no-dedupe", is_flag=True, help="Write even if a duplicate or near-duplicate exists.")
+@json_option
+@pass_vault
+def add(
+    vault: Vault,
+    title: str,
+    domain: str,
+    kind: str,
+    tags: Sequence[str],
+    body: str | None,
+    summary: str,
+    importance: float,
+    confidence: float,
+    visibility: str,
+    source_type: str,
+    assignments: Sequence[str],
+    no_dedupe: bool,
+    as_json: bool,
+) -> None:
+    """Add an item and print its id.
+
+    Identical knowledge is not written twice: the original is reinforced and its id is
+    printed (DUPLICATE). Near-identical knowledge writes nothing and prints the
+    candidate's id (UPDATE) so you can update it instead; --no-dedupe forces a new item.
+
+    \b
+    Examples:
+      engram add "Use pg_repack, not VACUUM FULL" -d ops/postgres -k procedure -t postgres \\
+          --body "VACUUM FULL locks the table; pg_repack does not."
+      echo "body from a pipe" | engram add "Title" -d notes
+    """
+    text = read_text_arg(body, stdin_when_missing=True) or ""
+    result = vault.create(
+        title,
+        text,
+        domain=split_domain(domain),
+        kind=kind,
+        tags=tags,
+        summary=summary,
+        importance=importance,
+        confidence=confidence,
+        visibility=visibility,
+        source_type=source_type,
+        extra=parse_assignments(assignments) or None,
+        dedupe=not no_dedupe,
+    )
+    if as_json:
+        emit_json(
+            {
+                "outcome": result.outcome,
+                "id": result.id,
+                "path": result.item.path,
+                "similarity": result.similarity,
+            }
+        )
+        return
+    click.echo(result.id)
+    if result.outcome == "DUPLICATE":
+        click.echo(f"duplicate of {result.item.path}: reinforced it, wrote nothing new.", err=True)
+    elif result.outcome == "UPDATE":
+        click.echo(
+            f"near-identical ({result.similarity:.0%}) to {result.item.path}: nothing written. "
+            f"Update it with `engram update {result.id} ...`, or add --no-dedupe.",
+            err=True,
+        )
+
+
+@click.command()
+@click.argument("ref")
+@json_option
+@pass_vault
+def get(vault: Vault, ref: str, as_json: bool) -> None:
+    """Show one item: REF is an id (or 6+ leading characters), a path or the exact title.
+
+    \b
+    Example:
+      engram get "Use pg_repack, not VACUUM FULL"
+    """
+    item = vault.get(ref)
+    if as_json:
+        emit_json(item_json(item))
+        return
+    assert item.path is not None
+    click.echo(vault.abspath(item.path).read_text(encoding="utf-8"), nl=False)
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--version", "expected", type=int, default=None, help="The version you read; refused if it moved on.")
+@click.option("--title", default=None)
+@click.option("--body", "-b", default=None, help="New Markdown body (`-` reads stdin).")
+@click.option("--summary", "-s", default=None)
+@click.option("--domain", "-d", default=None, metavar="A/B")
+@click.option("--kind", "-k", type=kind_choice, default=None)
+@click.option("--tag", "-t", "tags", multiple=True, help="Replace the tags (repeatable).")
+@click.option("--add-tag", "add_tags", multiple=True, help="Add a tag (repeatable).")
+@click.option("--remove-tag", "remove_tags", multiple=True, help="Remove a tag (repeatable).")
+@click.option("--importance", type=float, default=None)
+@click.option("--confidence", type=float, default=None)
+@click.option("--status", type=status_choice, default=None)
+@click.option("--visibility", type=visibility_choice, default=None)
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="Set any field or extra key; KEY=null removes an extra.")
+@json_option
+@pass_vault
+def update(
+    vault: Vault,
+    ref: str,
+    expected: int | None,
+    title: str | None,
+    body: str | None,
+    summary: str | None,
+    domain: str | None,
+    kind: str | None,
+    tags: Sequence[str],
+    add_tags: Sequence[str],
+    remove_tags: Sequence[str],
+    importance: float | None,
+    confidence: float | None,
+    status: str | None,
+    visibility: str | None,
+    assignments: Sequence[str],
+    as_json: bool,
+) -> None:
+    """Change an item. Pass --version N (from `engram get`) to refuse stale edits.
+
+    Changing the title, domain or visibility moves the file; the id never changes.
+
+    \b
+    Examples:
+      engram update 01J8ZQ3K --version 3 --add-tag postgres --importance 0.8
+      engram update "Old title" --title "New title"
+    """
+    changes: dict[str, Any] = dict(parse_assignments(assignments))
+    text = read_text_arg(body, stdin_when_missing=False)
+    for key, value in (
+        ("title", title),
+        ("content", text),
+        ("summary", summary),
+        ("kind", kind),
+        ("importance", importance),
+        ("confidence", confidence),
+        ("status", status),
+        ("visibility", visibility),
+    ):
+        if value is not None:
+            changes[key] = value
+    if domain is not None:
+        changes["domain_tags"] = split_domain(domain)
+    if tags or add_tags or remove_tags:
+        current = list(tags) if tags else list(vault.get(ref).tags)
+        current += [t for t in add_tags if t not in current]
+        removed = {t.lower().lstrip("#") for t in remove_tags}
+        changes["tags"] = [t for t in current if t.lower() not in removed]
+    if not changes:
+        raise InvalidInput("nothing to change.", hint="Pass --title, --body, --add-tag, --set KEY=VALUE, …")
+    item = vault.update(ref, changes, expected_version=expected)
+    if as_json:
+        emit_json(item_json(item, with_content=False))
+    else:
+        click.echo(f"{item.id} is now version {item.version} at {item.path}")
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--version", "expected", type=int, default=None, help="The version you read; refused if it moved on.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@pass_vault
+def delete(vault: Vault, ref: str, expected: int | None, yes: bool, as_json: bool) -> None:
+    """Delete an item and its synapses (kept in .engram/trash/ on this machine).
+
+    \b
+    Example:
+      engram delete 01J8ZQ3K --yes
+    """
+    item = vault.get(ref)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"refusing to delete {item.path} without confirmation.", hint="Pass --yes.")
+        click.confirm(f"Delete {item.path} ({item.title})?", abort=True)
+    deleted = vault.delete(item.id, expected_version=expected)
+    if as_json:
+        emit_json({"deleted": deleted.id, "path": deleted.path})
+    else:
+        click.echo(f"deleted {deleted.path} (a copy is in .engram/trash/{deleted.id}/)")
+
+
+@click.command(name="list")
+@click.option("--domain", "-d", default=None, metavar="A/B", help="Only this domain and below.")
+@click.option("--kind", "-k", "kinds", multiple=True, type=kind_choice, help="Only these kinds (repeatable).")
+@click.option("--tag", "-t", "tags", multiple=True, help="Only items with all these tags.")
+@click.option("--status", "statuses", multiple=True, type=status_choice, help="Only these statuses (repeatable).")
+@click.option("--visibility", "visibilities", multiple=True, type=visibility_choice)
+@click.option("--min-importance", type=float, default=None)
+@click.option("--all", "include_hidden", is_flag=True, help="Include frozen, forgotten and quarantined items.")
+@click.option("--limit", type=click.IntRange(min=1), default=None)
+@json_option
+@pass_vault
+def list_(
+    vault: Vault,
+    domain: str | None,
+    kinds: Sequence[str],
+    tags: Sequence[str],
+    statuses: Sequence[str],
+    visibilities: Sequence[str],
+    min_importance: float | None,
+    include_hidden: bool,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """List items, most recently updated first.
+
+    \b
+    Example:
+      engram list --domain engineering --kind pattern
+    """
+    found = vault.list(
+        domain=domain,
+        kinds=kinds or None,
+        tags=tags or None,
+        statuses=statuses or None,
+        visibility=visibilities or None,
+        min_importance=min_importance,
+        include_hidden=include_hidden,
+        limit=limit,
+    )
+    broken = vault.broken_files()
+    if as_json:
+        emit_json(
+            {
+                "items": [item_json(i, with_content=False) for i in found],
+                "broken": [{"path": p, "problem": e} for p, e in broken],
+            }
+        )
+        return
+    for item in found:
+        click.echo(item_line(item))
+    if broken:
+        click.echo(f"{len(broken)} file(s) could not be read; run `engram doctor`.", err=True)
+
+
+@click.command()
+@click.argument("source")
+@click.argument("kind", type=click.Choice(SYNAPSE_KINDS))
+@click.argument("target")
+@click.option("--weight", "-w", type=float, default=None, help="0 to 1 (default 0.5 for a new edge).")
+@click.option("--evidence", "-e", default=None, help="Why the edge holds (added to its evidence).")
+@click.option("--confidence", type=float, default=None, help="Confidence in that evidence, 0 to 1.")
+@json_option
+@pass_vault
+def link(
+    vault: Vault,
+    source: str,
+    kind: str,
+    target: str,
+    weight: float | None,
+    evidence: str | None,
+    confidence: float | None,
+    as_json: bool,
+) -> None:
+    """Create the edge SOURCE --KIND--> TARGET (re-linking merges evidence).
+
+    \b
+    Example:
+      engram link "Frozen dataclass copy" extends "Prefer immutable values" -e "same idea"
+    """
+    syn = vault.link(source, kind, target, weight=weight, evidence=evidence, confidence=confidence)
+    if as_json:
+        emit_json(synapse_json(syn))
+    else:
+        click.echo(syn.id)
+
+
+@click.command()
+@click.argument("source")
+@click.argument("kind", type=click.Choice(SYNAPSE_KINDS))
+@click.argument("target")
+@json_option
+@pass_vault
+def unlink(vault: Vault, source: str, kind: str, target: str, as_json: bool) -> None:
+    """Remove the edge SOURCE --KIND--> TARGET.
+
+    \b
+    Example:
+      engram unlink "Frozen dataclass copy" extends "Prefer immutable values"
+    """
+    syn = vault.unlink(source, kind, target)
+    if as_json:
+        emit_json({"removed": syn.id})
+    else:
+        click.echo(f"removed {syn.id}")
+
+
+@click.command()
+@click.argument("ref", required=False)
+@click.option("--kind", type=click.Choice(SYNAPSE_KINDS), default=None)
+@click.option("--direction", type=click.Choice(["both", "out", "in"]), default="both", show_default=True)
+@json_option
+@pass_vault
+def synapses(vault: Vault, ref: str | None, kind: str | None, direction: str, as_json: bool) -> None:
+    """List synapses, all of them or those touching REF.
+
+    \b
+    Example:
+      engram synapses "Prefer immutable values" --direction out
+    """
+    found = vault.synapses(ref, kind=kind, direction=direction)
+    if as_json:
+        emit_json({"synapses": [synapse_json(s) for s in found]})
+        return
+    for syn in found:
+        click.echo(f"{syn.id}  {syn.source} --{syn.kind}--> {syn.target}  weight {syn.weight:g}")
+
+
+@click.command()
+@click.argument("ref")
+@json_option
+@pass_vault
+def history(vault: Vault, ref: str, as_json: bool) -> None:
+    """Show the audit trail of one item (who changed what, when, which version).
+
+    \b
+    Example:
+      engram history 01J8ZQ3K
+    """
+    entries = vault.history(ref)
+    if as_json:
+        emit_json({"entries": [json.loads(e.to_json()) for e in entries]})
+        return
+    for e in entries:
+        versions = f"v{e.old_version}→v{e.new_version}" if e.old_version else f"v{e.new_version}"
+        fields = f" ({', '.join(e.fields)})" if e.fields else ""
+        click.echo(f"{e.at}  {e.actor:<12} {e.action:<9} {versions}{fields}")
+
+
+COMMANDS = [init, add, get, update, delete, list_, link, unlink, synapses, history]

@@ -1,0 +1,111 @@
+"""CLI commands that look after a vault: doctor, reindex, demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
+from engram.demo import build_demo
+from engram.doctor import diagnose
+from engram.errors import Conflict
+from engram.vault import Vault
+
+
+@click.command()
+@click.option("--fix", is_flag=True, help="Apply the safe fixes (each is atomic; re-run if interrupted).")
+@json_option
+@pass_vault
+def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
+    """Check the vault: unparseable files, duplicate ids, dangling or misnamed synapses,
+    hash mismatches, stale derived sections, path drift, leftover temp files.
+
+    Exits 0 when nothing is wrong (or everything was fixed), 1 otherwise.
+
+    \b
+    Example:
+      engram doctor --fix
+    """
+    report = diagnose(vault, fix=fix)
+    if as_json:
+        emit_json(
+            {
+                "ok": report.ok,
+                "items": report.items,
+                "synapses": report.synapses,
+                "problems": [p.to_json() for p in report.problems],
+            }
+        )
+    else:
+        for p in report.problems:
+            state = "fixed" if p.fixed else ("fixable" if p.fixable else "needs you")
+            if p.fix_error:
+                state = f"fix failed: {p.fix_error}"
+            click.echo(f"{p.code:<18} {p.path}: {p.message} [{state}]")
+        open_count = sum(not p.fixed for p in report.problems)
+        click.echo(
+            f"{report.items} items, {report.synapses} synapses, "
+            f"{len(report.problems)} problem(s), {open_count} open"
+            + ("" if fix or not open_count else " — run `engram doctor --fix` for the fixable ones")
+        )
+    if not report.ok:
+        raise click.exceptions.Exit(1)
+
+
+@click.command()
+@json_option
+@pass_vault
+def reindex(vault: Vault, as_json: bool) -> None:
+    """Rebuild the derived index (.engram/index.sqlite) from the files alone.
+
+    \b
+    Example:
+      engram reindex
+    """
+    stats = vault.reindex()
+    if as_json:
+        emit_json({"files": stats.scanned, "errors": stats.errors})
+    else:
+        click.echo(f"indexed {stats.scanned} files ({stats.errors} could not be read)")
+
+
+@click.command()
+@click.argument("path", required=False, default="engram-demo", type=click.Path(file_okay=False))
+@click.pass_obj
+def demo(app: AppContext, path: str) -> None:
+    """Build a demo vault in PATH (default ./engram-demo) and show a few operations.
+
+    Re-running rebuilds the demo; a folder that is not a demo vault is never touched.
+
+    \b
+    Example:
+      engram demo /tmp/engram-demo
+    """
+    vault = build_demo(Path(path))
+    say = click.echo
+    say(f"Built a demo vault at {vault.root} (open it in Obsidian to see the graph).\n")
+    say("$ engram list --domain ops")
+    for item in vault.list(domain="ops"):
+        say("  " + item_line(item))
+    target = vault.list(domain="ops/postgres", kinds=["procedure"])[0]
+    say(f"\n$ engram synapses {target.id[:8]}")
+    for syn in vault.synapses(target.id):
+        other = vault.get(syn.other(target.id))
+        say(f"  --{syn.kind}--> {other.title}")
+    say('\n$ engram add "Use pg_repack instead of VACUUM FULL on live tables" ... (same text again)')
+    again = vault.create(target.title, target.content, domain=list(target.domain_tags))
+    say(f"  {again.outcome}: the original {again.id[:8]} was reinforced, nothing new was written")
+    say(f"\n$ engram update {target.id[:8]} --version 1 --add-tag runbook   (a stale version)")
+    try:
+        vault.update(target.id, {"tags": [*target.tags, "runbook"]}, expected_version=1)
+    except Conflict as exc:
+        say(f"  error: {exc}")
+    say("\n$ engram doctor")
+    report = diagnose(vault)
+    say(f"  {report.items} items, {report.synapses} synapses, {len(report.problems)} problems")
+    say(f"\nTry: engram --vault {vault.root} list")
+    vault.close()
+
+
+COMMANDS = [doctor, reindex, demo]

@@ -1,0 +1,260 @@
+"""``engram doctor``: find what is wrong in a vault and, where it is safe, fix it.
+
+Checks (each problem has a stable ``code``):
+
+- ``unparseable`` — an item or synapse file that does not parse (broken YAML, not
+  UTF-8, binary). Never fixed automatically: a person must look; listings skip it.
+- ``duplicate-id`` — two files claim one id (a copied file). Fix: the copies whose path
+  sorts later get new ids; the first keeps the id and its edges.
+- ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
+- ``misnamed-synapse`` — a synapse file whose name or folder does not match its
+  endpoints and kind. Fix: rewritten at the right path.
+- ``hash-mismatch`` — ``contentHash``/``contentSize`` that do not match the content
+  (edited by hand, or another tool's placeholder). Fix: recomputed.
+- ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
+  synapse files. Fix: regenerated.
+- ``path-drift`` — a file that is not where its domain, slug and visibility put it.
+  Fix: moved (the id stays; derived links elsewhere follow).
+- ``leftover-temp`` — a temp file from an interrupted write, older than an hour.
+  Fix: deleted.
+
+Fixes run one at a time through the vault's own writers (under the lock, atomic), so a
+fix never tears a file and an interrupted ``--fix`` can simply be run again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engram import derived
+from engram.errors import EngramError
+from engram.format import read_engram, read_synapse
+from engram.fsio import TEMP_SUFFIX, remove
+from engram.model import Engram, synapse_id
+from engram.paths import id_suffix, item_relpath, slugify
+from engram.vault import Vault
+from mergedriver import codec
+
+
+@dataclass(slots=True)
+class Problem:
+    code: str
+    path: str
+    message: str
+    fixable: bool
+    fixed: bool = False
+    fix_error: str | None = None
+    _fix: Callable[[], object] | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "path": self.path,
+            "message": self.message,
+            "fixable": self.fixable,
+            "fixed": self.fixed,
+            "fixError": self.fix_error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    problems: tuple[Problem, ...]
+    items: int
+    synapses: int
+
+    @property
+    def ok(self) -> bool:
+        return all(p.fixed for p in self.problems)
+
+
+def diagnose(vault: Vault, *, fix: bool = False) -> Report:
+    """Run every check; with ``fix``, apply the safe fixes in a sensible order."""
+    vault.refresh()
+    problems: list[Problem] = []
+    problems += _unparseable(vault)
+    problems += _duplicate_ids(vault)
+    problems += _synapse_problems(vault)
+    problems += _item_problems(vault)
+    problems += _leftover_temps(vault)
+    if fix:
+        for problem in problems:
+            if problem.fixable and problem._fix is not None:
+                try:
+                    problem._fix()
+                    problem.fixed = True
+                except (EngramError, OSError) as exc:
+                    problem.fix_error = str(exc)
+        vault.refresh()
+    counts = vault.index.counts()
+    return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
+
+
+def _unparseable(vault: Vault) -> list[Problem]:
+    return [
+        Problem("unparseable", bad.path, f"cannot be read: {bad.error}", fixable=False)
+        for bad in vault.index.bad_files()
+    ]
+
+
+def _duplicate_ids(vault: Vault) -> list[Problem]:
+    rows = vault.index.query(
+        "SELECT id, path FROM items WHERE id IN"
+        " (SELECT id FROM items GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
+    )
+    by_id: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        by_id[row["id"]].append(row["path"])
+    problems = []
+    for item_id, paths in by_id.items():
+        for copy in paths[1:]:
+            problems.append(
+                Problem(
+                    "duplicate-id",
+                    copy,
+                    f"shares id {item_id} with {paths[0]}",
+                    fixable=True,
+                    _fix=partial(vault.reassign_id, copy),
+                )
+            )
+    return problems
+
+
+def _synapse_problems(vault: Vault) -> list[Problem]:
+    known = {row["id"] for row in vault.index.query("SELECT id FROM items")}
+    problems = []
+    for row in vault.index.query("SELECT path FROM synapses ORDER BY path"):
+        rel = row["path"]
+        try:
+            syn = read_synapse(vault.abspath(rel), rel)
+        except (FileNotFoundError, EngramError):
+            continue
+        missing = [end for end in (syn.source, syn.target) if end not in known]
+        if missing:
+            problems.append(
+                Problem(
+                    "dangling-synapse",
+                    rel,
+                    f"{syn.kind} edge points at missing item(s) {', '.join(missing)}",
+                    fixable=True,
+                    _fix=partial(vault.discard_file, rel, "dangling"),
+                )
+            )
+            continue
+        expected_id = synapse_id(syn.source, syn.target, syn.kind)
+        expected_tail = f"synapses/{syn.kind}/{expected_id}.yaml"
+        if syn.id != expected_id or not rel.endswith(expected_tail):
+            problems.append(
+                Problem(
+                    "misnamed-synapse",
+                    rel,
+                    f"should be {expected_tail} (id {expected_id})",
+                    fixable=True,
+                    _fix=partial(_rename_synapse, vault, rel, syn.source, syn.kind, syn.target),
+                )
+            )
+    return problems
+
+
+def _rename_synapse(vault: Vault, rel: str, source: str, kind: str, target: str) -> None:
+    syn = read_synapse(vault.abspath(rel), rel)
+    vault.discard_file(rel, "misnamed")
+    for entry in syn.evidence or (None,):
+        vault.link(
+            source,
+            kind,
+            target,
+            weight=syn.weight,
+            evidence=entry.description if entry else None,
+            confidence=entry.confidence if entry else None,
+        )
+
+
+def _item_problems(vault: Vault) -> list[Problem]:
+    problems: list[Problem] = []
+    for row in vault.index.query("SELECT path FROM items ORDER BY path"):
+        rel = row["path"]
+        try:
+            item, old_derived = read_engram(vault.abspath(rel), rel)
+        except (FileNotFoundError, EngramError):
+            continue
+        problems += _check_item(vault, rel, item, old_derived)
+    return problems
+
+
+def _check_item(vault: Vault, rel: str, item: Engram, old_derived: str) -> list[Problem]:
+    problems: list[Problem] = []
+    want_hash = codec.content_hash(item.content)
+    want_size = len(item.content.encode("utf-8"))
+    if item.content_hash != want_hash or item.content_size != want_size:
+        problems.append(
+            Problem(
+                "hash-mismatch",
+                rel,
+                f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
+                fixable=True,
+                _fix=lambda: vault.rewrite_item(rel, content_hash=want_hash, content_size=want_size),
+            )
+        )
+    lines = "\n".join(derived.lines_for(vault.index, item))
+    if lines != old_derived:
+        problems.append(
+            Problem(
+                "stale-derived",
+                rel,
+                "the '## Synapses (derived)' section does not match the synapse files",
+                fixable=True,
+                _fix=lambda: vault.rewrite_item(rel),
+            )
+        )
+    expected = _expected_paths(item, rel)
+    if rel not in expected:
+        problems.append(
+            Problem(
+                "path-drift",
+                rel,
+                f"domain/title/visibility put it at {expected[0]}",
+                fixable=True,
+                _fix=lambda: vault.relocate(rel),
+            )
+        )
+    return problems
+
+
+def _expected_paths(item: Engram, rel: str) -> list[str]:
+    stem = Path(rel).stem
+    slug = item.slug or (stem if slugify(stem) == stem else slugify(item.title))
+    private = item.visibility == "private"
+    return [
+        item_relpath(item.domain_tags, slug, private=private),
+        item_relpath(item.domain_tags, slug, private=private, suffix=id_suffix(item.id)),
+    ]
+
+
+def _leftover_temps(vault: Vault) -> list[Problem]:
+    problems = []
+    cutoff = time.time() - 3600
+    for path in vault.root.rglob(f"*{TEMP_SUFFIX}"):
+        if ".git" in path.parts:
+            continue
+        try:
+            if path.stat().st_mtime > cutoff:
+                continue
+        except OSError:
+            continue
+        rel = path.relative_to(vault.root).as_posix()
+        problems.append(
+            Problem(
+                "leftover-temp",
+                rel,
+                "temp file left by an interrupted write",
+                fixable=True,
+                _fix=partial(remove, path),
+            )
+        )
+    return problems
