@@ -1,0 +1,80 @@
+"""Repairs used by ``engram doctor --fix`` and by ``engram sync`` after a merge.
+
+Mixed into :class:`engram.vault.Vault`. Each method re-reads the file under the vault
+lock and writes through the canonical writer, so a repair never tears a file and never
+bumps the version of content a person wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engram import derived
+from engram.format import write_engram
+from engram.model import Engram, new_id, now
+from engram.paths import slugify
+from engram.vaultbase import VaultBase
+
+
+class RepairMixin(VaultBase):
+    """Repairs (see the module docstring)."""
+
+    def rewrite_derived(self, item: Engram) -> bool:
+        """Write ``item`` (which must carry its path) canonically with a fresh derived
+        section and index it; True if the bytes on disk changed. No version bump."""
+        assert item.path is not None
+        with self.lock.hold():
+            lines = derived.lines_for(self.index, item)
+            changed = write_engram(self.abspath(item.path), item, lines)
+            self.index.put_item(item.path, item, "\n".join(lines))
+            return changed
+
+    # ------------------------------------------------------------------ maintenance
+    # Used by `engram doctor --fix`; each re-reads the file under the lock.
+
+    def rewrite_item(self, rel: str, **corrections: Any) -> bool:
+        """Rewrite one item canonically (fresh derived section, optional field fixes).
+
+        No version bump: nothing a person wrote changes. True if the bytes changed.
+        """
+        with self.lock.hold():
+            item, _ = self._read(rel)
+            item = replace(item, **corrections)
+            lines = derived.lines_for(self.index, item)
+            changed = write_engram(self.abspath(rel), item, lines)
+            self.index.put_item(rel, item, "\n".join(lines))
+            return changed
+
+    def relocate(self, rel: str) -> str:
+        """Move an item whose path drifted from its domain/slug/visibility; new path."""
+        with self.lock.hold():
+            item, _ = self._read(rel)
+            if item.slug is None:
+                stem = Path(rel).stem
+                item = replace(item, slug=stem if slugify(stem) == stem else slugify(item.title))
+            target = self._place(item, current=rel)
+            if target != rel:
+                self._move_item(item, replace(item, path=target))
+                self.audit.record(self.actor, "move", item.id, path=target, fields=("path",))
+            return target
+
+    def reassign_id(self, rel: str) -> str:
+        """Give the item at ``rel`` a new id (a copy that shares another item's id)."""
+        with self.lock.hold():
+            item, _ = self._read(rel)
+            fresh = replace(item, id=new_id(), version=item.version + 1, updated_at=now(), updated_by=self.actor)
+            self._write_item(fresh, None)
+            self.audit.record(
+                self.actor, "reassign-id", fresh.id, path=rel, old_version=item.version,
+                new_version=fresh.version, fields=("id",),
+            )
+            return fresh.id
+
+    def discard_file(self, rel: str, reason: str) -> None:
+        """Move one vault file to ``.engram/trash/`` (e.g. a dangling synapse)."""
+        with self.lock.hold():
+            self._to_trash(rel, self.state_dir / "trash" / "doctor" / now().replace(":", "-"))
+            self.audit.record(self.actor, "discard", Path(rel).stem, target="file", path=rel, fields=(reason,))
+
