@@ -52,14 +52,24 @@ def _shingles(words: list[str], size: int = 3) -> set[tuple[str, ...]]:
 
 
 def similarity(title_a: str, content_a: str, title_b: str, content_b: str) -> float:
-    """0..1 similarity of two items' title and content."""
+    """0..1 similarity of two items' title and content.
+
+    The word-level measures are cheap and decide most pairs; the character-level ratio
+    (costly on long texts) only refines pairs that are already close, where a typo or a
+    changed number matters.
+    """
     a = normalize_text(title_a + " " + content_a)
     b = normalize_text(title_b + " " + content_b)
     if not a or not b:
         return 1.0 if a == b else 0.0
-    sa, sb = _shingles(a.split()), _shingles(b.split())
+    words_a, words_b = a.split(), b.split()
+    sa, sb = _shingles(words_a), _shingles(words_b)
     jaccard = len(sa & sb) / len(sa | sb) if sa | sb else 0.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.real_quick_ratio() < 0.5:
-        return jaccard
-    return max(jaccard, matcher.ratio())
+    by_words = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False).ratio()
+    best = max(jaccard, by_words)
+    if best < 0.7:
+        return best
+    chars = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if chars.real_quick_ratio() <= best or chars.quick_ratio() <= best:
+        return best
+    return max(best, chars.ratio())
