@@ -218,9 +218,16 @@ _Dumper.yaml_implicit_resolvers = {
 }
 
 
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    if "\n" in data:
-        style: str | None = "|"
+    if _UNSAFE_CHARS.search(data):
+        # YAML treats NEL and the Unicode separators as line breaks and folds them
+        # away unless they are escaped, which only double quotes do.
+        style: str | None = '"'
+    elif "\n" in data:
+        style = "|"
     elif _TIMESTAMP_LIKE.match(data):
         style = "'"
     else:
