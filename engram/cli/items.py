@@ -310,7 +310,7 @@ def list_(
 
 @click.command()
 @click.argument("source")
-@click.argument("kind", type=click.Choice(SYNAPSE_KINDS))
+@click.argument("kind", metavar="KIND")
 @click.argument("target")
 @click.option("--weight", "-w", type=float, default=None, help="0 to 1 (default 0.5 for a new edge).")
 @click.option("--evidence", "-e", default=None, help="Why the edge holds (added to its evidence).")
@@ -329,6 +329,11 @@ def link(
 ) -> None:
     """Create the edge SOURCE --KIND--> TARGET (re-linking merges evidence).
 
+    KIND is one of: extends, part_of, similar_to (structural); depends_on, causes,
+    follows (causal); derives_from, contradicts, exemplifies (evidential); supersedes,
+    consolidates (temporal); contextualizes (modulatory). similar_to and contradicts
+    are symmetric.
+
     \b
     Example:
       engram link "Frozen dataclass copy" extends "Prefer immutable values" -e "same idea"
@@ -342,7 +347,7 @@ def link(
 
 @click.command()
 @click.argument("source")
-@click.argument("kind", type=click.Choice(SYNAPSE_KINDS))
+@click.argument("kind", metavar="KIND")
 @click.argument("target")
 @json_option
 @pass_vault

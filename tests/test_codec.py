@@ -1,0 +1,203 @@
+"""The canonical codec: round trips, YAML coercion, Co-Engram files, bad bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
+from mergedriver import codec
+from tests.conftest import COMPAT
+
+# ---------------------------------------------------------------------- strategies
+
+text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=60,
+)
+line = text.map(lambda s: s.replace("\n", " ").replace("\r", " ").strip()).filter(bool)
+instants = st.datetimes(
+    min_value=__import__("datetime").datetime(1990, 1, 1),
+    max_value=__import__("datetime").datetime(2100, 1, 1),
+).map(codec.format_time)
+units = st.floats(min_value=0, max_value=1, allow_nan=False).map(lambda f: round(f, 6))
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**9), 10**9), units, text, instants
+)
+extra_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.from_regex(r"[a-z][a-zA-Z0-9]{0,8}", fullmatch=True), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+known_keys = {key for key, _ in codec.ENGRAM_KEYS}
+extras = st.dictionaries(
+    st.from_regex(r"x[A-Za-z0-9_]{0,10}", fullmatch=True).filter(lambda k: k not in known_keys),
+    extra_values,
+    max_size=3,
+)
+bodies = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r"),
+    max_size=300,
+)
+
+
+@st.composite
+def engrams(draw: st.DrawFn) -> Engram:
+    return Engram(
+        id=draw(st.from_regex(r"[0-9A-HJKMNP-TV-Z]{26}", fullmatch=True)),
+        title=draw(line),
+        content=codec.canonical_content(draw(bodies)),
+        slug=draw(st.none() | st.from_regex(r"[a-z0-9][a-z0-9-]{0,20}", fullmatch=True)),
+        domain_tags=tuple(draw(st.lists(line, max_size=3, unique=True))),
+        kind=draw(st.sampled_from(["observation", "fact", "pattern", "decision"])),
+        tags=tuple(draw(st.lists(line, max_size=4, unique=True))),
+        summary=draw(text),
+        importance=draw(units),
+        confidence=draw(units),
+        created_by=draw(text),
+        created_at=draw(instants),
+        updated_by=draw(text),
+        updated_at=draw(instants),
+        version=draw(st.integers(1, 10**6)),
+        retrieval_count=draw(st.integers(0, 10**6)),
+        reinforcement_score=draw(st.floats(-100, 100, allow_nan=False).map(lambda f: round(f, 6) + 0.0)),
+        last_retrieved_at=draw(st.none() | instants),
+        superseded_by=draw(st.none() | line),
+        extra=draw(extras),
+    )
+
+
+def _roundtrip(item: Engram, derived: list[str]) -> tuple[bytes, Engram, str]:
+    data = codec.render_engram(item.to_meta(), item.content, derived)
+    meta, content, derived_text = codec.parse_engram(data)
+    return data, Engram.from_meta(meta, content), derived_text
+
+
+# ---------------------------------------------------------------------- round trips
+
+
+@given(engrams(), st.lists(st.sampled_from(["- → [[a/b|B · extends]]", "- ← [[c|C · part_of]]"]), max_size=2))
+def test_engram_round_trip_is_lossless_and_byte_identical(item: Engram, derived: list[str]) -> None:
+    data, back, derived_text = _roundtrip(item, derived)
+    assert back.to_meta() == codec.normalize_engram_meta(item.to_meta())
+    assert back.content == item.content
+    assert derived_text == "\n".join(derived)
+    # Writing what was read gives the same bytes: a no-op.
+    assert codec.render_engram(*codec.parse_engram(data)[:2], derived_text.splitlines()) == data
+    assert data.endswith(b"\n") and b"\r" not in data.split(b"\n---\n", 1)[0]
+
+
+@given(st.sampled_from(SYNAPSE_KINDS), st.lists(st.tuples(line, text, instants), max_size=4), units)
+def test_synapse_round_trip(kind: str, entries: list[tuple[str, str, str]], weight: float) -> None:
+    syn = Synapse(
+        id=synapse_id("A", "B", kind),
+        source="A",
+        target="B",
+        kind=kind,
+        weight=weight,
+        evidence=tuple(Evidence(d, by, 0.5, at) for d, by, at in entries),
+        created_by="x",
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at="2026-01-02T00:00:00.000Z",
+    )
+    data = codec.render_synapse(syn.to_meta())
+    back = Synapse.from_meta(codec.parse_synapse(data))
+    assert codec.render_synapse(back.to_meta()) == data
+    assert {e.description for e in back.evidence} == {d for d, _, _ in entries}
+
+
+def test_co_engram_files_round_trip_byte_identical() -> None:
+    if not COMPAT.is_dir():
+        pytest.skip("shared compat fixture missing")
+    for path in sorted(COMPAT.rglob("*.md")):
+        data = path.read_bytes()
+        meta, content, derived = codec.parse_engram(data)
+        assert codec.render_engram(meta, content, derived.splitlines()) == data, path
+        assert set(meta) >= {"id", "title", "contentHash", "contentSize", "reinforcementScore"}
+    for path in sorted(COMPAT.rglob("*.yaml")):
+        data = path.read_bytes()
+        assert codec.render_synapse(codec.parse_synapse(data)) == data, path
+
+
+# ---------------------------------------------------------------------- coercion
+
+
+def test_yaml_coercions_are_normalised_on_read() -> None:
+    data = (
+        b"---\nid: 01ABC\ntitle: 1.10\nsummary: yes\ntags: [no, 2024-01-01, 0755, on]\n"
+        b"importance: '0.7'\nversion: '3'\ncreatedAt: 2026-06-21 10:30:00+02:00\n"
+        b"updatedAt: 2026-06-21\nxOctal: 0755\nxTime: 10:30\nxNum: 3\nxBool: true\n---\nbody\n"
+    )
+    meta, _, _ = codec.parse_engram(data)
+    assert meta["title"] == "1.10"
+    assert meta["summary"] == "yes"
+    assert meta["tags"] == ["no", "2024-01-01", "0755", "on"]
+    assert meta["importance"] == 0.7 and meta["version"] == 3
+    assert meta["createdAt"] == "2026-06-21T08:30:00.000Z"
+    assert meta["updatedAt"] == "2026-06-21T00:00:00.000Z"
+    assert meta["xOctal"] == "0755" and meta["xTime"] == "10:30"
+    assert meta["xNum"] == 3 and meta["xBool"] is True
+    rendered = codec.render_engram(meta, "body\n").decode()
+    assert "title: '1.10'" in rendered and "summary: 'yes'" in rendered
+    assert "createdAt: 2026-06-21T08:30:00.000Z" in rendered  # instants plain, as Co-Engram
+
+
+def test_timestamps_compare_as_instants() -> None:
+    assert codec.format_time("2026-01-01T00:00:00Z") == codec.format_time("2026-01-01T00:00:00.000+00:00")
+    assert codec.format_time("2026-01-01T01:00:00+01:00") == "2026-01-01T00:00:00.000Z"
+
+
+def test_crlf_and_trailing_whitespace_are_normalised() -> None:
+    meta, content, _ = codec.parse_engram(b"---\r\nid: x\r\ntitle: t\r\n---\r\nline one  \r\nline two\r\n\r\n\r\n")
+    assert content == "line one\nline two\n"
+    assert b"\r" not in codec.render_engram(meta, content)
+
+
+def test_text_below_the_derived_section_is_kept() -> None:
+    body = "intro\n\n## Synapses (derived)\n- → [[a|A · extends]]\n\nA note added in Obsidian.\n"
+    content, derived = codec.split_derived(body)
+    assert "A note added in Obsidian." in content and "intro" in content
+    assert derived == "- → [[a|A · extends]]"
+
+
+def test_content_hash_ignores_the_derived_section() -> None:
+    with_links = codec.render_engram({"id": "x", "title": "t"}, "same body\n", ["- → [[a|A · extends]]"])
+    without = codec.render_engram({"id": "x", "title": "t"}, "same body\n")
+    _, c1, _ = codec.parse_engram(with_links)
+    _, c2, _ = codec.parse_engram(without)
+    assert codec.content_hash(c1) == codec.content_hash(c2)
+
+
+# ---------------------------------------------------------------------- bad bytes
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"no frontmatter here\n", "no frontmatter"),
+        (b"---\nid: x\ntitle: [unclosed\n---\n", "invalid YAML"),
+        (b"---\nid: x\n", "not closed"),
+        (b"---\nid: x\ntitle: caf\xe9\n---\n", "not UTF-8"),
+        (b"---\nid: x\x00\n---\n", "binary"),
+        (b"---\n- a list\n---\n", "mapping"),
+        (b"---\ntitle: no id\n---\n", "no 'id'"),
+        (b"---\nid: x\nimportance: high\n---\n", "must be a number"),
+        (b"---\nid: x\ncreatedAt: last tuesday\n---\n", "not a timestamp"),
+        (b"---\nid: x\nfoo: !!python/object:os.system ls\n---\n", "invalid YAML"),
+    ],
+)
+def test_bad_files_raise_codec_errors_with_the_problem(data: bytes, problem: str) -> None:
+    with pytest.raises(codec.CodecError, match=problem):
+        codec.parse_engram(data)
+
+
+def test_codec_module_imports_only_stdlib_and_yaml() -> None:
+    source = Path(codec.__file__).read_text(encoding="utf-8")
+    imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
+    assert imports <= {"__future__", "hashlib", "math", "re", "collections", "datetime", "typing", "yaml"}

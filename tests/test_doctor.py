@@ -1,0 +1,87 @@
+"""engram doctor finds each kind of problem and fixes the safe ones."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+from engram.doctor import diagnose
+from engram.format import read_engram
+from engram.vault import Vault
+
+
+def codes(vault: Vault) -> list[tuple[str, str]]:
+    return sorted((p.code, p.path) for p in diagnose(vault).problems)
+
+
+def test_a_clean_vault_has_no_problems(vault: Vault) -> None:
+    a = vault.create("One", "1").id
+    b = vault.create("Two", "2").id
+    vault.link(a, "extends", b)
+    report = diagnose(vault)
+    assert report.problems == () and report.ok and report.items == 2 and report.synapses == 1
+
+
+def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
+    a = vault.create("Alpha", "alpha body", domain=["x"]).item
+    b = vault.create("Beta", "beta body", domain=["x"]).item
+    syn = vault.link(a.id, "extends", b.id)
+    assert a.path and b.path
+    root = vault.root
+
+    # hash mismatch: content edited by hand
+    pa = root / a.path
+    pa.write_text(pa.read_text().replace("alpha body", "alpha body, edited by hand"))
+    # duplicate id: a copied file
+    shutil.copy(root / b.path, root / "x/beta-copy.md")
+    # path drift: a file moved into the wrong folder
+    (root / "y").mkdir()
+    (root / b.path).rename(root / "y/beta.md")
+    # dangling synapse: an edge to an item that does not exist
+    ghost = root / "synapses/part_of/syn-0123456789abcdef.yaml"
+    ghost.parent.mkdir(parents=True)
+    ghost.write_text(
+        "id: syn-0123456789abcdef\nfrom: 01GHOST00000000000000000000\nto: " + a.id
+        + "\nkind: part_of\nweight: 0.5\nevidence: []\ncreatedBy: x\ncreatedAt: 2026-01-01T00:00:00.000Z\n"
+        "updatedAt: 2026-01-01T00:00:00.000Z\n"
+    )
+    # misnamed synapse
+    (root / syn.path).rename(root / "synapses/extends/syn-ffffffffffffffff.yaml")
+    # leftover temp file from a crashed write
+    temp = root / "x/.alpha.md.1234abcd.engram-tmp"
+    temp.write_text("half")
+    old = time.time() - 7200
+    os.utime(temp, (old, old))
+    # unparseable file
+    (root / "x/broken.md").write_text("---\nid: 01BROKEN\ntitle: [\n---\n")
+
+    found = {code for code, _ in codes(vault)}
+    assert found == {
+        "hash-mismatch", "duplicate-id", "path-drift", "dangling-synapse",
+        "misnamed-synapse", "leftover-temp", "unparseable", "stale-derived",
+    }
+
+    report = diagnose(vault, fix=True)
+    assert all(p.fixed for p in report.problems if p.fixable), [p for p in report.problems if not p.fixed]
+    # Only the unparseable file needs a person now.
+    assert codes(vault) == [("unparseable", "x/broken.md")]
+    assert not temp.exists() and not ghost.exists()
+    betas = [i for i in vault.list() if i.title == "Beta"]
+    # Both copies now live where their domain puts them, with distinct ids (one keeps b's).
+    assert {i.path for i in betas} == {"x/beta.md", f"x/beta-{[i for i in betas if i.id != b.id][0].id[-6:].lower()}.md"}
+    assert b.id in {i.id for i in betas} and len({i.id for i in betas}) == 2
+    alpha, _ = read_engram(pa, a.path)
+    assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash corrected
+    assert [s.kind for s in vault.synapses(a.id)] == ["extends"]
+
+
+def test_fix_is_idempotent(vault: Vault) -> None:
+    a = vault.create("Alpha", "alpha body").item
+    assert a.path
+    path = vault.root / a.path
+    path.write_text(path.read_text().replace("alpha body", "changed"))
+    diagnose(vault, fix=True)
+    before = path.read_bytes()
+    report = diagnose(vault, fix=True)
+    assert report.problems == () and path.read_bytes() == before

@@ -1,0 +1,78 @@
+"""engram init lays down the template, git and the merge driver, idempotently."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from engram.errors import InvalidInput
+from engram.gitstore import merge_driver_status
+from engram.setup import template_files
+from engram.vault import Vault
+from tests.conftest import ROOT
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def test_init_creates_a_git_repo_with_the_template(tmp_path: Path) -> None:
+    vault = Vault.init(tmp_path / "memory")
+    root = vault.root
+    for rel in (".gitattributes", ".gitignore", "README.md", "engram.yaml", ".obsidian/app.json"):
+        assert (root / rel).is_file(), rel
+    assert (root / ".engram").is_dir()
+    assert git(root, "rev-parse", "--is-inside-work-tree").strip() == "true"
+    assert git(root, "check-ignore", ".engram/index.sqlite", "private/x.md").split() == [
+        ".engram/index.sqlite", "private/x.md",
+    ]
+    assert git(root, "check-attr", "merge", "ops/a.md", "synapses/extends/syn-1.yaml").splitlines() == [
+        "ops/a.md: merge: engram", "synapses/extends/syn-1.yaml: merge: engram",
+    ]
+    status = merge_driver_status(root)
+    assert status.current and status.routed and "-m mergedriver %O %A %B %L %P" in (status.command or "")
+
+
+def test_init_is_idempotent_and_never_clobbers(tmp_path: Path) -> None:
+    root = tmp_path / "existing"
+    root.mkdir()
+    (root / "README.md").write_text("# Our own readme\n")
+    (root / ".gitignore").write_text("node_modules/\n")
+    Vault.init(root)
+    assert (root / "README.md").read_text() == "# Our own readme\n"
+    ignore = (root / ".gitignore").read_text()
+    assert ignore.startswith("node_modules/\n") and ".engram/" in ignore and "private/" in ignore
+    snapshot = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
+    Vault.init(root)
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts} == snapshot
+
+
+def test_init_inside_an_existing_repo_does_not_nest_one(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    Vault.init(tmp_path / "team" / "memory")
+    assert not (tmp_path / "team" / "memory" / ".git").exists()
+
+
+def test_init_on_a_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    with pytest.raises(InvalidInput, match="is a file"):
+        Vault.init(target)
+
+
+def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
+    """A regular (non-editable) install must find vault_template, dotfiles included."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    [wheel] = tmp_path.glob("engram_vault-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for rel in template_files():
+        assert f"vault_template/{rel}" in names, rel
+    assert "mergedriver/codec.py" in names and "engram/cli/__init__.py" in names
