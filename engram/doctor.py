@@ -27,8 +27,8 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from engram import derived
