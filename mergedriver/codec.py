@@ -270,6 +270,59 @@ def dump_yaml(data: Any) -> str:
     )
 
 
+# A string that any YAML reader takes as the same plain text: starts with a letter or
+# digit, no indicator sequences, no leading/trailing space. Whether the dumper's
+# resolver would type it (``yes``, ``12``, ``null`` …) is checked separately.
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.,/()+@'=-]*$")
+_PLAIN_TYPED = re.compile(r"[ ,]$| #|: ")
+
+
+def _plain_scalar(value: Any) -> str | None:
+    """The text PyYAML would emit for a simple scalar, or None to let PyYAML decide."""
+    if isinstance(value, _Instant):
+        return str(value)
+    if isinstance(value, str):
+        if not _PLAIN_SAFE.match(value) or _PLAIN_TYPED.search(value):
+            return None
+        if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[arg-type]
+            return None
+        return value
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        text = repr(value).lower()
+        if "." not in text and "e" in text:
+            text = text.replace("e", ".0e", 1)
+        return text
+    return None
+
+
+def dump_mapping(data: Mapping[str, Any]) -> str:
+    """``dump_yaml`` for a flat mapping, byte-identical, ten times faster.
+
+    Frontmatter is mostly short text, numbers and lists of words; those are written
+    directly and anything else (nested values, text needing quotes or a block) goes
+    through PyYAML one entry at a time, which emits exactly what a whole-mapping dump
+    would. A property test holds the two paths equal.
+    """
+    parts: list[str] = []
+    for key, value in data.items():
+        if _plain_scalar(key) == key:
+            scalar = _plain_scalar(value)
+            if scalar is not None:
+                parts.append(f"{key}: {scalar}\n")
+                continue
+            if isinstance(value, list) and value:
+                items = [_plain_scalar(v) for v in value]
+                if all(item is not None and not isinstance(v, (list, dict)) for item, v in zip(items, value, strict=True)):
+                    parts.append(f"{key}:\n" + "".join(f"  - {item}\n" for item in items))
+                    continue
+        parts.append(dump_yaml({key: value}))
+    return "".join(parts) if parts else dump_yaml({})
+
+
 def _yaml_problem(exc: yaml.YAMLError) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -554,7 +607,7 @@ def _mark_instants(data: dict[str, Any], schema: tuple[tuple[str, str], ...]) ->
 
 def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable[str] = ()) -> bytes:
     """The canonical bytes of an engram file."""
-    front = dump_yaml(_mark_instants(normalize_engram_meta(meta), ENGRAM_KEYS))
+    front = dump_mapping(_mark_instants(normalize_engram_meta(meta), ENGRAM_KEYS))
     return ("---\n" + front + "---\n" + join_body(content, derived_lines)).encode("utf-8")
 
 
@@ -570,4 +623,4 @@ def render_synapse(data: Mapping[str, Any]) -> bytes:
     """The canonical bytes of a synapse file."""
     out = _mark_instants(normalize_synapse(data), SYNAPSE_KEYS)
     out["evidence"] = [_mark_instants(e, EVIDENCE_KEYS) for e in out["evidence"]]
-    return dump_yaml(out).encode("utf-8")
+    return dump_mapping(out).encode("utf-8")

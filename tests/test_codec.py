@@ -201,3 +201,14 @@ def test_codec_module_imports_only_stdlib_and_yaml() -> None:
     source = Path(codec.__file__).read_text(encoding="utf-8")
     imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
     assert imports <= {"__future__", "hashlib", "math", "re", "collections", "datetime", "typing", "yaml"}
+
+
+@given(st.dictionaries(st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,12}", fullmatch=True), extra_values, max_size=8))
+def test_fast_mapping_emitter_matches_pyyaml(data: dict[str, object]) -> None:
+    assert codec.dump_mapping(data) == codec.dump_yaml(data)
+
+
+@given(engrams())
+def test_fast_emitter_matches_pyyaml_on_frontmatter(item: Engram) -> None:
+    meta = codec.normalize_engram_meta(item.to_meta())
+    assert codec.dump_mapping(meta) == codec.dump_yaml(meta)
