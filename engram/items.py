@@ -152,6 +152,16 @@ def timestamp(name: str, value: Any) -> str:
         raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
 
 
+def _storable(name: str, value: Any) -> Any:
+    """A value as a reader of the YAML will see it; refuses what YAML cannot hold."""
+    if value is None:
+        return None
+    try:
+        return codec.load_yaml(codec.dump_yaml(value))
+    except Exception:  # noqa: BLE001 - any unrepresentable value
+        raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
+
+
 def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
     if value is None:
         return {}
@@ -161,11 +171,7 @@ def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
             raise InvalidInput(f"extra key {key!r} is not a valid name.", field="extra", hint="Use letters, digits and _.")
         if key in _KNOWN_KEYS:
             raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
-        try:
-            codec.dump_yaml(val)
-        except Exception:  # noqa: BLE001 - any unrepresentable value
-            raise InvalidInput(f"extra value for {key!r} cannot be stored.", field="extra", hint="Use text, numbers, lists or mappings.") from None
-        out[key] = codec.load_yaml(codec.dump_yaml(val))  # store what a reader will see
+        out[key] = _storable(f"extra value for {key!r}", val)
     return out
 
 
@@ -192,8 +198,8 @@ _VALIDATORS: dict[str, Any] = {
     "activated_at": lambda v: timestamp("activatedAt", v),
     "deactivated_at": lambda v: timestamp("deactivatedAt", v),
     "superseded_by": lambda v: text("supersededBy", v, 128, required=True, single_line=True),
-    "valid_while": lambda v: v,
-    "source": lambda v: v,
+    "valid_while": lambda v: _storable("validWhile", v),
+    "source": lambda v: _storable("source", v),
 }
 
 
@@ -229,6 +235,7 @@ def build_new(
     extra: Mapping[str, Any] | None,
     actor: str,
     at: str,
+    source: Any = None,
 ) -> Engram:
     """A validated new item (version 1, no path yet)."""
     values = {
@@ -260,6 +267,7 @@ def build_new(
         content_hash=codec.content_hash(body),
         content_size=len(body.encode("utf-8")),
         extra=MappingProxyType(extra_values(extra)),
+        source=_storable("source", source),
         **values,
     )
 

@@ -202,13 +202,15 @@ class Vault(LinksMixin, RepairMixin):
         status: str = "active",
         visibility: str = "team",
         extra: Mapping[str, Any] | None = None,
+        source: Any = None,
         dedupe: bool = True,
     ) -> CreateResult:
         """Create an item, unless the vault already holds it.
 
         Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
         (identical title and content), or ``UPDATE`` with the near-identical candidate
-        (nothing written). Raises InvalidInput / UnknownKind before writing anything.
+        (nothing written). ``source`` records provenance (e.g. the file an import came
+        from). Raises InvalidInput / UnknownKind before writing anything.
         """
         stamp = now()
         item = items.build_new(
@@ -225,6 +227,7 @@ class Vault(LinksMixin, RepairMixin):
             status=status,
             visibility=visibility,
             extra=extra,
+            source=source,
             actor=self.actor,
             at=stamp,
         )

@@ -284,7 +284,7 @@ def _plain_scalar(value: Any) -> str | None:
     if isinstance(value, str):
         if not _PLAIN_SAFE.match(value) or _PLAIN_TYPED.search(value):
             return None
-        if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[arg-type]
+        if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[no-untyped-call,arg-type]
             return None
         return value
     if value is True or value is False:

@@ -407,4 +407,56 @@ def history(vault: Vault, ref: str, as_json: bool) -> None:
         click.echo(f"{e.at}  {e.actor:<12} {e.action:<9} {versions}{fields}")
 
 
-COMMANDS = [init, add, get, update, delete, list_, link, unlink, synapses, history]
+@click.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"), default="-")
+@click.option("--format", "fmt", type=click.Choice(["auto", "json", "jsonl"]), default="auto", show_default=True)
+@click.option("--domain", "-d", default="", metavar="A/B", help="Domain for records that name none.")
+@click.option("--dry-run", is_flag=True, help="Validate every record; write nothing.")
+@json_option
+@pass_vault
+def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_json: bool) -> None:
+    """Create items from a JSON list or JSON Lines FILE (default: stdin).
+
+    Each record needs a title and may carry content, domain, kind, tags, summary,
+    importance, confidence, sourceType, visibility, status and source; other keys become
+    extra frontmatter keys. All records are validated first: one bad record refuses the
+    whole file. Deduplication applies to every record.
+
+    \b
+    Example:
+      engram import decisions.jsonl --domain team/decisions
+    """
+    from engram.importer import import_records, parse_records
+
+    origin = Path(file.name).name if file.name not in ("-", "<stdin>") else "stdin"
+    records = parse_records(file.read(), fmt)
+    report = import_records(vault, records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
+    if as_json:
+        emit_json(
+            {
+                "records": len(records),
+                "dryRun": dry_run,
+                "counts": report.counts,
+                "results": [
+                    {"line": line, "outcome": r.outcome, "id": r.id, "path": r.item.path}
+                    for line, r in report.results
+                ],
+            }
+        )
+        return
+    if dry_run:
+        click.echo(f"{len(records)} record(s) are valid; nothing was written (--dry-run).")
+        return
+    counts = report.counts
+    click.echo(
+        f"{len(records)} record(s): {counts['NEW']} new, {counts['DUPLICATE']} duplicate "
+        f"(reinforced), {counts['UPDATE']} near-duplicate (not written)"
+    )
+    near = [(line, r) for line, r in report.results if r.outcome == "UPDATE"]
+    for line, result in near[:10]:
+        click.echo(f"  line {line}: close to {result.item.path} ({result.similarity:.0%})", err=True)
+    if len(near) > 10:
+        click.echo(f"  … and {len(near) - 10} more (--json lists every record)", err=True)
+
+
+COMMANDS = [init, add, get, update, delete, list_, link, unlink, synapses, history, import_]

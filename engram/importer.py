@@ -1,0 +1,135 @@
+"""Bulk import of knowledge from JSON or JSON Lines.
+
+A record is an object with a ``title`` and any of ``content`` (or ``body``), ``domain``
+(``"a/b"`` or a list; or ``domainTags``), ``kind``, ``tags``, ``summary``,
+``importance``, ``confidence``, ``sourceType``, ``visibility``, ``status`` and
+``source``; other keys become extra frontmatter keys. Every record goes through
+:meth:`~engram.vault.Vault.create`, so deduplication applies (a record already in the
+vault reinforces it instead of being written twice). Each new item's ``source`` records
+where it came from (file and line) unless the record gives its own.
+
+All records are parsed and validated before the first write: a file with any bad record
+is refused as a whole, with every bad line listed, and the vault is left unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram import items
+from engram.errors import EngramError, InvalidInput
+from engram.model import new_id, now
+from engram.vault import CreateResult, Vault
+
+_FIELDS = {
+    "title", "content", "body", "domain", "domainTags", "kind", "tags", "summary",
+    "importance", "confidence", "sourceType", "visibility", "status", "source",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    line: int
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    results: tuple[tuple[int, CreateResult], ...] = field(default_factory=tuple)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counted = Counter(result.outcome for _, result in self.results)
+        return {outcome: counted.get(outcome, 0) for outcome in ("NEW", "DUPLICATE", "UPDATE")}
+
+
+def parse_records(text: str, fmt: str = "auto") -> list[Record]:
+    """Records from JSON (a list of objects) or JSON Lines (one object per line)."""
+    if fmt not in ("auto", "json", "jsonl"):
+        raise InvalidInput(f"unknown format {fmt!r}.", hint="Use json, jsonl or auto.")
+    stripped = text.lstrip()
+    if fmt == "json" or (fmt == "auto" and stripped.startswith("[")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(
+                f"not valid JSON: {exc.msg} at line {exc.lineno}.", hint="Fix the file, or pass --format jsonl."
+            ) from None
+        if not isinstance(data, list):
+            raise InvalidInput("a JSON import must be a list of objects.", hint="Wrap the records in [ ].")
+        return [Record(n, obj) for n, obj in enumerate(data, start=1)]
+    records = []
+    problems = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(Record(n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: not valid JSON ({exc.msg})")
+    if problems:
+        raise InvalidInput(_listing(problems), hint="Fix those lines; nothing was imported.")
+    return records
+
+
+def _listing(problems: Sequence[str]) -> str:
+    shown = "; ".join(problems[:20])
+    more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+    return f"{len(problems)} bad record(s): {shown}{more}."
+
+
+def _create_kwargs(record: Record, origin: str, default_domain: Sequence[str]) -> dict[str, Any]:
+    obj = record.fields
+    if not isinstance(obj, Mapping):
+        raise InvalidInput("a record must be an object", field="record")
+    if "title" not in obj:
+        raise InvalidInput("has no title", field="title")
+    domain = obj.get("domainTags", obj.get("domain", list(default_domain)))
+    return {
+        "title": obj["title"],
+        "content": obj.get("content", obj.get("body", "")),
+        "domain": domain,
+        "kind": obj.get("kind", "observation"),
+        "tags": obj.get("tags", ()),
+        "summary": obj.get("summary", ""),
+        "importance": obj.get("importance", 0.5),
+        "confidence": obj.get("confidence", 0.5),
+        "source_type": obj.get("sourceType", "imported"),
+        "visibility": obj.get("visibility", "team"),
+        "status": obj.get("status", "active"),
+        "extra": {k: v for k, v in obj.items() if k not in _FIELDS},
+        "source": obj.get("source") or {"file": origin, "line": record.line},
+    }
+
+
+def import_records(
+    vault: Vault,
+    records: Sequence[Record],
+    *,
+    origin: str,
+    default_domain: Sequence[str] = (),
+    dry_run: bool = False,
+) -> ImportReport:
+    """Validate every record, then create them in order (unless ``dry_run``)."""
+    prepared: list[tuple[int, dict[str, Any]]] = []
+    problems: list[str] = []
+    for record in records:
+        try:
+            kwargs = _create_kwargs(record, origin, default_domain)
+            # Validate exactly as create() will, without writing.
+            items.build_new(new_id(), **kwargs, actor=vault.actor, at=now())
+            prepared.append((record.line, kwargs))
+        except EngramError as exc:
+            problems.append(f"line {record.line}: {exc.message.rstrip('.')}")
+    if problems:
+        raise InvalidInput(_listing(problems), hint="Fix those records; nothing was imported.")
+    if dry_run:
+        return ImportReport()
+    results = []
+    for line, kwargs in prepared:
+        results.append((line, vault.create(**kwargs)))
+    return ImportReport(tuple(results))
