@@ -20,6 +20,7 @@ import difflib
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -51,23 +52,28 @@ def _shingles(words: list[str], size: int = 3) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
 
 
-def similarity(title_a: str, content_a: str, title_b: str, content_b: str) -> float:
+def similarity(title_a: str, content_a: str, title_b: str, content_b: str, floor: float = 0.0) -> float:
     """0..1 similarity of two items' title and content.
 
-    The word-level measures are cheap and decide most pairs; the character-level ratio
-    (costly on long texts) only refines pairs that are already close, where a typo or a
-    changed number matters.
+    Exact when the result is at least ``floor``; below it, any value under ``floor``
+    may be returned (the caller only needs to know it is too low). An upper bound from
+    the words both texts share decides most pairs; only pairs that could still reach
+    ``floor`` pay for shingles and sequence matching.
     """
     a = normalize_text(title_a + " " + content_a)
     b = normalize_text(title_b + " " + content_b)
     if not a or not b:
         return 1.0 if a == b else 0.0
     words_a, words_b = a.split(), b.split()
+    shared = sum((Counter(words_a) & Counter(words_b)).values())
+    bound = 2 * shared / (len(words_a) + len(words_b))  # ≥ the word-level ratio and Jaccard
+    if bound < floor:
+        return bound
     sa, sb = _shingles(words_a), _shingles(words_b)
     jaccard = len(sa & sb) / len(sa | sb) if sa | sb else 0.0
     by_words = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False).ratio()
     best = max(jaccard, by_words)
-    if best < 0.7:
+    if best < max(floor, 0.7) - 0.2:
         return best
     chars = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if chars.real_quick_ratio() <= best or chars.quick_ratio() <= best:

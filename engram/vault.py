@@ -255,7 +255,9 @@ class Vault(LinksMixin, RepairMixin):
             return CreateResult("DUPLICATE", self._reinforce(original), 1.0)
         best: tuple[float, Engram] | None = None
         for candidate in self._near_candidates(item):
-            score = similarity(item.title, item.content, candidate.title, candidate.content)
+            score = similarity(
+                item.title, item.content, candidate.title, candidate.content, self.dedup_settings.near_threshold
+            )
             if score >= self.dedup_settings.near_threshold and (best is None or score > best[0]):
                 best = (score, candidate)
         if best is not None:
