@@ -132,6 +132,7 @@ class Engram:
     activated_at: str | None = None
     deactivated_at: str | None = None
     superseded_by: str | None = None
+    merge_conflicts: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None
 

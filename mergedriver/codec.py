@@ -101,6 +101,8 @@ ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("activatedAt", TIME),
     ("deactivatedAt", TIME),
     ("supersededBy", TEXT),
+    # Set by the merge: conflicts it kept or refused, listed until a person resolves them.
+    ("mergeConflicts", TEXTS),
 )
 
 #: Known synapse keys in canonical order.
