@@ -1,0 +1,62 @@
+"""``engram serve``: the MCP server over stdio (default) or streamable HTTP on loopback."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import click
+
+from engram.cli._common import AppContext
+from engram.mcp.registry import PROFILES
+
+
+@click.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to listen on (--http).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (--http; 0 picks a free one).")
+@click.option(
+    "--token",
+    envvar="ENGRAM_MCP_TOKEN",
+    default=None,
+    metavar="TOKEN",
+    help="Require 'Authorization: Bearer TOKEN' (--http). Prefer the ENGRAM_MCP_TOKEN variable.",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default=None,
+    help="Tool set: minimal, standard or full (default: ENGRAM_MCP_PROFILE, the vault's "
+    "mcp.profile setting, else standard).",
+)
+@click.pass_obj
+def serve(app: AppContext, use_http: bool, host: str, port: int, token: str | None, profile: str | None) -> None:
+    """Run the MCP server: the vault as tools for an AI agent.
+
+    Over stdio by default (one process per agent session; several may share a vault).
+    Without --vault / ENGRAM_VAULT it uses the vault at or above the current folder,
+    else the one recorded by the `setup` tool; with none it starts anyway and guides
+    the agent through `status` and `setup`.
+
+    \b
+    Examples:
+      claude mcp add engram -- engram serve --vault ~/team-memory
+      ENGRAM_MCP_TOKEN=s3cret engram --vault ~/team-memory serve --http --port 8765
+    """
+    from engram.mcp.http import check_loopback, serve_http
+    from engram.mcp.server import build_server
+
+    if use_http:
+        check_loopback(host)
+    elif token:
+        raise click.UsageError("--token only applies to --http.")
+    # stdout belongs to the protocol over stdio: keep the SDK's logs on stderr and terse.
+    logging.basicConfig(level=os.environ.get("ENGRAM_MCP_LOG", "WARNING").upper())
+    server = build_server(app.vault_path, profile=profile, actor=app.actor)
+    if use_http:
+        serve_http(server, host=host, port=port, token=token)
+    else:
+        server.run("stdio")
+
+
+COMMANDS = [serve]

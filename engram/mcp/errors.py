@@ -1,0 +1,147 @@
+"""Rendering tool outcomes, in one place: results, engram errors, first-contact guidance.
+
+Every tool body returns a pydantic model or raises; :func:`guarded` (applied to every
+tool by :mod:`engram.mcp.registry`) turns the outcome into a ``CallToolResult``:
+
+- a model → structured content (``None`` fields left out) plus the same JSON as text;
+- an :class:`~engram.errors.EngramError` → ``isError`` with one message that says what
+  was wrong and what to do next, in terms of this server's tools (a stale
+  ``engram_update`` names the current version and the call that re-reads the item);
+- :class:`SetupRequired` (no vault yet) → ``isError`` with the status guidance: what is
+  set, what is missing, what each gap costs, and the exact ``setup(...)`` call;
+- anything else is a bug: logged with its traceback on stderr and reported as an
+  internal error, so the server keeps serving.
+
+Error results carry no ``structuredContent``: clients (the TypeScript SDK among them)
+validate any structured content against the tool's output schema even on errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from engram.errors import (
+    Busy,
+    EngramError,
+    FormatError,
+    NotFound,
+    VaultNotFound,
+    VersionConflict,
+)
+from engram.mcp.models import StatusOut
+
+log = logging.getLogger("engram.mcp")
+
+P = ParamSpec("P")
+M = TypeVar("M", bound=BaseModel)
+
+
+class SetupRequired(Exception):
+    """Raised when a tool needs a vault and none is configured; carries the guidance."""
+
+    def __init__(self, status: StatusOut) -> None:
+        self.status = status
+        super().__init__(status.next_step)
+
+
+def to_json(model: BaseModel) -> dict[str, Any]:
+    """The wire form of a result: JSON-ready, without the fields a view left out."""
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+def ok(model: BaseModel) -> CallToolResult:
+    data = to_json(model)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def failure(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+# CLI phrasing in core hints, said the way an MCP client can act on it.
+_CLI_TO_TOOLS = (
+    (re.compile(r"`engram doctor --fix`"), "engram_doctor(fix=true)"),
+    (re.compile(r"`engram doctor`"), "engram_doctor()"),
+    (re.compile(r"`engram reindex`"), "engram_reindex()"),
+)
+
+
+def _tools_hint(hint: str | None) -> str:
+    text = hint or ""
+    for pattern, replacement in _CLI_TO_TOOLS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def next_step(exc: EngramError) -> str:
+    """What the caller should do about ``exc``, naming this server's tools."""
+    if isinstance(exc, VersionConflict):
+        return (
+            f"Call engram_get(ref='{exc.item_id}') to re-read it, re-apply your change to what "
+            f"is there now, and pass expected_version={exc.actual}."
+        )
+    if isinstance(exc, VaultNotFound):
+        return "Call status() to see what is configured, then setup(vault_path='...')."
+    if isinstance(exc, NotFound):
+        if exc.ref and exc.ref.startswith("syn-"):
+            return "synapse_list(ref='<item>') lists an item's synapses with their ids."
+        return (
+            "Find the item with engram_search or engram_list; a ref is an id (or its first 6+ "
+            "characters), a vault-relative path, or the exact title."
+        )
+    if isinstance(exc, Busy):
+        return "Another engram process holds the vault's write lock; retry in a few seconds."
+    if isinstance(exc, FormatError):
+        return "Fix the file by hand (or restore it with git), then run engram_doctor()."
+    return _tools_hint(exc.hint)
+
+
+def render_error(exc: EngramError) -> CallToolResult:
+    step = next_step(exc)
+    return failure(f"{exc.code}: {exc.message}" + (f" {step}" if step else ""))
+
+
+def render_guidance(tool: str, status: StatusOut) -> CallToolResult:
+    """First contact: why ``tool`` cannot run yet, and the whole status as JSON."""
+    missing = "; ".join(f"{g.setting}: {g.problem} ({g.cost})" for g in status.gaps)
+    text = (
+        f"setup_required: {tool} needs an engram vault and none is configured yet. "
+        f"{missing}. Next: {status.next_step}\n\n"
+        + json.dumps(to_json(status), ensure_ascii=False, indent=1)
+    )
+    return failure(text)
+
+
+def guarded(name: str, fn: Callable[P, M]) -> Callable[P, CallToolResult]:
+    """Wrap a tool body so every outcome is rendered here (see the module docstring).
+
+    The wrapper keeps ``fn``'s signature (``functools.wraps``), so the SDK still derives
+    the input schema and the output schema from the body's annotations.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            return ok(fn(*args, **kwargs))
+        except SetupRequired as exc:
+            return render_guidance(name, exc.status)
+        except EngramError as exc:
+            return render_error(exc)
+        except Exception as exc:
+            log.exception("tool %s failed unexpectedly", name)
+            return failure(
+                f"internal_error: {name} failed with {type(exc).__name__}: {exc}. This is a bug "
+                "in engram; the vault's writes are atomic, so nothing was half-written. Retry "
+                "once; if it fails again, run engram_doctor() and report the bug."
+            )
+
+    return wrapper

@@ -1,0 +1,131 @@
+"""Streamable HTTP on loopback: the server for clients that cannot spawn a process.
+
+Security, in layers:
+
+- **Loopback only.** :func:`check_loopback` refuses any host that is not 127.0.0.0/8,
+  ``::1`` or ``localhost``: the vault is a person's files, not a network service.
+- **DNS-rebinding protection.** A web page can make a browser send requests to
+  127.0.0.1 under a hostile name; the SDK's transport security checks ``Host`` (and
+  ``Origin``, when present) against the loopback names, so such requests get 421/403.
+- **Optional bearer token.** With ``--token`` (better: ``ENGRAM_MCP_TOKEN``, which does
+  not show in ``ps``), every request must carry ``Authorization: Bearer <token>``; the
+  comparison is constant-time. Other local users then cannot use the vault through the
+  port. The token is never written anywhere.
+
+The listening socket is bound before the server starts, so ``--port 0`` works: the
+actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:PORT/mcp``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import socket
+import sys
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from engram.errors import InvalidInput
+
+MCP_PATH = "/mcp"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def check_loopback(host: str) -> str:
+    """Return ``host`` if it is a loopback address or name; else InvalidInput."""
+    if host == "localhost":
+        return host
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return host.strip("[]")
+    except ValueError:
+        pass
+    raise InvalidInput(
+        f"refusing to listen on {host!r}: engram serves HTTP on loopback only.",
+        field="host",
+        hint="Use 127.0.0.1 (the default); reach it from elsewhere through an SSH tunnel.",
+    )
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    names = {*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted({f"{n}:{port}" for n in names} | {f"{n}:*" for n in names}),
+        allowed_origins=sorted({f"http://{n}:{port}" for n in names} | {f"http://{n}:*" for n in names}),
+    )
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"text/plain; charset=utf-8"),
+                            (b"www-authenticate", b'Bearer realm="engram"'),
+                        ],
+                    }
+                )
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"engram: missing or wrong bearer token (see ENGRAM_MCP_TOKEN)\n",
+                    }
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+def build_app(server: MCPServer, *, host: str, port: int, token: str | None) -> ASGIApp:
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(host, port),
+        host=host,
+    )
+    return BearerToken(app, token) if token else app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(
+            f"cannot listen on {host}:{port}: {exc.strerror}.",
+            field="port",
+            hint="Pick another --port (0 picks a free one).",
+        ) from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(server: MCPServer, *, host: str, port: int, token: str | None) -> None:
+    """Serve until interrupted (blocking)."""
+    import uvicorn
+
+    host = check_loopback(host)
+    sock = bind(host, port)
+    actual = sock.getsockname()[1]
+    app = build_app(server, host=host, port=actual, token=token)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"engram: MCP over HTTP at http://{shown}:{actual}{MCP_PATH}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])

@@ -1,0 +1,203 @@
+"""Pydantic models for what the MCP tools return: the structured output the model reads.
+
+This is the only place engram uses pydantic: the core speaks frozen dataclasses, and
+:mod:`engram.mcp.views` turns those into these models at the edge. Every field a view
+may leave out is optional with a ``None`` default, and results are dumped without the
+``None`` fields, so a ``catalog`` view costs a handful of tokens while the published
+output schema still describes the ``content`` view in full.
+
+Names are snake_case throughout the MCP surface (arguments and results alike); on disk
+the same fields are camelCase frontmatter keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Tier = Literal["catalog", "digest", "content"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EdgeView(_Out):
+    """One synapse as seen from an item: which way it points and to what."""
+
+    id: str
+    kind: str
+    direction: Literal["out", "in", "both"] = Field(
+        description="out: this item → other; in: other → this item; both: a symmetric kind."
+    )
+    other: str = Field(description="Id of the item at the other end.")
+    other_title: str | None = None
+    weight: float
+
+
+class ItemView(_Out):
+    """An engram at one disclosure tier (catalog ⊂ digest ⊂ content)."""
+
+    tier: Tier
+    id: str
+    title: str
+    kind: str
+    domain: str = Field(description="Domain path, e.g. ops/postgres ('' at the vault root).")
+    path: str | None = Field(default=None, description="Vault-relative path of the Markdown file.")
+    status: str
+    version: int = Field(description="Pass it as expected_version to engram_update/engram_delete.")
+    # digest
+    summary: str | None = None
+    excerpt: str | None = Field(
+        default=None, description="The start of the body, when there is no summary (digest tier)."
+    )
+    tags: list[str] | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    visibility: str | None = None
+    updated_at: str | None = None
+    updated_by: str | None = None
+    # content
+    content: str | None = None
+    created_at: str | None = None
+    created_by: str | None = None
+    source_type: str | None = None
+    verification_status: str | None = None
+    reinforcement_score: float | None = None
+    retrieval_count: int | None = None
+    superseded_by: str | None = None
+    extra: dict[str, Any] | None = Field(default=None, description="Frontmatter keys engram does not define.")
+    synapses: list[EdgeView] | None = None
+    tokens: int | None = Field(default=None, description="Estimated tokens of this view (engram_get).")
+
+
+class CreateOut(_Out):
+    """What engram_create did."""
+
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE"] = Field(
+        description="NEW: written. DUPLICATE: identical knowledge exists; the original was "
+        "reinforced, nothing new written. UPDATE: near-identical knowledge exists; NOTHING "
+        "was written — update that item instead (or pass dedupe=false)."
+    )
+    id: str = Field(description="The new item, the reinforced original, or the candidate to update.")
+    path: str | None = None
+    version: int
+    similarity: float | None = None
+    message: str = Field(description="What happened and what to do next.")
+
+
+class ItemList(_Out):
+    items: list[ItemView]
+    count: int
+    next_offset: int | None = Field(
+        default=None, description="Pass as offset to get the next page; absent on the last page."
+    )
+
+
+class DeleteOut(_Out):
+    id: str
+    title: str
+    path: str | None = None
+    version: int
+    message: str
+
+
+class SynapseView(_Out):
+    id: str
+    source: str
+    target: str
+    kind: str
+    weight: float
+    evidence: list[dict[str, Any]]
+    created_by: str
+    created_at: str
+    updated_at: str
+    path: str
+    source_title: str | None = None
+    target_title: str | None = None
+
+
+class SynapseList(_Out):
+    synapses: list[SynapseView]
+    count: int
+
+
+class HistoryEntry(_Out):
+    at: str
+    actor: str
+    action: str
+    path: str | None = None
+    old_version: int | None = None
+    new_version: int | None = None
+    fields: list[str] | None = None
+
+
+class HistoryOut(_Out):
+    id: str
+    entries: list[HistoryEntry]
+
+
+class DoctorProblem(_Out):
+    code: str
+    path: str
+    message: str
+    fixable: bool
+    fixed: bool
+    fix_error: str | None = None
+
+
+class DoctorOut(_Out):
+    ok: bool
+    items: int
+    synapses: int
+    problems: list[DoctorProblem]
+    message: str
+
+
+class ReindexOut(_Out):
+    files: int
+    errors: int
+
+
+class DomainCount(_Out):
+    domain: str
+    items: int
+
+
+class Gap(_Out):
+    """One setting that is missing, what its absence costs, and the call that fixes it."""
+
+    setting: str
+    problem: str
+    cost: str
+    fix: str
+
+
+class StatusOut(_Out):
+    """Where the server stands: what is set, what is missing, and how to fix it."""
+
+    configured: bool
+    vault: str | None = Field(default=None, description="Absolute path of the vault, if one is open.")
+    vault_source: str | None = Field(
+        default=None,
+        description="Where the vault came from: --vault/ENGRAM_VAULT, setup, the user config, "
+        "or the current folder."
+    )
+    agent_id: str = Field(description="Who writes are attributed to (createdBy/updatedBy, audit).")
+    agent_id_source: str
+    profile: str
+    config_file: str = Field(description="The machine-local file setup writes (no secrets).")
+    items: int | None = None
+    synapses: int | None = None
+    broken_files: int | None = None
+    domains: list[DomainCount] | None = None
+    git_repository: bool | None = None
+    merge_driver: bool | None = None
+    gaps: list[Gap]
+    next_step: str
+
+
+class SetupOut(StatusOut):
+    created: bool = Field(description="True when setup laid out a new vault.")
+    message: str

@@ -1,0 +1,131 @@
+"""Registering tools: profiles, annotations, descriptions, and the one error renderer.
+
+Tool modules declare each tool once with :meth:`Toolbox.tool`, naming the smallest
+profile it belongs to; the toolbox registers it with the SDK only when the server's
+profile includes that one, wraps the body with :func:`engram.mcp.errors.guarded`, and
+passes the body's docstring (cleaned) as the description the model reads.
+
+Profiles nest — ``minimal`` ⊂ ``standard`` ⊂ ``full`` — so an agent is not flooded with
+tools it does not need:
+
+- ``minimal``: first contact, look up, read, write (status, setup, search, get, list,
+  create, update, synapse_create);
+- ``standard`` (the default): plus delete, the domain tree, synapse reading and
+  removal, history, doctor and sync;
+- ``full``: everything, including reindex and the merge statistics.
+
+The profile comes from ``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault's
+``engram.yaml`` (``mcp: {profile: ...}``), else ``standard``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+
+from engram.errors import InvalidInput
+from engram.mcp.context import VaultHolder
+from engram.mcp.errors import SetupRequired, guarded
+from engram.vault import Vault
+
+Profile = Literal["minimal", "standard", "full"]
+PROFILES: tuple[Profile, ...] = ("minimal", "standard", "full")
+DEFAULT_PROFILE: Profile = "standard"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Annotation presets. Every engram tool works on the local vault only (closed world),
+#: except sync, which talks to git remotes.
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+ADD_IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+REMOVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+NETWORK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
+
+
+def check_profile(value: str) -> Profile:
+    for profile in PROFILES:
+        if value == profile:
+            return profile
+    raise InvalidInput(
+        f"unknown tool profile {value!r}.", field="profile", hint=f"Use one of: {', '.join(PROFILES)}."
+    )
+
+
+def resolve_profile(flag: str | None, vault: Vault | None) -> Profile:
+    """``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault setting, else standard."""
+    if flag:
+        return check_profile(flag)
+    if os.environ.get("ENGRAM_MCP_PROFILE"):
+        return check_profile(os.environ["ENGRAM_MCP_PROFILE"])
+    if vault is not None:
+        section = vault.settings.data.get("mcp")
+        if isinstance(section, dict) and isinstance(section.get("profile"), str):
+            return check_profile(section["profile"])
+    return DEFAULT_PROFILE
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    name: str
+    profile: Profile
+
+
+@dataclass
+class Toolbox:
+    """What tool modules register against: the server, the vault holder, the profile."""
+
+    server: MCPServer
+    holder: VaultHolder
+    profile: Profile
+    status: Callable[[], Any]
+    registered: list[ToolInfo] = field(default_factory=list)
+    #: Every tool declared, including those the profile left out (for the catalog).
+    declared: list[ToolInfo] = field(default_factory=list)
+
+    def vault(self) -> Vault:
+        """The vault, or :class:`SetupRequired` with the status guidance."""
+        vault = self.holder.vault
+        if vault is None:
+            raise SetupRequired(self.status())
+        return vault
+
+    def tool(
+        self, name: str, *, title: str, profile: Profile, annotations: ToolAnnotations
+    ) -> Callable[[F], F]:
+        """Declare a tool (the decorated body's docstring is its description)."""
+
+        def decorator(fn: F) -> F:
+            info = ToolInfo(name, profile)
+            self.declared.append(info)
+            if PROFILES.index(profile) > PROFILES.index(self.profile):
+                return fn
+            body = guarded(name, fn)
+            holder = self.holder
+
+            @functools.wraps(body)  # the SDK follows __wrapped__ to fn's signature
+            def locked(*args: Any, **kwargs: Any) -> CallToolResult:
+                with holder.use():
+                    return body(*args, **kwargs)
+
+            self.server.add_tool(
+                locked,
+                name=name,
+                title=title,
+                description=inspect.cleandoc(fn.__doc__ or ""),
+                annotations=annotations.model_copy(update={"title": title}),
+            )
+            self.registered.append(info)
+            return fn
+
+        return decorator

@@ -1,0 +1,65 @@
+"""Maintenance tools: doctor and reindex (sync and merge statistics join when they land)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from engram.doctor import diagnose
+from engram.mcp.models import DoctorOut, DoctorProblem, ReindexOut
+from engram.mcp.registry import ADD_IDEMPOTENT, Toolbox
+
+
+def register(box: Toolbox) -> None:
+    @box.tool("engram_doctor", title="Check (and fix) the vault", profile="standard", annotations=ADD_IDEMPOTENT)
+    def engram_doctor(
+        fix: Annotated[
+            bool, Field(description="Apply the safe fixes (each atomic; files are moved to trash, never lost).")
+        ] = False,
+    ) -> DoctorOut:
+        """Check the vault for problems and optionally fix the safe ones.
+
+        Finds files that do not parse, copies sharing one id, links to missing items,
+        misnamed link files, stale hashes or derived sections, files not where their
+        domain puts them, and leftover temp files. Use it when a tool reports a broken
+        file or an ambiguous id, or after editing files by hand. fix=false only reports.
+        Unparseable files are never touched: a person must look at them.
+        """
+        report = diagnose(box.vault(), fix=fix)
+        open_problems = sum(not p.fixed for p in report.problems)
+        if not report.problems:
+            message = "No problems found."
+        elif fix:
+            message = f"{len(report.problems) - open_problems} fixed, {open_problems} left for a person."
+        else:
+            fixable = sum(p.fixable for p in report.problems)
+            message = f"{len(report.problems)} problem(s), {fixable} fixable: call engram_doctor(fix=true)."
+        return DoctorOut(
+            ok=report.ok,
+            items=report.items,
+            synapses=report.synapses,
+            problems=[
+                DoctorProblem(
+                    code=p.code,
+                    path=p.path,
+                    message=p.message,
+                    fixable=p.fixable,
+                    fixed=p.fixed,
+                    fix_error=p.fix_error,
+                )
+                for p in report.problems
+            ],
+            message=message,
+        )
+
+    @box.tool("engram_reindex", title="Rebuild the search index", profile="full", annotations=ADD_IDEMPOTENT)
+    def engram_reindex() -> ReindexOut:
+        """Rebuild the derived index (.engram/index.sqlite) from the Markdown files alone.
+
+        Rarely needed: the index follows file changes by itself. Use it only when
+        results look wrong after files were changed outside engram, or when an error
+        suggests it. Slow on large vaults.
+        """
+        stats = box.vault().reindex()
+        return ReindexOut(files=stats.scanned, errors=stats.errors)

@@ -1,0 +1,190 @@
+"""First contact: the ``status`` and ``setup`` tools, and the guidance every tool gives.
+
+``status`` reports what is set (vault, agent id, profile, config file), what the vault
+holds, and each gap with what it costs and the exact ``setup(...)`` call that closes it.
+Before a vault is configured, every other tool answers with this same report (see
+:class:`~engram.mcp.errors.SetupRequired`), so an agent is never left with a bare error.
+
+``setup`` lays out or adopts a vault through :meth:`Vault.init` (what ``engram init``
+runs: template files, ``git init`` when needed, the merge driver), records the vault
+path and agent id in the user config file (no secrets), and swaps the vault into the
+running server: the next call uses it, no restart.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from engram import gitstore
+from engram.errors import EngramError
+from engram.mcp.context import VaultHolder
+from engram.mcp.models import Gap, SetupOut, StatusOut
+from engram.mcp.overview import domain_counts, synapse_count
+from engram.mcp.registry import ADD_IDEMPOTENT, READ, Profile, Toolbox
+
+SUGGESTED_VAULT = "~/team-memory"
+_SOURCE_LABELS = {
+    "flag": "--vault / ENGRAM_VAULT",
+    "cwd": "the current folder",
+    "config": "the user config file",
+    "setup": "setup",
+}
+_ACTOR_LABELS = {
+    "flag": "--actor / ENGRAM_ACTOR",
+    "config": "the user config file",
+    "setup": "setup",
+    "default": "default (git author or login name)",
+}
+
+
+def _call(vault_path: str, agent_id: str | None = None) -> str:
+    args = f"vault_path='{vault_path}'"
+    if agent_id:
+        args += f", agent_id='{agent_id}'"
+    return f"setup({args})"
+
+
+def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
+    """Everything ``status`` reports; also the guidance of unconfigured tools."""
+    vault = holder.vault
+    gaps: list[Gap] = []
+    suggested_agent = f"{holder.actor}-agent@{socket.gethostname()}"
+    agent_fix = suggested_agent if holder.actor_source == "default" else None
+    extra: dict[str, object] = {}
+    if vault is None:
+        target = holder.requested or SUGGESTED_VAULT
+        problem = (
+            f"the vault {holder.requested!r} asked for could not be opened"
+            if holder.requested
+            else "no vault is configured"
+        )
+        gaps.append(
+            Gap(
+                setting="vault",
+                problem=problem,
+                cost="every tool except status and setup refuses: the team's knowledge is "
+                "invisible and nothing learned in this session is kept",
+                fix=_call(target, agent_fix),
+            )
+        )
+    else:
+        root = str(vault.root)
+        try:
+            counts = domain_counts(vault)
+            extra.update(
+                items=sum(d.items for d in counts),
+                synapses=synapse_count(vault),
+                broken_files=len(vault.broken_files()),
+                domains=counts,
+            )
+        except EngramError:
+            pass
+        try:
+            repo = gitstore.is_work_tree(vault.root)
+            driver = gitstore.merge_driver_status(vault.root) if repo else None
+        except EngramError:
+            repo, driver = False, None
+        extra.update(git_repository=repo, merge_driver=bool(driver and driver.installed and driver.routed))
+        if not repo:
+            gaps.append(
+                Gap(
+                    setting="git_repository",
+                    problem="the vault is not in a git repository",
+                    cost="no history to recover from, and no way to share it with teammates",
+                    fix=_call(root, agent_fix),
+                )
+            )
+        elif not (driver and driver.installed and driver.routed):
+            gaps.append(
+                Gap(
+                    setting="merge_driver",
+                    problem="engram's merge driver is not registered in this clone",
+                    cost="concurrent edits from teammates merge as plain text, with conflict "
+                    "markers instead of field-by-field merges",
+                    fix=_call(root, agent_fix),
+                )
+            )
+    if holder.actor_source == "default":
+        gaps.append(
+            Gap(
+                setting="agent_id",
+                problem=f"no agent id is set; writes are attributed to {holder.actor!r}",
+                cost="teammates and the audit log cannot tell this agent's writes from the "
+                "person's or from other agents'",
+                fix=_call(str(vault.root) if vault else holder.requested or SUGGESTED_VAULT, suggested_agent),
+            )
+        )
+    if vault is None:
+        step = f"Call {gaps[0].fix} to create or adopt a vault (ask the user where, if unsure)."
+    elif gaps:
+        step = f"Optional: {gaps[0].fix} closes the first gap. The vault is usable now."
+    else:
+        step = "Nothing is missing. Look before you write: engram_search or engram_list first."
+    return StatusOut(
+        configured=vault is not None,
+        vault=str(vault.root) if vault else None,
+        vault_source=_SOURCE_LABELS.get(holder.vault_source or ""),
+        agent_id=holder.actor,
+        agent_id_source=_ACTOR_LABELS[holder.actor_source],
+        profile=profile,
+        config_file=str(holder.config_file),
+        gaps=gaps,
+        next_step=step,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def register(box: Toolbox) -> None:
+    @box.tool("status", title="Memory status and setup check", profile="minimal", annotations=READ)
+    def status() -> StatusOut:
+        """Report how this engram memory server is configured and what is missing.
+
+        Use it first in a session, or when another tool answers setup_required. It shows
+        the vault path, the agent id writes are attributed to, the tool profile, what the
+        vault holds (items, synapses, top-level domains), git and merge-driver health,
+        and for each gap: the problem, what it costs, and the exact setup(...) call that
+        fixes it. Read-only; takes no arguments.
+        """
+        return build_status(box.holder, box.profile)
+
+    @box.tool("setup", title="Create or adopt a memory vault", profile="minimal", annotations=ADD_IDEMPOTENT)
+    def setup(
+        vault_path: Annotated[
+            str | None,
+            Field(description="Folder of the vault, absolute or ~/...; omit to keep the current one."),
+        ] = None,
+        agent_id: Annotated[
+            str | None,
+            Field(description="Who this agent is, recorded on every write, e.g. 'claude-code@alice-laptop'."),
+        ] = None,
+        create: Annotated[
+            bool, Field(description="Lay out a new vault if the folder holds none (false: adopt only).")
+        ] = True,
+    ) -> SetupOut:
+        """Create or adopt an engram vault for this server and record the agent id.
+
+        Use it when status() or a setup_required answer says a vault or an agent id is
+        missing; pass exactly the call they suggest (ask the user for the folder when
+        unsure). It is the same as `engram init PATH`: it lays out the vault template,
+        runs git init when the folder is not in a repository and registers the merge
+        driver; files already there are kept. The choice is saved in the user config file
+        (a path and an agent id, never secrets) and takes effect on the next tool call,
+        without a restart. Safe to repeat. Do not use it to browse folders.
+        """
+        holder = box.holder
+        if vault_path is None:
+            if holder.vault is None:
+                return _setup_out(box, created=False, message="No vault_path given and none is configured: nothing done.")
+            vault_path = str(holder.vault.root)
+        _vault, created = holder.adopt(Path(vault_path), agent_id=agent_id, create=create)
+        what = "Laid out a new vault" if created else "Adopted the vault"
+        return _setup_out(box, created=created, message=f"{what}; tools use it from the next call on.")
+
+
+def _setup_out(box: Toolbox, *, created: bool, message: str) -> SetupOut:
+    status = build_status(box.holder, box.profile)
+    return SetupOut(**status.model_dump(), created=created, message=message)

@@ -1,0 +1,149 @@
+"""Core values → the models tools return, at a disclosure tier.
+
+Tiers nest: ``catalog`` (id, title, kind, domain, path, status, version — enough to
+decide whether to look closer) ⊂ ``digest`` (plus summary or the start of the body,
+tags, scores, who changed it last) ⊂ ``content`` (plus the body, provenance and the
+item's synapses). ``auto`` picks the deepest tier whose estimated size fits a token
+budget, so an agent can ask for "as much as fits" without a second call.
+
+Token estimates are ``ceil(characters / 4)`` of the JSON a client receives: rough, but
+monotone in the text and free to compute.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any, Literal
+
+from engram.mcp.errors import to_json
+from engram.mcp.models import EdgeView, ItemView, SynapseView, Tier
+from engram.model import Engram, Synapse
+
+TierArg = Literal["catalog", "digest", "content", "auto"]
+TIERS: tuple[Tier, ...] = ("catalog", "digest", "content")
+EXCERPT_CHARS = 280
+DEFAULT_TOKEN_BUDGET = 2_000
+
+
+def estimate_tokens(data: Any) -> int:
+    return math.ceil(len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) / 4)
+
+
+def excerpt(content: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a body, cut at a word boundary."""
+    text = " ".join(content.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] or text[:limit]
+    return cut + "…"
+
+
+def item_view(
+    item: Engram, tier: Tier, edges: list[EdgeView] | None = None
+) -> ItemView:
+    view: dict[str, Any] = {
+        "tier": tier,
+        "id": item.id,
+        "title": item.title,
+        "kind": item.kind,
+        "domain": item.domain,
+        "path": item.path,
+        "status": item.status,
+        "version": item.version,
+    }
+    if tier in ("digest", "content"):
+        view.update(
+            summary=item.summary or None,
+            tags=list(item.tags),
+            importance=item.importance,
+            confidence=item.confidence,
+            visibility=item.visibility,
+            updated_at=item.updated_at or None,
+            updated_by=item.updated_by or None,
+        )
+        if tier == "digest" and not item.summary and item.content.strip():
+            view["excerpt"] = excerpt(item.content)
+    if tier == "content":
+        view.update(
+            content=item.content,
+            created_at=item.created_at or None,
+            created_by=item.created_by or None,
+            source_type=item.source_type,
+            verification_status=item.verification_status,
+            reinforcement_score=item.reinforcement_score,
+            retrieval_count=item.retrieval_count,
+            superseded_by=item.superseded_by,
+            extra=_plain(dict(item.extra)) if item.extra else None,
+            synapses=edges or [],
+        )
+    return ItemView(**view)
+
+
+def item_at_budget(
+    item: Engram, tier: TierArg, budget: int, edges: Callable[[], list[EdgeView]]
+) -> ItemView:
+    """The item at ``tier``; for ``auto``, the deepest tier within ``budget`` tokens.
+
+    ``edges`` is called only when the content tier is built (it reads neighbours).
+    ``auto`` never returns less than the catalog, even when that exceeds the budget.
+    """
+    candidates: tuple[Tier, ...] = TIERS[::-1] if tier == "auto" else (tier,)
+    view = None
+    for candidate in candidates:
+        view = item_view(item, candidate, edges() if candidate == "content" else None)
+        tokens = estimate_tokens(to_json(view))
+        view = view.model_copy(update={"tokens": tokens})
+        if tier != "auto" or tokens <= budget:
+            return view
+    assert view is not None
+    return view
+
+
+def edge_views(
+    item_id: str, synapses: list[Synapse], title_of: Callable[[str], str | None]
+) -> list[EdgeView]:
+    out: list[EdgeView] = []
+    for syn in synapses:
+        other = syn.other(item_id)
+        if syn.symmetric:
+            direction: Literal["out", "in", "both"] = "both"
+        else:
+            direction = "out" if syn.source == item_id else "in"
+        out.append(
+            EdgeView(
+                id=syn.id,
+                kind=syn.kind,
+                direction=direction,
+                other=other,
+                other_title=title_of(other),
+                weight=syn.weight,
+            )
+        )
+    return out
+
+
+def synapse_view(
+    syn: Synapse, title_of: Callable[[str], str | None] | None = None
+) -> SynapseView:
+    return SynapseView(
+        id=syn.id,
+        source=syn.source,
+        target=syn.target,
+        kind=syn.kind,
+        weight=syn.weight,
+        evidence=[_plain(e.to_meta()) for e in syn.evidence],
+        created_by=syn.created_by,
+        created_at=syn.created_at,
+        updated_at=syn.updated_at,
+        path=syn.path,
+        source_title=title_of(syn.source) if title_of else None,
+        target_title=title_of(syn.target) if title_of else None,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy of frontmatter values (dates and the like become strings)."""
+    result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return result
