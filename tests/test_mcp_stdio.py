@@ -1,0 +1,73 @@
+"""`engram serve` as a real subprocess over stdio, driven by the official `mcp` client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from engram.vault import Vault
+from tests.mcp_helpers import error, ok
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def serve_params(*args: str, serve: tuple[str, ...] = (), cwd: Path | None = None) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from engram.cli import main; main()", *args, "serve", *serve],
+        env=dict(os.environ),
+        cwd=cwd,
+    )
+
+
+async def test_stdio_session_round_trip(vault: Vault) -> None:
+    vault.create("Seeded before the session", "body", domain=["ops"])
+    async with Client(serve_params("--vault", str(vault.root)), read_timeout_seconds=60) as client:
+        assert client.instructions is not None and "ops (1)" in client.instructions
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"engram_create", "engram_get", "status", "setup"} <= names
+        made = ok(await client.call_tool("engram_create", {"title": "Over stdio", "content": "yes", "domain": "x"}))
+        got = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "content"}))
+        assert got["content"] == "yes\n" and got["created_by"] == "tester"
+        assert "not_found" in error(await client.call_tool("engram_get", {"ref": "missing-item"}))
+        text = (await client.read_resource(f"engram://{made['id']}")).contents[0].text  # type: ignore[union-attr]
+        assert "title: Over stdio" in text
+    assert vault.get(made["id"]).title == "Over stdio"
+
+
+async def test_profile_flag(vault: Vault) -> None:
+    async with Client(serve_params("--vault", str(vault.root), serve=("--profile", "minimal")), read_timeout_seconds=60) as c:
+        assert "engram_delete" not in {t.name for t in (await c.list_tools()).tools}
+
+
+async def test_first_contact_then_setup_without_restart(tmp_path: Path, hermetic: Path) -> None:
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    target = tmp_path / "team-memory"
+    async with Client(serve_params(cwd=empty), read_timeout_seconds=60) as client:
+        assert client.instructions is not None and "no vault is configured" in client.instructions
+        status = ok(await client.call_tool("status", {}))
+        assert status["configured"] is False and status["gaps"][0]["setting"] == "vault"
+        guidance = error(await client.call_tool("engram_list", {}))
+        assert guidance.startswith("setup_required: engram_list needs an engram vault")
+        assert "setup(vault_path='~/team-memory')" in guidance
+        done = ok(await client.call_tool("setup", {"vault_path": str(target), "agent_id": "agent-7"}))
+        assert done["created"] is True and done["configured"] is True and done["agent_id"] == "agent-7"
+        made = ok(await client.call_tool("engram_create", {"title": "First memory", "domain": "x"}))
+        assert ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "content"}))["created_by"] == "agent-7"
+    config = hermetic / ".config" / "engram" / "mcp.yaml"
+    assert config.read_text(encoding="utf-8").splitlines()[1:] == [f"vault: {target}", "agentId: agent-7"]
+    # The next session (no flags, another folder) finds the vault through the config file.
+    async with Client(serve_params(cwd=empty), read_timeout_seconds=60) as client:
+        status = ok(await client.call_tool("status", {}))
+        assert status["vault"] == str(target) and status["vault_source"] == "the user config file"
+        assert status["agent_id"] == "tester"  # ENGRAM_ACTOR still wins over the config file

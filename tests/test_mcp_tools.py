@@ -1,0 +1,379 @@
+"""Every MCP tool through the SDK's in-memory client: happy paths and bad input.
+
+Bad input — wrong types, unknown ids and kinds, oversize content, stale versions — must
+come back as an error result whose message says what to do, never crash the server and
+never change the vault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import PromptReference, ResourceTemplateReference
+from pydantic import BaseModel
+
+from engram.errors import InvalidInput
+from engram.items import MAX_CONTENT_BYTES
+from engram.mcp import build_server, models
+from engram.mcp.registry import PROFILES
+from engram.mcp.server import toolbox
+from engram.model import ENGRAM_KINDS
+from engram.vault import Vault
+from tests.mcp_helpers import error, ok
+
+pytestmark = pytest.mark.anyio
+
+MINIMAL = {
+    "status", "setup", "engram_create", "engram_get", "engram_update", "engram_list", "synapse_create",
+}
+STANDARD = MINIMAL | {
+    "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete", "engram_doctor",
+}
+FULL = STANDARD | {"engram_reindex"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    return tmp_path / "config" / "engram" / "mcp.yaml"
+
+
+@pytest.fixture
+async def client(vault: Vault, config_file: Path) -> AsyncIterator[Client]:
+    async with Client(build_server(vault, profile="full", config_file=config_file)) as c:
+        yield c
+
+
+async def create(client: Client, title: str, **args: Any) -> dict[str, Any]:
+    return ok(await client.call_tool("engram_create", {"title": title, **args}))
+
+
+def vault_files(vault: Vault) -> dict[str, bytes]:
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and ".engram" not in p.parts
+    }
+
+
+# ---------------------------------------------------------------------- the catalog
+
+
+async def test_profiles_nest_and_every_tool_is_described(vault: Vault, config_file: Path) -> None:
+    expected = {"minimal": MINIMAL, "standard": STANDARD, "full": FULL}
+    for profile in PROFILES:
+        async with Client(build_server(vault, profile=profile, config_file=config_file)) as c:
+            tools = (await c.list_tools()).tools
+            assert {t.name for t in tools} == expected[profile]
+            for tool in tools:
+                assert tool.title and tool.annotations is not None
+                assert tool.annotations.title == tool.title
+                assert tool.annotations.read_only_hint is not None
+                assert tool.annotations.open_world_hint is False
+                assert tool.description and "\n\n" in tool.description  # a summary, then when to use
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+
+
+def test_unknown_profile_is_refused(vault: Vault) -> None:
+    with pytest.raises(InvalidInput, match="unknown tool profile 'huge'"):
+        build_server(vault, profile="huge")
+
+
+def test_profile_from_environment(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_MCP_PROFILE", "minimal")
+    assert toolbox(build_server(vault)).profile == "minimal"
+
+
+async def test_instructions_show_domains_with_counts_and_the_house_rule(vault: Vault, config_file: Path) -> None:
+    for n in range(3):
+        vault.create(f"Postgres fact {n}", f"body {n}", domain=["ops", "postgres"])
+    vault.create("Python fact", "body", domain=["engineering", "python"])
+    async with Client(build_server(vault, config_file=config_file)) as c:
+        assert c.instructions is not None
+        assert "ops (3), engineering (1)" in c.instructions
+        assert "Look before you write" in c.instructions
+
+
+# ---------------------------------------------------------------------- items
+
+
+async def test_create_new_duplicate_and_near_duplicate(client: Client, vault: Vault) -> None:
+    body = "VACUUM FULL locks the table for hours, and blocks every write to it meanwhile."
+    first = await create(
+        client, "Use pg_repack, not VACUUM FULL", content=body, domain="ops/postgres", kind="procedure",
+        tags=["postgres"], summary="pg_repack avoids the lock",
+    )
+    assert first["outcome"] == "NEW" and first["version"] == 1
+    assert first["path"] == "ops/postgres/use-pg_repack-not-vacuum-full.md"
+    assert (vault.root / first["path"]).is_file()
+    again = await create(client, "Use pg_repack, not VACUUM FULL", content=body, domain=["ops", "postgres"])
+    assert again["outcome"] == "DUPLICATE" and again["id"] == first["id"] and again["version"] == 2
+    near = await create(client, "Use pg_repack instead of VACUUM FULL", content=body, domain="ops/postgres")
+    assert near["outcome"] == "UPDATE" and near["id"] == first["id"] and near["similarity"] > 0.9
+    assert f"engram_update(ref='{first['id']}', expected_version=2" in near["message"]
+    assert len(vault.list()) == 1
+    forced = await create(client, "Use pg_repack instead of VACUUM FULL", content=body, domain="ops", dedupe=False)
+    assert forced["outcome"] == "NEW" and len(vault.list()) == 2
+
+
+async def test_get_by_id_prefix_path_and_title_at_each_tier(client: Client, vault: Vault) -> None:
+    body = "Long body. " * 200
+    made = await create(client, "Retry budgets", content=body, domain="eng", tags=["retry"])
+    for ref in (made["id"], made["id"][:8], made["path"], "Retry budgets"):
+        catalog = ok(await client.call_tool("engram_get", {"ref": ref, "tier": "catalog"}))
+        assert catalog["id"] == made["id"] and catalog["tier"] == "catalog"
+        assert "content" not in catalog and "tags" not in catalog
+    digest = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "digest"}))
+    assert digest["tags"] == ["retry"] and digest["excerpt"].endswith("…") and "content" not in digest
+    content = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "content"}))
+    assert content["content"] == body.strip() + "\n" and content["synapses"] == []
+    assert content["tokens"] > digest["tokens"] > catalog["tokens"]
+    roomy = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "auto", "token_budget": 100_000}))
+    assert roomy["tier"] == "content"
+    tight = ok(await client.call_tool("engram_get", {"ref": made["id"], "token_budget": 200}))
+    assert tight["tier"] == "digest" and tight["tokens"] <= 200
+    tiny = ok(await client.call_tool("engram_get", {"ref": made["id"], "token_budget": 50}))
+    assert tiny["tier"] == "catalog"
+
+
+async def test_update_with_expected_version_and_stale_version(client: Client, vault: Vault) -> None:
+    made = await create(client, "Deploy window", content="Tuesdays.", domain="ops")
+    updated = ok(await client.call_tool("engram_update", {
+        "ref": made["id"], "expected_version": 1, "summary": "Deploy on Tuesdays", "tags": ["deploy"],
+        "extra": {"team": "sre"},
+    }))
+    assert updated["version"] == 2 and updated["summary"] == "Deploy on Tuesdays"
+    assert vault.get(made["id"]).extra["team"] == "sre"
+    before = vault_files(vault)
+    message = error(await client.call_tool("engram_update", {
+        "ref": made["id"], "expected_version": 1, "content": "Wednesdays.",
+    }))
+    assert message.startswith(f"version_conflict: item {made['id']} is at version 2, not 1:")
+    assert f"engram_get(ref='{made['id']}')" in message and "expected_version=2" in message
+    assert vault_files(vault) == before
+    moved = ok(await client.call_tool("engram_update", {"ref": made["id"], "title": "Deploy window moved", "domain": "ops/release"}))
+    assert moved["path"] == "ops/release/deploy-window-moved.md" and moved["id"] == made["id"]
+
+
+async def test_update_refuses_nothing_and_builtins_in_extra(client: Client) -> None:
+    made = await create(client, "Something", domain="x")
+    assert error(await client.call_tool("engram_update", {"ref": made["id"]})).startswith(
+        "invalid_input: nothing to change."
+    )
+    message = error(await client.call_tool("engram_update", {"ref": made["id"], "extra": {"version": 9}}))
+    assert "'version' cannot be changed by an update." in message
+
+
+async def test_delete_moves_to_trash_and_then_it_is_gone(client: Client, vault: Vault) -> None:
+    made = await create(client, "Mistake", content="oops", domain="x")
+    stale = error(await client.call_tool("engram_delete", {"ref": made["id"], "expected_version": 5}))
+    assert "expected_version=1" in stale
+    gone = ok(await client.call_tool("engram_delete", {"ref": made["id"], "expected_version": 1}))
+    assert gone["id"] == made["id"] and "trash" in gone["message"]
+    assert not (vault.root / made["path"]).exists()
+    assert list((vault.root / ".engram" / "trash").rglob("mistake.md"))
+    message = error(await client.call_tool("engram_get", {"ref": made["id"]}))
+    assert message.startswith(f"not_found: no item matches '{made['id']}'.")
+    assert "engram_search or engram_list" in message
+
+
+async def test_list_filters_and_pages(client: Client) -> None:
+    for n in range(5):
+        await create(client, f"Ops note {n}", content=f"distinct text {n} " * (n + 1), domain="ops/db", kind="fact")
+    await create(client, "Eng note", content="other", domain="eng", kind="decision", tags=["arch"])
+    page = ok(await client.call_tool("engram_list", {"domain": "ops", "limit": 3}))
+    assert page["count"] == 3 and page["next_offset"] == 3
+    assert {i["tier"] for i in page["items"]} == {"catalog"}
+    rest = ok(await client.call_tool("engram_list", {"domain": "ops", "limit": 3, "offset": 3}))
+    assert rest["count"] == 2 and "next_offset" not in rest
+    decisions = ok(await client.call_tool("engram_list", {"kinds": ["decision"], "tags": ["arch"], "tier": "digest"}))
+    assert [i["title"] for i in decisions["items"]] == ["Eng note"] and decisions["items"][0]["tags"] == ["arch"]
+
+
+async def test_history(client: Client) -> None:
+    made = await create(client, "Fact", content="a", domain="x")
+    ok(await client.call_tool("engram_update", {"ref": made["id"], "content": "b"}))
+    history = ok(await client.call_tool("engram_history", {"ref": made["id"]}))
+    assert [e["action"] for e in history["entries"]] == ["create", "update"]
+    assert history["entries"][1]["fields"] == ["content"] and history["entries"][1]["actor"] == "tester"
+
+
+# ---------------------------------------------------------------------- synapses
+
+
+async def test_synapse_create_get_list_delete(client: Client, vault: Vault) -> None:
+    a = await create(client, "Timeouts cause retries", content="a", domain="x")
+    b = await create(client, "Retry storms", content="b", domain="x")
+    syn = ok(await client.call_tool("synapse_create", {
+        "source": a["id"], "kind": "causes", "target": "Retry storms", "evidence": "seen in the outage",
+    }))
+    assert syn["id"].startswith("syn-") and syn["source_title"] == "Timeouts cause retries"
+    assert syn["evidence"][0]["description"] == "seen in the outage"
+    again = ok(await client.call_tool("synapse_create", {"source": a["id"], "kind": "causes", "target": b["id"]}))
+    assert again["id"] == syn["id"]
+    assert ok(await client.call_tool("synapse_get", {"synapse_id": syn["id"]}))["target"] == b["id"]
+    listed = ok(await client.call_tool("synapse_list", {"ref": b["id"], "direction": "in"}))
+    assert [s["id"] for s in listed["synapses"]] == [syn["id"]]
+    assert ok(await client.call_tool("synapse_list", {"ref": b["id"], "direction": "out"}))["count"] == 0
+    item = ok(await client.call_tool("engram_get", {"ref": a["id"], "tier": "content"}))
+    assert item["synapses"] == [{
+        "id": syn["id"], "kind": "causes", "direction": "out", "other": b["id"],
+        "other_title": "Retry storms", "weight": 0.5,
+    }]
+    removed = ok(await client.call_tool("synapse_delete", {"synapse_id": syn["id"]}))
+    assert removed["id"] == syn["id"] and vault.synapses() == []
+    ok(await client.call_tool("synapse_create", {"source": a["id"], "kind": "similar_to", "target": b["id"]}))
+    ok(await client.call_tool("synapse_delete", {"source": b["id"], "kind": "similar_to", "target": a["id"]}))
+    assert vault.synapses() == []
+
+
+async def test_synapse_bad_input(client: Client, vault: Vault) -> None:
+    a = await create(client, "A thing", domain="x")
+    message = error(await client.call_tool("synapse_create", {"source": a["id"], "kind": "loves", "target": a["id"]}))
+    assert message.startswith("unknown_kind: unknown synapse kind 'loves'. Use one of: extends, part_of")
+    assert "cannot link to itself" in error(
+        await client.call_tool("synapse_create", {"source": a["id"], "kind": "extends", "target": a["id"]})
+    )
+    assert "synapse_list(ref=" in error(await client.call_tool("synapse_get", {"synapse_id": "syn-0000000000000000"}))
+    assert "name the synapse" in error(await client.call_tool("synapse_delete", {"source": a["id"]}))
+    assert "not both" in error(await client.call_tool("synapse_delete", {"synapse_id": "syn-1", "kind": "extends"}))
+    assert vault.synapses() == []
+
+
+# ---------------------------------------------------------------------- maintenance
+
+
+async def test_doctor_and_reindex(client: Client, vault: Vault) -> None:
+    await create(client, "Healthy", content="fine", domain="x")
+    (vault.root / "x" / "broken.md").write_text("---\nid: [unclosed\n---\nbody\n", encoding="utf-8")
+    report = ok(await client.call_tool("engram_doctor", {}))
+    assert not report["ok"] and [p["code"] for p in report["problems"]] == ["unparseable"]
+    assert ok(await client.call_tool("engram_reindex", {}))["errors"] == 1
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("engram_create", {"title": 5}, "Input should be a valid string"),
+    ("engram_create", {}, "Field required"),
+    ("engram_create", {"title": "x", "importance": "high"}, "importance"),
+    ("engram_create", {"title": "x", "importance": 7}, "invalid_input: importance must be from 0 to 1, not 7"),
+    ("engram_create", {"title": "x", "kind": "rumor"}, "unknown_kind: unknown kind 'rumor'. Use one of: "
+     + ", ".join(ENGRAM_KINDS)),
+    ("engram_create", {"title": "x", "visibility": "public"}, "visibility 'public' is not one of"),
+    ("engram_create", {"title": "two\nlines"}, "invalid_input: title must be one line."),
+    ("engram_create", {"title": "x", "domain": "../etc"}, "invalid_input"),
+    ("engram_create", {"title": "x", "content": "a" * (MAX_CONTENT_BYTES + 1)},
+     f"invalid_input: content is {MAX_CONTENT_BYTES + 1:,} bytes; the limit is {MAX_CONTENT_BYTES:,}."),
+    ("engram_create", {"title": "x", "content": "nul\x00byte"}, "content contains NUL bytes"),
+    ("engram_create", {"title": "x", "tags": [1, 2]}, "Input should be a valid string"),
+    ("engram_create", {"title": "x", "extra": {"id": "mine"}}, "'id' is a built-in field"),
+    ("engram_get", {"ref": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "not_found: no item matches"),
+    ("engram_get", {"ref": ""}, "invalid_input: the item reference is empty."),
+    ("engram_get", {"ref": "../../etc/passwd"}, "invalid_input"),
+    ("engram_get", {"ref": "x", "tier": "everything"}, "Input should be 'catalog', 'digest', 'content' or 'auto'"),
+    ("engram_get", {"ref": "x", "token_budget": -1}, "greater than or equal to 50"),
+    ("engram_update", {"ref": "nope", "summary": "s"}, "not_found"),
+    ("engram_update", {"ref": "nope", "expected_version": "one"}, "valid integer"),
+    ("engram_delete", {"ref": "nope"}, "not_found"),
+    ("engram_list", {"kinds": ["rumor"]}, "unknown_kind"),
+    ("engram_list", {"limit": 0}, "greater than or equal to 1"),
+    ("engram_list", {"statuses": ["lost"]}, "status 'lost' is not one of"),
+    ("synapse_list", {"ref": "nope"}, "not_found"),
+    ("synapse_list", {"direction": "sideways"}, "Input should be 'both', 'out' or 'in'"),
+    ("synapse_create", {"source": "nope", "kind": "extends", "target": "nope2"}, "not_found"),
+    ("engram_history", {"ref": "nope"}, "not_found"),
+    ("engram_doctor", {"fix": "maybe"}, "valid boolean"),
+    ("no_such_tool", {}, "Unknown tool"),
+]
+
+
+async def test_bad_input_never_crashes_or_changes_the_vault(client: Client, vault: Vault) -> None:
+    await create(client, "Keep me", content="intact", domain="x")
+    before = vault_files(vault)
+    for name, args, expected in BAD_CALLS:
+        message = error(await client.call_tool(name, args))
+        assert expected in message, (name, args, message)
+    assert vault_files(vault) == before
+    assert ok(await client.call_tool("engram_list", {}))["count"] == 1
+
+
+async def test_an_unexpected_failure_is_reported_and_the_server_keeps_serving(
+    client: Client, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(vault, "list", boom)
+    message = error(await client.call_tool("engram_list", {}))
+    assert message.startswith("internal_error: engram_list failed with RuntimeError: disk on fire.")
+    monkeypatch.undo()
+    assert ok(await client.call_tool("engram_list", {}))["count"] == 0
+
+
+# ---------------------------------------------------------------------- resources and prompts
+
+
+async def test_item_resource_overview_and_recall_prompt(client: Client, vault: Vault) -> None:
+    made = await create(client, "Cache keys include the tenant", content="Always.", domain="eng/cache")
+    result = await client.read_resource(f"engram://{made['id']}")
+    text = result.contents[0].text  # type: ignore[union-attr]
+    assert text == (vault.root / made["path"]).read_text(encoding="utf-8")
+    assert text.startswith("---\nid: " + made["id"])
+    assert result.contents[0].mime_type == "text/markdown"
+    overview = (await client.read_resource("engram://overview")).contents[0].text  # type: ignore[union-attr]
+    assert "- eng: 1" in overview and "Cache keys include the tenant" in overview
+    with pytest.raises(MCPError, match="no item matches"):
+        await client.read_resource("engram://01ZZZZZZZZZZZZZZZZZZZZZZZZ")
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["engram://{id}"]
+    prompt = await client.get_prompt("recall", {"topic": "tenant isolation in caches"})
+    said = prompt.messages[0].content.text  # type: ignore[union-attr]
+    assert "tenant isolation in caches" in said and "eng (1)" in said and "engram_search" in said
+
+
+# ---------------------------------------------------------------------- many sessions
+
+
+async def test_a_second_session_sees_the_first_sessions_writes(vault: Vault, config_file: Path) -> None:
+    other = Vault.open(vault.root)
+    async with (
+        Client(build_server(vault, config_file=config_file)) as one,
+        Client(build_server(other, config_file=config_file)) as two,
+    ):
+        made = await create(one, "Seen by all", content="shared", domain="x")
+        assert ok(await two.call_tool("engram_get", {"ref": made["id"]}))["title"] == "Seen by all"
+        ok(await two.call_tool("engram_update", {"ref": made["id"], "summary": "edited by two"}))
+        assert ok(await one.call_tool("engram_get", {"ref": made["id"], "tier": "digest"}))["version"] == 2
+    other.close()
+
+
+async def test_completion_of_item_ids_and_recall_topics(client: Client, vault: Vault) -> None:
+    made = await create(client, "Kafka consumer lag", content="watch it", domain="streaming/kafka")
+    template = ResourceTemplateReference(type="ref/resource", uri="engram://{id}")
+    by_id = await client.complete(template, {"name": "id", "value": made["id"][:5].lower()})
+    assert by_id.completion.values == [made["id"]]
+    by_title = await client.complete(template, {"name": "id", "value": "kafka con"})
+    assert by_title.completion.values == [made["id"]]
+    topic = await client.complete(PromptReference(type="ref/prompt", name="recall"), {"name": "topic", "value": "str"})
+    assert topic.completion.values == ["streaming"]
+    other = await client.complete(PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""})
+    assert other.completion.values == []
+
+
+def test_every_nullable_result_field_has_a_default() -> None:
+    # Results are sent without None fields; a required nullable field would then fail validation.
+    for name, model in vars(models).items():
+        if isinstance(model, type) and issubclass(model, BaseModel) and model.__module__ == models.__name__:
+            for field, info in model.model_fields.items():
+                assert not (info.is_required() and "None" in str(info.annotation)), f"{name}.{field}"
