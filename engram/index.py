@@ -11,16 +11,27 @@ recorded as "racy" and re-read on the next refresh, so an edit that lands within
 system's timestamp granularity is never missed. Writes made through the vault update the
 index in the same process immediately (:meth:`Index.put_item`), and every engram process
 shares the one database, so one process sees another's writes without a walk.
+:meth:`Index.ensure_fresh` is what readers call: a full walk in a one-shot process, and
+in a long-lived one an inotify watcher (:mod:`engram.freshness`) that names exactly the
+paths to re-check, so a read costs a few microseconds when nothing changed. The
+guarantee is the same either way: a read never sees a file whose change completed before
+the read began but is missing from the index.
 
 Contents. ``files`` records every file seen (item, synapse, plain note, or a file that
-failed to parse, with the error). ``items`` holds each item's searchable text, filter
-columns and full frontmatter as JSON, so listings and search never touch Markdown.
-``items_fts`` (Porter-stemmed words) and ``items_tri`` (trigrams, for substrings,
-identifiers and CJK) are external-content FTS5 tables kept in step by triggers.
-``synapses`` holds the edges.
+failed to parse, with the error). ``items`` holds each item's searchable text, filter and
+ranking columns and full frontmatter as JSON, so listings and search never touch
+Markdown. ``items_fts`` (Porter-stemmed words over title, summary, tags, body) and
+``items_tri`` (trigrams over title, tags and the identifier-like and non-Latin tokens of
+summary and body, for substrings, ``db_url_v2`` and CJK) are external-content FTS5
+tables kept in step by triggers. ``synapses`` holds the edges. The trigram table leaves
+out ordinary prose on purpose: trigrams of every body would triple the index size and
+halve the indexing rate, and words in prose are found by the word index.
 
-Errors from ``sqlite3`` are translated into :class:`~engram.errors.StorageError` here and
-nowhere else.
+The search primitives (:meth:`word_hits`, :meth:`trigram_hits`, :meth:`scan_hits`,
+:meth:`term_stats`, :meth:`matching`, :meth:`edges`) live here so that every SQL string
+and every ``sqlite3`` error stays in this module; :mod:`engram.recall` composes them.
+Errors from ``sqlite3`` are translated into :class:`~engram.errors.StorageError` (or
+:class:`~engram.errors.InvalidInput` for a bad raw FTS5 query) here and nowhere else.
 """
 
 from __future__ import annotations
@@ -30,25 +41,27 @@ import json
 import os
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.dedup import fingerprint
-from engram.errors import FormatError, StorageError
-from engram.format import parse_engram, parse_synapse
+from engram.errors import InvalidInput, StorageError
+from engram.freshness import Watcher, start_watcher
+from engram.indexrows import (
+    FileStamp,
+    classify,
+    item_values,
+    parse_all,
+    synapse_values,
+)
 from engram.model import Engram, Synapse
 
-SCHEMA_VERSION = 1
-RACY_NS = 2_000_000_000
+SCHEMA_VERSION = 2
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 _SCHEMA: tuple[str, ...] = (
-    """
-    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
-    """,
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """
     CREATE TABLE files(
         path TEXT PRIMARY KEY,
@@ -69,6 +82,7 @@ _SCHEMA: tuple[str, ...] = (
         summary TEXT NOT NULL,
         tags_text TEXT NOT NULL,
         body TEXT NOT NULL,
+        ident TEXT NOT NULL,           -- identifier-like, non-Latin tokens of summary+body
         domain TEXT NOT NULL,
         kind TEXT NOT NULL,
         status TEXT NOT NULL,
@@ -80,6 +94,12 @@ _SCHEMA: tuple[str, ...] = (
         activated_at TEXT,
         deactivated_at TEXT,
         superseded_by TEXT,
+        retrieval_count INTEGER NOT NULL,
+        effective_retrievals INTEGER NOT NULL,
+        failed_uses INTEGER NOT NULL,
+        reinforcement REAL NOT NULL,
+        last_retrieved_at TEXT,
+        last_effective_at TEXT,
         version INTEGER NOT NULL,
         content_hash TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
@@ -87,18 +107,10 @@ _SCHEMA: tuple[str, ...] = (
         meta TEXT NOT NULL
     )
     """,
-    """
-    CREATE INDEX items_id ON items(id)
-    """,
-    """
-    CREATE INDEX items_title_key ON items(title_key)
-    """,
-    """
-    CREATE INDEX items_fingerprint ON items(fingerprint)
-    """,
-    """
-    CREATE INDEX items_domain ON items(domain)
-    """,
+    "CREATE INDEX items_id ON items(id)",
+    "CREATE INDEX items_title_key ON items(title_key)",
+    "CREATE INDEX items_fingerprint ON items(fingerprint)",
+    "CREATE INDEX items_domain ON items(domain)",
     """
     CREATE TABLE synapses(
         path TEXT PRIMARY KEY,
@@ -110,15 +122,9 @@ _SCHEMA: tuple[str, ...] = (
         data TEXT NOT NULL
     )
     """,
-    """
-    CREATE INDEX synapses_id ON synapses(id)
-    """,
-    """
-    CREATE INDEX synapses_source ON synapses(source)
-    """,
-    """
-    CREATE INDEX synapses_target ON synapses(target)
-    """,
+    "CREATE INDEX synapses_id ON synapses(id)",
+    "CREATE INDEX synapses_source ON synapses(source, kind)",
+    "CREATE INDEX synapses_target ON synapses(target, kind)",
     """
     CREATE VIRTUAL TABLE items_fts USING fts5(
         title, summary, tags_text, body,
@@ -128,7 +134,7 @@ _SCHEMA: tuple[str, ...] = (
     """,
     """
     CREATE VIRTUAL TABLE items_tri USING fts5(
-        title, summary, tags_text, body,
+        title, tags_text, ident,
         content='items', content_rowid='rowid',
         tokenize='trigram'
     )
@@ -137,34 +143,37 @@ _SCHEMA: tuple[str, ...] = (
     CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
         INSERT INTO items_fts(rowid, title, summary, tags_text, body)
             VALUES (new.rowid, new.title, new.summary, new.tags_text, new.body);
-        INSERT INTO items_tri(rowid, title, summary, tags_text, body)
-            VALUES (new.rowid, new.title, new.summary, new.tags_text, new.body);
+        INSERT INTO items_tri(rowid, title, tags_text, ident)
+            VALUES (new.rowid, new.title, new.tags_text, new.ident);
     END
     """,
     """
     CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
         INSERT INTO items_fts(items_fts, rowid, title, summary, tags_text, body)
             VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
-        INSERT INTO items_tri(items_tri, rowid, title, summary, tags_text, body)
-            VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
+        INSERT INTO items_tri(items_tri, rowid, title, tags_text, ident)
+            VALUES ('delete', old.rowid, old.title, old.tags_text, old.ident);
     END
     """,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class FileStamp:
-    mtime_ns: int
-    size: int
-    ino: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> FileStamp:
-        mtime = st.st_mtime_ns
-        if time.time_ns() - mtime < RACY_NS:
-            mtime = -1  # racily clean: re-read on the next refresh
-        return cls(mtime, st.st_size, st.st_ino)
-
+_ITEM_COLUMNS = (
+    "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
+    " visibility, importance, confidence, created_at, updated_at, activated_at,"
+    " deactivated_at, superseded_by, retrieval_count, effective_retrievals, failed_uses,"
+    " reinforcement, last_retrieved_at, last_effective_at, version, content_hash,"
+    " fingerprint, derived, meta"
+)
+_INSERT_ITEM = (
+    f"INSERT INTO items({_ITEM_COLUMNS}) VALUES ({','.join('?' * (_ITEM_COLUMNS.count(',') + 1))})"
+)
+_INSERT_SYNAPSE = (
+    "INSERT OR REPLACE INTO synapses(path, id, source, target, kind, weight, data)"
+    " VALUES (?,?,?,?,?,?,?)"
+)
+_INSERT_FILE = (
+    "INSERT OR REPLACE INTO files(path, kind, mtime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
+)
 
 @dataclass(frozen=True, slots=True)
 class RefreshStats:
@@ -191,27 +200,14 @@ class ItemRow:
     fingerprint: str
 
 
-def classify(relpath: str) -> str | None:
-    """``item``, ``synapse`` or None for a vault-relative path (no I/O)."""
-    parts = relpath.split("/")
-    if any(p.startswith(".") for p in parts):
-        return None
-    top = parts[1] if parts[0] == "private" and len(parts) > 1 else parts[0]
-    if top == "synapses":
-        return "synapse" if relpath.endswith(".yaml") else None
-    if relpath.endswith(".md"):
-        return "item"
-    return None
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One synapse as the graph sees it."""
 
-
-def is_plain_note(data: bytes) -> bool:
-    """A Markdown file that is not an engram: no frontmatter, or frontmatter without id."""
-    head = data.lstrip(b"\xef\xbb\xbf")
-    if not head.startswith(b"---"):
-        return True
-    end = head.find(b"\n---", 3)
-    front = head[: end if end > 0 else len(head)]
-    return b"\nid:" not in front and not front.startswith(b"---\r\nid:")
+    source: str
+    target: str
+    kind: str
+    weight: float
 
 
 class Index:
@@ -220,6 +216,9 @@ class Index:
         self.db_path = db_path
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._reads = 0
+        self._watcher: Watcher | None = None
+        self._watch_failed = False
 
     # ------------------------------------------------------------------ connection
 
@@ -229,14 +228,20 @@ class Index:
             self._conn = self._open()
         return self._conn
 
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-32000")  # 32 MB: the hot part of a 100k index
+        conn.execute("PRAGMA temp_store=MEMORY")
+        return conn
+
     def _open(self) -> sqlite3.Connection:
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = self._connect()
             row = None
             with contextlib.suppress(sqlite3.OperationalError):
                 row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -249,10 +254,7 @@ class Index:
                 for suffix in ("", "-wal", "-shm"):
                     Path(str(self.db_path) + suffix).unlink(missing_ok=True)
             try:
-                conn = sqlite3.connect(
-                    self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
+                conn = self._connect()
                 self._rebuild_schema(conn)
                 return conn
             except sqlite3.Error as again:
@@ -275,6 +277,10 @@ class Index:
                     if row is not None and row[0] == str(SCHEMA_VERSION):
                         conn.execute("COMMIT")
                         return
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+            ).fetchall():
+                conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
             tables = conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'"
                 " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'items_fts_%'"
@@ -294,6 +300,9 @@ class Index:
 
     def close(self) -> None:
         with self._lock:
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watcher = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -327,11 +336,49 @@ class Index:
             except sqlite3.Error as exc:
                 raise StorageError(f"index query failed: {exc}.", hint="Run `engram reindex`.") from exc
 
+    # ------------------------------------------------------------------ freshness
+
+    def ensure_fresh(self, mode: str = "auto") -> None:
+        """Make the index reflect every file change that completed before this call.
+
+        ``mode`` is ``auto`` (watch when the platform allows, else walk) or ``walk`` (a
+        full stat walk before every read). The first read of a process walks without a
+        watcher, so one-shot commands pay nothing extra; the second starts the watcher
+        and walks once more (closing the gap before the watch existed); later reads only
+        re-check the paths the watcher reported.
+        """
+        with self._lock:
+            self._reads += 1
+            if mode == "walk" or self._watch_failed or self._reads == 1:
+                self.refresh()
+                return
+            if self._watcher is None:
+                self._watcher = start_watcher(self.root, SKIP_DIRS)
+                if self._watcher is None:
+                    self._watch_failed = True
+                self.refresh()
+                return
+            changes = self._watcher.poll()
+            if changes is None:  # overflow, or the root itself went away
+                if not self._watcher.resync():
+                    self._watcher.close()
+                    self._watcher = None
+                    self._watch_failed = True
+                self.refresh()
+            elif changes.files or changes.dirs:
+                self.refresh_paths(changes.files, changes.dirs)
+
+    @property
+    def watching(self) -> bool:
+        """Whether reads are kept fresh by a file watcher (else by a walk per read)."""
+        return self._watcher is not None
+
     # ------------------------------------------------------------------ refresh
 
-    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every item and synapse file under the root, as (relpath, stat)."""
-        stack = [("", self.root)]
+    def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
+        """Every item and synapse file under the root (or under ``top``), as (relpath, stat)."""
+        start = self.root / top if top else self.root
+        stack = [(top + "/" if top else "", start)]
         while stack:
             prefix, folder = stack.pop()
             try:
@@ -354,28 +401,48 @@ class Index:
     def refresh(self) -> RefreshStats:
         """Bring the index in line with the files on disk (see module docstring)."""
         with self._lock:
-            known = {
-                row[0]: FileStamp(row[1], row[2], row[3])
-                for row in self.conn.execute("SELECT path, mtime_ns, size, ino FROM files")
-            }
+            known = self._stamps()
             seen: set[str] = set()
-            changed: list[tuple[str, os.stat_result]] = []
+            changed: list[str] = []
             for rel, st in self.walk():
                 seen.add(rel)
-                stamp = known.get(rel)
-                if stamp is None or stamp.mtime_ns < 0 or stamp != FileStamp(
-                    st.st_mtime_ns, st.st_size, st.st_ino
-                ):
-                    changed.append((rel, st))
+                if _stale(known.get(rel), st):
+                    changed.append(rel)
             gone = [path for path in known if path not in seen]
-            errors = 0
-            if changed or gone:
-                with self.transaction() as conn:
-                    for path in gone:
-                        self._forget(conn, path)
-                    for rel, st in changed:
-                        errors += not self._load_file(conn, rel, st)
+            errors = self._apply(changed, gone, cold=not known)
             return RefreshStats(len(seen), len(changed), len(gone), errors)
+
+    def refresh_paths(self, files: Iterable[str], dirs: Iterable[str] = ()) -> RefreshStats:
+        """Re-check only the given files and folders (vault-relative), as a watcher reports."""
+        with self._lock:
+            candidates = {rel for rel in files if classify(rel)}
+            known_under: list[str] = []
+            for top in dirs:
+                candidates.update(rel for rel, _ in self.walk(top))
+                like = top.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                known_under += [
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (like + "/%",)
+                    )
+                ]
+            candidates.update(known_under)
+            if not candidates:
+                return RefreshStats()
+            known = self._stamps(candidates)
+            changed: list[str] = []
+            gone: list[str] = []
+            for rel in candidates:
+                try:
+                    st = os.stat(self.root / rel, follow_symlinks=False)
+                except OSError:
+                    if rel in known:
+                        gone.append(rel)
+                    continue
+                if _stale(known.get(rel), st):
+                    changed.append(rel)
+            errors = self._apply(changed, gone)
+            return RefreshStats(len(candidates), len(changed), len(gone), errors)
 
     def rebuild(self) -> RefreshStats:
         """Drop everything and index from scratch."""
@@ -383,27 +450,44 @@ class Index:
             self._rebuild_schema(self.conn, force=True)
             return self.refresh()
 
-    def _load_file(self, conn: sqlite3.Connection, rel: str, st: os.stat_result) -> bool:
-        stamp = FileStamp.of(st)
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            self._forget(conn, rel)
-            return True
-        try:
-            if classify(rel) == "synapse":
-                self._put_synapse(conn, rel, parse_synapse(data, rel), stamp)
-            elif is_plain_note(data):
-                self._forget(conn, rel)
-                self._put_file(conn, rel, "other", stamp, None)
-            else:
-                item, derived = parse_engram(data, rel)
-                self._put_item(conn, rel, item, derived, stamp)
-        except FormatError as exc:
-            self._forget(conn, rel)
-            self._put_file(conn, rel, "bad", stamp, exc.problem)
-            return False
-        return True
+    def _stamps(self, only: set[str] | None = None) -> dict[str, FileStamp]:
+        if only is not None and len(only) < 500:
+            marks = ",".join("?" * len(only))
+            rows = self.conn.execute(
+                f"SELECT path, mtime_ns, size, ino FROM files WHERE path IN ({marks})", list(only)
+            )
+        else:
+            rows = self.conn.execute("SELECT path, mtime_ns, size, ino FROM files")
+        return {r[0]: FileStamp(r[1], r[2], r[3]) for r in rows}
+
+    def _apply(self, changed: list[str], gone: list[str], cold: bool = False) -> int:
+        """Parse ``changed`` (in parallel when there are many) and write the results."""
+        if not changed and not gone:
+            return 0
+        parsed = parse_all(self.root, changed)
+        errors = 0
+        with self.transaction() as conn:
+            for path in gone:
+                self._forget(conn, path)
+            items: list[tuple[Any, ...]] = []
+            synapses: list[tuple[Any, ...]] = []
+            files: list[tuple[Any, ...]] = []
+            for p in parsed:
+                if not cold:
+                    self._forget(conn, p.rel)
+                if p.stamp is None:
+                    continue
+                s = p.stamp
+                if p.kind == "item" and p.values is not None:
+                    items.append(p.values)
+                elif p.kind == "synapse" and p.values is not None:
+                    synapses.append(p.values)
+                errors += p.kind == "bad"
+                files.append((p.rel, p.kind, s.mtime_ns, s.size, s.ino, p.error))
+            conn.executemany(_INSERT_ITEM, items)
+            conn.executemany(_INSERT_SYNAPSE, synapses)
+            conn.executemany(_INSERT_FILE, files)
+        return errors
 
     # ------------------------------------------------------------------ writes
 
@@ -412,13 +496,15 @@ class Index:
         st = (self.root / rel).stat()
         with self.transaction() as conn:
             self._forget(conn, rel)
-            self._put_item(conn, rel, item, derived, FileStamp.of(st))
+            conn.execute(_INSERT_ITEM, item_values(rel, item, derived))
+            self._put_file(conn, rel, "item", FileStamp.of(st), None)
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
         st = (self.root / rel).stat()
         with self.transaction() as conn:
             self._forget(conn, rel)
-            self._put_synapse(conn, rel, synapse, FileStamp.of(st))
+            conn.execute(_INSERT_SYNAPSE, synapse_values(rel, synapse))
+            self._put_file(conn, rel, "synapse", FileStamp.of(st), None)
 
     def drop(self, rel: str) -> None:
         """Forget a file the vault just removed."""
@@ -428,72 +514,12 @@ class Index:
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
     ) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO files(path, kind, mtime_ns, size, ino, error)"
-            " VALUES (?,?,?,?,?,?)",
-            (rel, kind, stamp.mtime_ns, stamp.size, stamp.ino, error),
-        )
+        conn.execute(_INSERT_FILE, (rel, kind, stamp.mtime_ns, stamp.size, stamp.ino, error))
 
     def _forget(self, conn: sqlite3.Connection, rel: str) -> None:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))
         conn.execute("DELETE FROM synapses WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
-
-    def _put_item(
-        self, conn: sqlite3.Connection, rel: str, item: Engram, derived: str, stamp: FileStamp
-    ) -> None:
-        conn.execute("DELETE FROM items WHERE path = ?", (rel,))
-        conn.execute(
-            "INSERT INTO items(path, id, title, title_key, summary, tags_text, body, domain,"
-            " kind, status, visibility, importance, confidence, created_at, updated_at,"
-            " activated_at, deactivated_at, superseded_by, version, content_hash,"
-            " fingerprint, derived, meta)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rel,
-                item.id,
-                item.title,
-                item.title.casefold(),
-                item.summary,
-                " ".join(item.tags + item.domain_tags),
-                item.content,
-                item.domain,
-                item.kind,
-                item.status,
-                item.visibility,
-                item.importance,
-                item.confidence,
-                item.created_at,
-                item.updated_at,
-                item.activated_at,
-                item.deactivated_at,
-                item.superseded_by,
-                item.version,
-                item.content_hash,
-                fingerprint(item.title, item.content),
-                derived,
-                json.dumps(item.to_meta(), ensure_ascii=False),
-            ),
-        )
-        self._put_file(conn, rel, "item", stamp, None)
-
-    def _put_synapse(
-        self, conn: sqlite3.Connection, rel: str, synapse: Synapse, stamp: FileStamp
-    ) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO synapses(path, id, source, target, kind, weight, data)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (
-                rel,
-                synapse.id,
-                synapse.source,
-                synapse.target,
-                synapse.kind,
-                synapse.weight,
-                json.dumps(synapse.to_meta(), ensure_ascii=False),
-            ),
-        )
-        self._put_file(conn, rel, "synapse", stamp, None)
 
     # ------------------------------------------------------------------ reads
 
@@ -522,3 +548,166 @@ class Index:
     def counts(self) -> dict[str, int]:
         rows = self.query("SELECT kind, count(*) AS n FROM files GROUP BY kind")
         return {r["kind"]: r["n"] for r in rows}
+
+    # ------------------------------------------------------------------ search primitives
+
+    def word_hits(
+        self,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        raw: bool = False,
+    ) -> list[tuple[int, float]]:
+        """(rowid, score) of the best ``limit`` items for an FTS5 query on the word index,
+        score = −BM25 with per-column weights (title, summary, tags, body); higher is better.
+
+        FTS5 ranks inside the virtual table first (it is much faster than sorting a join)
+        and the filters apply to that shortlist; when filters leave too few, the query
+        is run again as a join that filters before ranking.
+        """
+        return self._ranked("items_fts", match, weights, where, params, limit, raw=raw)
+
+    def trigram_hits(
+        self, match: str, weights: Sequence[float], where: str, params: Sequence[Any], limit: int
+    ) -> list[tuple[int, float]]:
+        """Like :meth:`word_hits` on the trigram index (title, tags, identifiers)."""
+        return self._ranked("items_tri", match, weights, where, params, limit)
+
+    def _ranked(
+        self,
+        table: str,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        raw: bool = False,
+    ) -> list[tuple[int, float]]:
+        rank = "bm25(" + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
+        inner = max(limit * 3, 60)
+        sql = (
+            f"SELECT f.rowid, -f.rank FROM (SELECT rowid, rank FROM {table}"
+            f" WHERE {table} MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?) f"
+            f" JOIN items ON items.rowid = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?"
+        )
+        rows = self._fts(sql, (match, rank, inner, *params, limit), raw)
+        if len(rows) < limit and where != "1":
+            full = self._fts(sql, (match, rank, -1, *params, limit), raw)
+            if len(full) > len(rows):
+                rows = full
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return list(self.conn.execute(sql, params).fetchall())
+            except sqlite3.OperationalError as exc:
+                if raw and ("fts5" in str(exc) or "syntax" in str(exc) or "no such column" in str(exc)):
+                    raise InvalidInput(
+                        f"the raw FTS5 query is not valid: {exc}.",
+                        field="query",
+                        hint='Drop --raw to search the words as typed, or fix the syntax (e.g. "a b" OR c*).',
+                    ) from exc
+                raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
+
+    def scan_hits(
+        self, needle: str, where: str, params: Sequence[Any], limit: int
+    ) -> list[tuple[int, float]]:
+        """Items whose title, summary, tags or body contain ``needle`` (case-insensitive for
+        ASCII): the path for fragments too short for trigrams. A table scan that stops at
+        ``limit`` hits; a title hit scores 3, tags 2, summary 1.5, body 1."""
+        sql = (
+            "SELECT rowid, (CASE WHEN instr(lower(title), lower(?1)) THEN 3.0 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(tags_text), lower(?1)) THEN 2.0 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(summary), lower(?1)) THEN 1.5 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(body), lower(?1)) THEN 1.0 ELSE 0 END) AS s"
+            f" FROM items WHERE s > 0 AND {where} LIMIT ?"
+        )
+        rows = self._fts(sql, (needle, *params, limit), False)
+        return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: -x[1])
+
+    def term_stats(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(number of items, {word: number of items containing it}) for plain words,
+        stemmed exactly as the word index stems them."""
+        with self._lock:
+            try:
+                conn = self.conn
+                total = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+                if not words:
+                    return int(total), {}
+                stems = self._stems(conn, words)
+                wanted = sorted({s for group in stems.values() for s in group})
+                marks = ",".join("?" * len(wanted))
+                df = dict(
+                    conn.execute(
+                        f"SELECT term, doc FROM temp.engram_vocab WHERE term IN ({marks})", wanted
+                    ).fetchall()
+                )
+            except sqlite3.Error as exc:
+                raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
+        # A word the tokenizer splits (rare for plain words) counts as its rarest part.
+        return int(total), {
+            w: min((int(df.get(s, 0)) for s in stems.get(w, ())), default=0) for w in words
+        }
+
+    def _stems(self, conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        # The word index's own tokenizer stems the words: a tiny temp FTS5 table with the
+        # same tokenizer, read back through fts5vocab. No second stemmer to drift from it.
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem USING fts5("
+            "t, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem_v"
+            " USING fts5vocab(temp, engram_stem, instance)"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_vocab"
+            " USING fts5vocab(main, items_fts, row)"
+        )
+        conn.execute("DELETE FROM temp.engram_stem")
+        conn.executemany(
+            "INSERT INTO temp.engram_stem(rowid, t) VALUES (?, ?)",
+            list(enumerate(words, start=1)),
+        )
+        out: dict[str, list[str]] = {}
+        for doc, term in conn.execute("SELECT doc, term FROM temp.engram_stem_v"):
+            out.setdefault(words[int(doc) - 1], []).append(str(term))
+        return {k: tuple(v) for k, v in out.items()}
+
+    def matching(self, match: str, rowids: Sequence[int], *, trigram: bool = False) -> set[int]:
+        """Which of ``rowids`` match the FTS5 query ``match`` (one term, for explanations)."""
+        if not rowids:
+            return set()
+        table = "items_tri" if trigram else "items_fts"
+        marks = ",".join("?" * len(rowids))
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
+        return {int(r[0]) for r in self._fts(sql, (match, *rowids), False)}
+
+    def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:
+        """Every synapse touching one of ``ids`` (either end), optionally of some kinds."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
+        kind_params = list(kinds or ())
+        sql = (
+            f"SELECT source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
+            f" UNION SELECT source, target, kind, weight FROM synapses"
+            f" WHERE target IN ({marks}){kind_sql}"
+        )
+        rows = self.query(sql, [*wanted, *kind_params, *wanted, *kind_params])
+        return [Edge(r[0], r[1], r[2], float(r[3])) for r in rows]
+
+
+def _stale(stamp: FileStamp | None, st: os.stat_result) -> bool:
+    return stamp is None or stamp.mtime_ns < 0 or stamp != FileStamp(
+        st.st_mtime_ns, st.st_size, st.st_ino
+    )

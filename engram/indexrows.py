@@ -1,0 +1,173 @@
+"""From vault files to index rows: reading, parsing, and what the index stores per item.
+
+Pure functions (no database): :func:`parse_file` reads one file and returns the row
+values :mod:`engram.index` inserts, or why it could not. Parsing goes through the one
+canonical reader (:mod:`engram.format`); when a refresh has thousands of files to parse
+(a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
+so the YAML parsing — most of the cost — uses every core while the database work stays
+in one writer.
+
+:func:`identifiers` picks the body tokens the trigram index keeps (see
+:mod:`engram.index`). A file is "racy" when it changed less than two seconds before it
+was stamped; its stamp records ``mtime_ns = -1`` so the next refresh re-reads it, since a
+second write within the file system's timestamp granularity could leave the stamp equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.dedup import fingerprint
+from engram.errors import FormatError
+from engram.format import parse_engram, parse_synapse
+from engram.model import Engram, Synapse
+
+RACY_NS = 2_000_000_000
+#: Above this many files to (re)parse, refresh parses in worker processes.
+PARALLEL_MIN = 4_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    mtime_ns: int
+    size: int
+    ino: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        mtime = st.st_mtime_ns
+        if time.time_ns() - mtime < RACY_NS:
+            mtime = -1  # racily clean: re-read on the next refresh
+        return cls(mtime, st.st_size, st.st_ino)
+
+
+
+# Body tokens the trigram index keeps: identifiers with inner punctuation, digits or mixed
+# case, and non-Latin runs (CJK has no spaces). A split-and-check loop: a single regex
+# over the body was five times slower (it backtracks at every word).
+_TOKEN_EDGES = "\"'`()[]{}<>,;:!?*."  # noqa: S105 - punctuation, not a secret
+_SPECIAL = re.compile(r"[\d_\-./:#@+]|[a-z][A-Z]|[^\x00-\x7f]")
+
+
+def classify(relpath: str) -> str | None:
+    """``item``, ``synapse`` or None for a vault-relative path (no I/O)."""
+    parts = relpath.split("/")
+    if any(p.startswith(".") for p in parts):
+        return None
+    top = parts[1] if parts[0] == "private" and len(parts) > 1 else parts[0]
+    if top == "synapses":
+        return "synapse" if relpath.endswith(".yaml") else None
+    if relpath.endswith(".md"):
+        return "item"
+    return None
+
+
+def is_plain_note(data: bytes) -> bool:
+    """A Markdown file that is not an engram: no frontmatter, or frontmatter without id."""
+    head = data.lstrip(b"\xef\xbb\xbf")
+    if not head.startswith(b"---"):
+        return True
+    end = head.find(b"\n---", 3)
+    front = head[: end if end > 0 else len(head)]
+    return b"\nid:" not in front and not front.startswith(b"---\r\nid:")
+
+
+def identifiers(text: str) -> str:
+    """The body tokens the trigram index keeps (distinct, in order of appearance)."""
+    seen: dict[str, None] = {}
+    for token in text.split():
+        if token.isascii() and token.isalpha() and (token.islower() or token.istitle()):
+            continue  # a plain word: the word index has it
+        token = token.strip(_TOKEN_EDGES)
+        if len(token) > 1 and _SPECIAL.search(token):
+            seen[token] = None
+    return " ".join(seen)
+
+
+def item_values(rel: str, item: Engram, derived: str) -> tuple[Any, ...]:
+    """The ``items`` row for one item, in :data:`_ITEM_COLUMNS` order."""
+    return (
+        rel, item.id, item.title, item.title.casefold(), item.summary,
+        " ".join(item.tags + item.domain_tags), item.content,
+        identifiers(item.summary + "\n" + item.content),
+        item.domain, item.kind, item.status, item.visibility, item.importance,
+        item.confidence, item.created_at, item.updated_at, item.activated_at,
+        item.deactivated_at, item.superseded_by, item.retrieval_count,
+        item.effective_retrievals, item.failed_uses, item.reinforcement_score,
+        item.last_retrieved_at, item.last_effective_at, item.version, item.content_hash,
+        fingerprint(item.title, item.content), derived,
+        json.dumps(item.to_meta(), ensure_ascii=False),
+    )
+
+
+def synapse_values(rel: str, synapse: Synapse) -> tuple[Any, ...]:
+    return (
+        rel, synapse.id, synapse.source, synapse.target, synapse.kind, synapse.weight,
+        json.dumps(synapse.to_meta(), ensure_ascii=False),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """One file read and parsed (possibly in a worker process), ready to insert."""
+
+    rel: str
+    kind: str  # item | synapse | other | bad | gone
+    stamp: FileStamp | None
+    values: tuple[Any, ...] | None = None
+    error: str | None = None
+
+
+def parse_file(root: Path, rel: str) -> Parsed:
+    """Read and parse one vault file; never raises for file content (module-level so a
+    process pool can run it)."""
+    try:
+        st = os.stat(root / rel, follow_symlinks=False)
+        data = (root / rel).read_bytes()
+    except OSError:
+        return Parsed(rel, "gone", None)
+    stamp = FileStamp.of(st)
+    try:
+        if classify(rel) == "synapse":
+            return Parsed(rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)))
+        if is_plain_note(data):
+            return Parsed(rel, "other", stamp)
+        item, derived = parse_engram(data, rel)
+        return Parsed(rel, "item", stamp, item_values(rel, item, derived))
+    except FormatError as exc:
+        return Parsed(rel, "bad", stamp, error=exc.problem)
+
+
+def _parse_batch(root: str, rels: list[str]) -> list[Parsed]:
+    return [parse_file(Path(root), rel) for rel in rels]
+
+
+
+
+def parse_all(root: Path, rels: list[str]) -> list[Parsed]:
+    """Parse many files, in worker processes when there are enough to pay for them."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(rels) < PARALLEL_MIN or workers < 2:
+        return [parse_file(root, rel) for rel in rels]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork is cheap and the child only parses files; elsewhere the default start
+    # method re-imports engram in each worker, still worth it for a cold index.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    chunk = max(200, len(rels) // (workers * 8))
+    batches = [rels[i : i + chunk] for i in range(0, len(rels), chunk)]
+    out: list[Parsed] = []
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+            for result in pool.map(_parse_batch, [str(root)] * len(batches), batches):
+                out.extend(result)
+    except (OSError, RuntimeError):  # no processes allowed here: parse in-process
+        return [parse_file(root, rel) for rel in rels]
+    return out
