@@ -24,7 +24,7 @@ import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram import items
 from engram.dedup import fingerprint, similarity
@@ -36,6 +36,11 @@ from engram.model import Engram, new_id, now
 from engram.repair import RepairMixin
 from engram.settings import SETTINGS_FILE
 from engram.vaultbase import STATE_DIR
+
+if TYPE_CHECKING:
+    from engram.paths_overview import DomainNode
+    from engram.recall import SearchResult
+    from engram.usage import FlushStats
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
 
@@ -117,7 +122,15 @@ class Vault(LinksMixin, RepairMixin):
     # ------------------------------------------------------------------ freshness
 
     def _ensure_fresh(self) -> None:
-        self.refresh()
+        """Before a read: the index reflects every file change that completed before this
+        call (a watcher in long-lived processes, a stat walk otherwise; see engram.index)."""
+        self.index.ensure_fresh(self._freshness_mode())
+        self._fresh = True
+
+    def _freshness_mode(self) -> str:
+        from engram.recall import recall_settings
+
+        return recall_settings(self).freshness
 
     def reindex(self) -> RefreshStats:
         """Rebuild the index from the files alone."""
@@ -364,3 +377,63 @@ class Vault(LinksMixin, RepairMixin):
             )
             return current
 
+    # ------------------------------------------------------------------ recall
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        domain: str | Sequence[str] | None = None,
+        kinds: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        statuses: Iterable[str] | None = None,
+        visibility: Iterable[str] | None = None,
+        min_importance: float | None = None,
+        include_hidden: bool = False,
+        as_of: str | None = None,
+        tier: str = "auto",
+        budget: int | None = None,
+        expand: bool = True,
+        raw: bool = False,
+        record: bool = True,
+        min_relevance: float | None = None,
+    ) -> SearchResult:
+        """Graph-expanded recall: lexical hits blended with recency, importance,
+        reinforcement and heat, expanded along synapses; see :mod:`engram.recall`.
+
+        Filters are those of :meth:`list`; ``as_of`` recalls what the vault held at an
+        instant; ``tier`` is catalog, digest, content or auto (with a token ``budget``);
+        ``expand=False`` turns graph expansion off; ``raw`` takes FTS5 syntax as is;
+        ``record=False`` leaves the usage journal alone. Below the relevance floor the
+        result's status is ``no_confident_match``. Raises InvalidInput.
+        """
+        from engram import recall
+
+        self._ensure_fresh()
+        return recall.search(
+            self, query, limit=limit, domain=domain, kinds=kinds, tags=tags,
+            statuses=statuses, visibility=visibility, min_importance=min_importance,
+            include_hidden=include_hidden, as_of=as_of, tier=tier, budget=budget,
+            expand=expand, raw=raw, record=record, min_relevance=min_relevance,
+        )
+
+    def paths(
+        self,
+        *,
+        domain: str | Sequence[str] | None = None,
+        depth: int | None = None,
+        include_hidden: bool = False,
+    ) -> DomainNode:
+        """The domain tree under ``domain`` (default: the whole vault) with each folder's
+        own and cumulative item counts, to ``depth`` levels; see engram.paths_overview."""
+        from engram import paths_overview
+
+        self._ensure_fresh()
+        return paths_overview.tree(self.index, domain=domain, depth=depth, include_hidden=include_hidden)
+
+    def flush_usage(self) -> FlushStats:
+        """Fold journaled retrievals into frontmatter in one batch (see engram.usage)."""
+        from engram import usage
+
+        return usage.flush(self)

@@ -1,0 +1,89 @@
+"""The breadth view: the vault's domain tree with cumulative item counts.
+
+Before an agent searches it should know what the memory covers. :func:`tree` groups the
+visible items of the index by ``domainTags`` path and returns a tree in which each node
+carries ``count`` (items filed exactly there) and ``total`` (there and below), so
+``ops (41) → postgres (17)`` reads at a glance. One ``GROUP BY`` on the index; no file
+is read. Items with no domain are counted on the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram import items
+from engram.errors import InvalidInput
+from engram.index import Index
+
+
+@dataclass(frozen=True, slots=True)
+class DomainNode:
+    name: str  # the last segment ("" for the root)
+    path: str  # the full domain path ("" for the root)
+    count: int  # items filed exactly here
+    total: int  # items here and below
+    children: tuple[DomainNode, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "path": self.path, "count": self.count, "total": self.total,
+            "children": [c.to_json() for c in self.children],
+        }
+
+    def lines(self, indent: str = "  ") -> list[str]:
+        """The tree as indented text lines (``name  total``), children by size."""
+        out: list[str] = []
+
+        def walk(node: DomainNode, level: int) -> None:
+            for child in node.children:
+                own = f" ({child.count} here)" if child.count and child.children else ""
+                out.append(f"{indent * level}{child.name}/  {child.total}{own}")
+                walk(child, level + 1)
+
+        walk(self, 0)
+        return out
+
+
+def tree(
+    index: Index,
+    *,
+    domain: str | Sequence[str] | None = None,
+    depth: int | None = None,
+    include_hidden: bool = False,
+) -> DomainNode:
+    """The domain tree of the visible items under ``domain``, ``depth`` levels deep
+    (deeper folders are folded into their ancestor's total). Raises InvalidInput."""
+    if depth is not None and (not isinstance(depth, int) or depth < 1):
+        raise InvalidInput(f"depth must be 1 or more, not {depth!r}.", field="depth", hint="e.g. 2")
+    where, params = items.filter_sql(domain=domain, include_hidden=include_hidden)
+    rows = index.query(f"SELECT domain, count(*) AS n FROM items WHERE {where} GROUP BY domain", params)
+    base = tuple(items.domain_tags(domain)) if domain else ()
+    trie: _Trie = {}
+    for row in rows:
+        parts = [p for p in str(row["domain"]).split("/") if p][len(base):]
+        if depth is not None:
+            parts = parts[:depth]
+        node = trie
+        for part in parts:
+            node = node.setdefault(part, {})
+        node[_OWN] = node.get(_OWN, 0) + int(row["n"])
+    return _build(base, trie)
+
+
+_OWN = "\0count"  # a key no domain segment can be (segments are slugs)
+_Trie = dict[str, Any]
+
+
+def _build(path: tuple[str, ...], trie: _Trie) -> DomainNode:
+    children = [_build((*path, name), sub) for name, sub in trie.items() if name != _OWN]
+    children.sort(key=lambda c: (-c.total, c.name))
+    own = int(trie.get(_OWN, 0))
+    return DomainNode(
+        name=path[-1] if path else "",
+        path="/".join(path),
+        count=own,
+        total=own + sum(c.total for c in children),
+        children=tuple(children),
+    )

@@ -1,0 +1,673 @@
+"""Recall: lexical relevance blended with what the vault knows about each item, expanded
+along synapses, with honest abstention, disclosure tiers and an explanation per hit.
+
+The pipeline for one query (every step reads the derived index, never Markdown):
+
+1. :mod:`engram.query` turns the text into quoted terms (any input is safe).
+2. Candidates: BM25 on the word index with column weights (title > tags > summary >
+   body), the trigram index for identifiers, substrings and CJK, and a bounded scan for
+   fragments under three characters. Each path's scores are divided by its best, so the
+   top candidate has lexical relevance 1.
+3. Succession: a candidate with a visible successor (``supersededBy``, or a
+   ``supersedes`` edge from an item the filters admit at the query's instant) hands its
+   place to that successor; one deactivated with no successor is dropped. ``as_of``
+   before the succession sees the old item, because the successor is not yet active.
+4. Score = relevance·r + recency·2^(−age/halfLife) + importance·i
+   + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
+   + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
+   (weights from the ``recall`` section of ``engram.yaml``, see :class:`RecallSettings`).
+5. Graph expansion (:mod:`engram.graph`) from the best hits adds ``graph·activation`` to
+   the items it reaches, which may enter the results without sharing a word with the
+   query. ``contradicts`` neighbours become warnings on the hit.
+6. Abstention: a hit's *relevance* is the IDF-weighted share of the query's terms it
+   contains. When no lexical hit reaches ``minRelevance`` the answer is
+   ``no_confident_match`` with the closest items as ``near_misses``; hits below it are
+   left out. Expansion hits are exempt: they hang off a confident hit.
+7. Tiers: ``catalog`` (id, title, path), ``digest`` (+ summary, tags), ``content`` (+ the
+   body), or ``auto``, which upgrades hits in rank order while a token budget lasts.
+8. The returned hits are journaled (:mod:`engram.usage`) — never written to Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from engram import items
+from engram.errors import InvalidInput
+from engram.graph import Activation, SpreadSettings, Step, spread
+from engram.model import HIDDEN_STATUSES, instant, now
+from engram.query import ParsedQuery, Term, parse, quote
+from engram.usage import Usage, journal_for
+
+if TYPE_CHECKING:
+    from engram.vault import Vault
+
+Tier = Literal["catalog", "digest", "content", "auto"]
+TIERS: tuple[str, ...] = ("catalog", "digest", "content", "auto")
+Status = Literal["ok", "no_confident_match"]
+MAX_LIMIT = 200
+_DAY = 86_400.0
+
+DEFAULT_EDGE_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {
+        "extends": 0.9,
+        "part_of": 0.8,
+        "consolidates": 0.8,
+        "depends_on": 0.7,
+        "derives_from": 0.7,
+        "exemplifies": 0.7,
+        "similar_to": 0.6,
+        "causes": 0.6,
+        "follows": 0.5,
+        "contextualizes": 0.5,
+        "contradicts": 0.0,  # reported as warnings, never spread
+        "supersedes": 0.0,  # handled by succession, never spread
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """The ``recall`` section of ``engram.yaml`` (camelCase keys there); see docs/recall.md."""
+
+    title_weight: float = 5.0
+    tags_weight: float = 3.0
+    summary_weight: float = 2.0
+    body_weight: float = 1.0
+    relevance: float = 1.0
+    recency: float = 0.05
+    importance: float = 0.1
+    reinforcement: float = 0.05
+    heat: float = 0.05
+    graph: float = 0.6
+    recency_half_life_days: float = 180.0
+    heat_half_life_days: float = 14.0
+    min_relevance: float = 0.3
+    candidates: int = 60
+    expansion_seeds: int = 5
+    max_hops: int = 2
+    hop_decay: float = 0.6
+    min_activation: float = 0.05
+    fan_limit: int = 4
+    edge_weights: Mapping[str, float] = field(default_factory=lambda: DEFAULT_EDGE_WEIGHTS)
+    limit: int = 10
+    token_budget: int = 2000
+    freshness: str = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class HitWarning:
+    """A ``contradicts`` neighbour of a hit: knowledge that disagrees with it."""
+
+    kind: str
+    id: str
+    title: str
+    path: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a hit is where it is."""
+
+    matched_terms: tuple[str, ...]
+    missing_terms: tuple[str, ...]
+    parts: Mapping[str, float]  # relevance, recency, importance, reinforcement, heat, graph
+    lexical_rank: int | None  # 1-based rank among lexical candidates, None for graph hits
+    path: tuple[Step, ...]  # expansion path from a seed hit (empty for lexical hits)
+    replaces: tuple[str, ...] = ()  # superseded items this hit stands in for
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "matchedTerms": list(self.matched_terms),
+            "missingTerms": list(self.missing_terms),
+            "parts": dict(self.parts),
+            "lexicalRank": self.lexical_rank,
+            "path": [
+                {"from": s.source, "to": s.target, "kind": s.kind, "direction": s.direction,
+                 "weight": s.weight, "activation": s.activation}
+                for s in self.path
+            ],
+            "replaces": list(self.replaces),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    id: str
+    path: str
+    title: str
+    kind: str
+    domain: str
+    status: str
+    score: float
+    relevance: float | None  # share of the query found in the item (None for graph hits)
+    via: Literal["lexical", "graph"]
+    tier: str
+    explanation: Explanation
+    tags: tuple[str, ...] = ()
+    summary: str | None = None
+    content: str | None = None
+    warnings: tuple[HitWarning, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id, "path": self.path, "title": self.title, "kind": self.kind,
+            "domain": self.domain, "status": self.status, "score": self.score,
+            "relevance": self.relevance, "via": self.via, "tier": self.tier,
+        }
+        if self.tier != "catalog":
+            data["tags"] = list(self.tags)
+            data["summary"] = self.summary
+        if self.content is not None:
+            data["content"] = self.content
+        data["warnings"] = [
+            {"kind": w.kind, "id": w.id, "title": w.title, "path": w.path, "weight": w.weight}
+            for w in self.warnings
+        ]
+        data["explanation"] = self.explanation.to_json()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    status: Status
+    hits: tuple[SearchHit, ...]
+    near_misses: tuple[SearchHit, ...] = ()
+    terms: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+    truncated: bool = False
+    floor: float = 0.0
+    best_relevance: float | None = None
+    expanded: bool = True
+    tokens: int = 0
+    elapsed_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "status": self.status,
+            "hits": [h.to_json() for h in self.hits],
+            "nearMisses": [h.to_json() for h in self.near_misses],
+            "terms": list(self.terms), "ignored": list(self.ignored),
+            "truncated": self.truncated, "floor": self.floor,
+            "bestRelevance": self.best_relevance, "expanded": self.expanded,
+            "tokens": self.tokens, "elapsedMs": self.elapsed_ms,
+        }
+
+
+def recall_settings(vault: Vault) -> RecallSettings:
+    settings = vault.settings.section("recall", RecallSettings)
+    if settings.freshness not in ("auto", "walk"):
+        raise InvalidInput(
+            f"engram.yaml: recall.freshness is {settings.freshness!r}.",
+            field="recall.freshness", hint="Use auto or walk.",
+        )
+    return settings
+
+
+@dataclass(slots=True)
+class _Cand:
+    """A candidate while it is being ranked (mutable; becomes a SearchHit)."""
+
+    row: Mapping[str, Any]
+    lexical: float = 0.0  # 0..1, best path's normalised BM25
+    lexical_rank: int | None = None
+    activation: Activation | None = None
+    replaces: list[str] = field(default_factory=list)
+    replaced_rowids: list[int] = field(default_factory=list)
+    parts: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    relevance: float | None = None
+    matched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+
+_ROW_COLUMNS = (
+    "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
+    " created_at, updated_at, activated_at, deactivated_at, superseded_by, retrieval_count,"
+    " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility, meta"
+)
+
+
+def search(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int | None = None,
+    domain: str | Sequence[str] | None = None,
+    kinds: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    statuses: Iterable[str] | None = None,
+    visibility: Iterable[str] | None = None,
+    min_importance: float | None = None,
+    include_hidden: bool = False,
+    as_of: str | None = None,
+    tier: str = "auto",
+    budget: int | None = None,
+    expand: bool = True,
+    raw: bool = False,
+    record: bool = True,
+    min_relevance: float | None = None,
+) -> SearchResult:
+    """Search the vault (the caller has brought the index up to date). See the module
+    docstring. Raises InvalidInput for a bad filter, tier, limit or raw query."""
+    started = time.perf_counter()
+    s = recall_settings(vault)
+    limit = s.limit if limit is None else limit
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be 1 to {MAX_LIMIT}, not {limit!r}.", field="limit", hint="e.g. 10")
+    if tier not in TIERS:
+        raise InvalidInput(f"tier {tier!r} is not one of {', '.join(TIERS)}.", field="tier", hint="Use auto.")
+    floor = s.min_relevance if min_relevance is None else items.unit("min_relevance", min_relevance)
+    parsed = ParsedQuery(query, ()) if raw else parse(query)
+    if (raw and not query.strip()) or (not raw and not parsed.terms):
+        raise InvalidInput(
+            "the query has no words to search for.", field="query",
+            hint='Search for words, e.g. `engram search "vacuum lock"`.',
+        )
+    at = items.timestamp("as_of", as_of) if as_of is not None else now()
+    where, params = items.filter_sql(
+        domain=domain, kinds=kinds, tags=tags, statuses=statuses, visibility=visibility,
+        min_importance=min_importance, include_hidden=include_hidden,
+    )
+    if as_of is not None:  # what existed then; retirement is decided by succession below
+        where += " AND COALESCE(activated_at, created_at) <= ?"
+        params = [*params, at]
+    pool = max(s.candidates, limit * 2)
+    cands, fragments = _lexical(vault, parsed, query if raw else None, where, params, pool, s)
+    cands = _succession(vault, cands, where, params, at)
+    now_dt = instant(at)
+    pending = journal_for(vault).pending()
+    for cand in cands.values():
+        _score(cand, s, now_dt, pending.get(cand.id))
+    expanded = expand and s.max_hops > 0 and bool(cands)
+    if expanded:
+        _expand(vault, cands, where, params, at, s, now_dt, pending, current=as_of is None)
+    ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    best: float | None = None
+    if not raw:
+        lexical = [c for c in ranked if c.lexical_rank is not None][: limit * 2]
+        _relevance(vault, parsed, lexical, fragments=fragments)
+        best = max((c.relevance or 0.0 for c in lexical), default=0.0)
+    status: Status = "ok"
+    near: list[_Cand] = []
+    if best is not None and best < floor:
+        status, near, ranked = "no_confident_match", ranked[:3], []
+    elif not raw:
+        ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor]
+    chosen = ranked[:limit]
+    hits, tokens = _disclose(vault, chosen, tier, budget if budget is not None else s.token_budget)
+    misses, _ = _disclose(vault, near, "catalog", 10**9)
+    if record and hits:
+        journal_for(vault).record([(h.id, h.score) for h in hits], now())
+    return SearchResult(
+        query=query, status=status, hits=tuple(hits), near_misses=tuple(misses),
+        terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,
+        truncated=parsed.truncated, floor=floor,
+        best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
+        tokens=tokens, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+# ---------------------------------------------------------------------- candidates
+
+
+def _rows(vault: Vault, where: str, params: Sequence[Any]) -> list[Mapping[str, Any]]:
+    rows: list[Mapping[str, Any]] = [
+        dict(r) for r in vault.index.query(f"SELECT {_ROW_COLUMNS} FROM items WHERE {where}", params)
+    ]
+    return rows
+
+
+def _in(column: str, values: Sequence[Any]) -> str:
+    return f"{column} IN ({','.join('?' * len(values))})"
+
+
+def _lexical(
+    vault: Vault,
+    parsed: ParsedQuery,
+    raw_query: str | None,
+    where: str,
+    params: Sequence[Any],
+    pool: int,
+    s: RecallSettings,
+) -> tuple[dict[str, _Cand], bool]:
+    """Lexical candidates by id, and whether words were matched as fragments."""
+    index = vault.index
+    fragments = False
+    word_weights = (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight)
+    tri_weights = (s.title_weight, s.tags_weight, s.body_weight)
+    paths: list[tuple[float, list[tuple[int, float]]]] = []
+    match = raw_query if raw_query is not None else parsed.word_match()
+    if match:
+        paths.append((1.0, index.word_hits(match, word_weights, where, params, pool, raw=raw_query is not None)))
+    if raw_query is None:
+        tri = parsed.trigram_match()
+        if tri:
+            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool)))
+        short = list(parsed.short_fragments())
+        if not any(hits for _, hits in paths):
+            # Nothing as typed: try word fragments as substrings ("atabas" → database).
+            pieces = [t for t in parsed.words if len(t.text) >= 3]
+            if pieces:
+                fragments = True
+                substrings = " OR ".join(quote(t.text) for t in pieces)
+                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool)))
+            short += [t for t in parsed.words if len(t.text) < 3]
+        for term in short:
+            paths.append((0.5, index.scan_hits(term.text, where, params, pool)))
+    combined: dict[int, float] = {}
+    for weight, hits in paths:
+        top = max((score for _, score in hits), default=0.0)
+        for rowid, score in hits:
+            if top > 0:
+                combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
+    if not combined:
+        return {}, fragments
+    order = sorted(combined, key=lambda r: -combined[r])[:pool]
+    best = combined[order[0]]
+    rows = {r["rowid"]: r for r in _rows(vault, _in("rowid", order), order)}
+    out: dict[str, _Cand] = {}
+    for rank, rowid in enumerate(order, start=1):
+        row = rows.get(rowid)
+        if row is not None and row["id"] not in out:
+            out[row["id"]] = _Cand(row, lexical=combined[rowid] / best, lexical_rank=rank)
+    return out, fragments
+
+
+def _retired(row: Mapping[str, Any], at: str) -> bool:
+    deactivated = row["deactivated_at"]
+    return bool(deactivated) and str(deactivated) <= at
+
+
+def _succession(
+    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str
+) -> dict[str, _Cand]:
+    """Replace candidates that have a visible successor by it (see the module docstring)."""
+    if not cands:
+        return cands
+    ids = list(cands)
+    successor: dict[str, str] = {
+        c.id: str(c.row["superseded_by"]) for c in cands.values() if c.row["superseded_by"]
+    }
+    for edge in vault.index.edges(ids, kinds=("supersedes",)):
+        if edge.target in cands and edge.source != edge.target:
+            successor.setdefault(edge.target, edge.source)
+    out: dict[str, _Cand] = {}
+    for cand in sorted(cands.values(), key=lambda c: -c.lexical):
+        current: _Cand | None = cand
+        seen = {cand.id}
+        nxt = successor.get(cand.id)
+        while nxt and nxt not in seen and current is not None:
+            seen.add(nxt)
+            found = cands.get(nxt)
+            row = found.row if found else next(iter(_rows(vault, f"id = ? AND {where}", [nxt, *params])), None)
+            if row is None or _retired(row, at):
+                break  # not visible (yet, or any more): the chain stops here
+            current = _Cand(row, lexical=0.0, lexical_rank=None)
+            nxt = successor.get(nxt) or (str(row["superseded_by"]) if row["superseded_by"] else None)
+        if current is not None and current.id != cand.id:
+            held = out.get(current.id) or cands.get(current.id) or current
+            if cand.lexical > held.lexical:
+                held.lexical, held.lexical_rank = cand.lexical, cand.lexical_rank
+            held.replaces.append(cand.id)
+            held.replaced_rowids.append(int(cand.row["rowid"]))
+            out[held.id] = held
+        elif not _retired(cand.row, at):
+            out.setdefault(cand.id, cand)
+    return out
+
+
+# ---------------------------------------------------------------------- scoring
+
+
+def _days_since(stamp: Any, now_dt: datetime) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return max(0.0, (now_dt - instant(str(stamp))).total_seconds() / _DAY)
+    except ValueError:
+        return None
+
+
+def _score(cand: _Cand, s: RecallSettings, now_dt: datetime, usage: Usage | None) -> None:
+    row = cand.row
+    age = _days_since(row["updated_at"], now_dt)
+    recency = 0.5 ** (age / s.recency_half_life_days) if age is not None and s.recency_half_life_days > 0 else 0.0
+    signal = float(row["reinforcement"]) + 0.5 * int(row["effective_retrievals"]) - int(row["failed_uses"])
+    count = int(row["retrieval_count"]) + (usage.count if usage else 0)
+    last = row["last_retrieved_at"]
+    if usage and (not last or usage.last_at > str(last)):
+        last = usage.last_at
+    since = _days_since(last, now_dt)
+    heat = 0.0
+    if since is not None and s.heat_half_life_days > 0:
+        heat = (1 - math.exp(-count / 10)) * 0.5 ** (since / s.heat_half_life_days)
+    cand.parts = {
+        "relevance": round(s.relevance * cand.lexical, 4),
+        "recency": round(s.recency * recency, 4),
+        "importance": round(s.importance * float(row["importance"]), 4),
+        "reinforcement": round(s.reinforcement * math.tanh(signal / 3), 4),
+        "heat": round(s.heat * heat, 4),
+        "graph": 0.0,
+    }
+    cand.score = round(sum(cand.parts.values()), 4)
+
+
+def _expand(
+    vault: Vault,
+    cands: dict[str, _Cand],
+    where: str,
+    params: Sequence[Any],
+    at: str,
+    s: RecallSettings,
+    now_dt: datetime,
+    pending: Mapping[str, Usage],
+    *,
+    current: bool,
+) -> None:
+    seeds = sorted(
+        (c for c in cands.values() if c.lexical_rank is not None), key=lambda c: (-c.score, c.id)
+    )[: s.expansion_seeds]
+    fetched: dict[str, Mapping[str, Any]] = {}
+
+    def admit(ids: set[str]) -> set[str]:
+        known = {i for i in ids if i in cands}
+        rest = sorted(ids - known)
+        for i in range(0, len(rest), 500):
+            chunk = rest[i : i + 500]
+            for row in _rows(vault, f"{_in('id', chunk)} AND {where}", [*chunk, *params]):
+                # Superseded items do not surface by association: their successor may.
+                if not _retired(row, at) and not (current and row["superseded_by"]):
+                    fetched[row["id"]] = row
+        return known | (set(rest) & set(fetched))
+
+    settings = SpreadSettings(
+        kind_weights=s.edge_weights, max_hops=s.max_hops, decay=s.hop_decay,
+        min_activation=s.min_activation, fan_limit=s.fan_limit,
+    )
+    reached = spread({c.id: c.lexical for c in seeds}, vault.index.edges, admit, settings)
+    for node, activation in reached.items():
+        cand = cands.get(node)
+        if cand is None:
+            row = fetched.get(node)
+            if row is None:
+                continue
+            cand = cands[node] = _Cand(row)
+            _score(cand, s, now_dt, pending.get(node))
+        cand.activation = activation
+        cand.parts["graph"] = round(s.graph * activation.value, 4)
+        cand.score = round(sum(cand.parts.values()), 4)
+
+
+def _relevance(
+    vault: Vault, parsed: ParsedQuery, cands: Sequence[_Cand], *, fragments: bool
+) -> None:
+    """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
+    words were looked up as substrings, so a substring match counts)."""
+    if not cands or not parsed.terms:
+        return
+    words = [t.text for t in parsed.terms if t.kind == "word"]
+    total, df = vault.index.term_stats(words)
+    rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
+    matched: dict[Term, set[int]] = {}
+    for term in _informative(parsed.terms, df, total):
+        if term.kind == "word":
+            matched[term] = vault.index.matching(term.fts, rowids)
+            if fragments and len(term.text) >= 3:
+                matched[term] |= vault.index.matching(term.fts, rowids, trigram=True)
+        elif term.kind == "phrase":
+            matched[term] = vault.index.matching(term.fts, rowids) | vault.index.matching(
+                term.fts, rowids, trigram=True
+            )
+        elif len(term.text) >= 3:
+            matched[term] = vault.index.matching(term.fts, rowids, trigram=True)
+        else:
+            hits = vault.index.scan_hits(term.text, _in("rowid", rowids), rowids, len(rowids))
+            matched[term] = {r for r, _ in hits}
+
+    def idf(term: Term) -> float:
+        n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))
+        return math.log(1 + (total - n + 0.5) / (n + 0.5))
+
+    weights = {t: idf(t) for t in matched}
+    denominator = sum(weights.values()) or 1.0
+    for cand in cands:
+        # A successor answers for the superseded text it stands in for.
+        own = [int(cand.row["rowid"]), *cand.replaced_rowids]
+        best: tuple[float, tuple[Term, ...]] = (-1.0, ())
+        for rid in own:
+            got = tuple(t for t in matched if rid in matched[t])
+            share = sum(weights[t] for t in got) / denominator
+            if share > best[0]:
+                best = (share, got)
+        cand.matched = tuple(t.text for t in best[1])
+        cand.missing = tuple(t.text for t in matched if t not in best[1])
+        cand.relevance = round(best[0], 4)
+
+
+def _informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 12) -> list[Term]:
+    """The query's rarest terms (explaining 32 terms per hit would cost more than it says)."""
+    if len(terms) <= most:
+        return list(terms)
+    return sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else -1)[:most]
+
+
+# ---------------------------------------------------------------------- disclosure
+
+
+def _tokens(text: str | None) -> int:
+    return 0 if not text else (len(text) + 3) // 4  # ~4 characters a token in English
+
+
+def _disclose(
+    vault: Vault, cands: Sequence[_Cand], tier: str, budget: int
+) -> tuple[list[SearchHit], int]:
+    """Hits at the requested tier; ``auto`` upgrades in rank order while the budget lasts
+    (every hit first gets its catalog line, so the list is never cut for a long body)."""
+    if not cands:
+        return [], 0
+    ids = [c.id for c in cands]
+    bodies = {
+        r["id"]: r["body"] for r in vault.index.query(f"SELECT id, body FROM items WHERE {_in('id', ids)}", ids)
+    }
+    warnings = _warnings(vault, ids)
+    base = [_hit(c, "catalog", None, bodies.get(c.id, ""), warnings.get(c.id, ())) for c in cands]
+    costs = [_tokens(f"{h.id} {h.title} {h.path} {h.kind}") + 4 for h in base]
+    used = 0
+    hits: list[SearchHit] = []
+    for i, (hit, cand) in enumerate(zip(base, cands, strict=True)):
+        reserve = sum(costs[i + 1 :]) if tier == "auto" else 0
+        body = bodies.get(cand.id, "")
+        digest = _digest(cand, body)
+        options = (
+            ["content", "digest", "catalog"] if tier == "auto" else [tier]
+        )
+        for option in options:
+            extra = _tokens(digest) if option == "digest" else _tokens(body) + _tokens(digest) if option == "content" else 0
+            cost = costs[i] + extra
+            if used + cost + reserve <= budget or (option == "catalog" and not hits):
+                hits.append(_hit(cand, option, digest, body, hit.warnings))
+                used += cost
+                break
+        else:
+            break  # an explicit tier that no longer fits: stop (the budget is a limit)
+    return hits, used
+
+
+def _digest(cand: _Cand, body: str) -> str:
+    summary = str(cand.row["summary"] or "").strip()
+    if summary:
+        return summary
+    text = " ".join(body.split())
+    return text[:280] + ("…" if len(text) > 280 else "")
+
+
+def _hit(cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...]) -> SearchHit:
+    row = cand.row
+    tags = tuple(json.loads(row["meta"]).get("tags", ())) if tier != "catalog" else ()
+    explanation = Explanation(
+        matched_terms=cand.matched,
+        missing_terms=cand.missing,
+        parts=MappingProxyType(dict(cand.parts)),
+        lexical_rank=cand.lexical_rank,
+        path=cand.activation.path if cand.activation and cand.lexical_rank is None else (),
+        replaces=tuple(cand.replaces),
+    )
+    return SearchHit(
+        id=cand.id, path=str(row["path"]), title=str(row["title"]), kind=str(row["kind"]),
+        domain=str(row["domain"]), status=str(row["status"]), score=cand.score,
+        relevance=cand.relevance, via="lexical" if cand.lexical_rank is not None else "graph",
+        tier=tier, explanation=explanation, tags=tags,
+        summary=digest if tier != "catalog" else None,
+        content=body if tier == "content" else None, warnings=warnings,
+    )
+
+
+def _warnings(vault: Vault, ids: Sequence[str]) -> dict[str, tuple[HitWarning, ...]]:
+    edges = vault.index.edges(ids, kinds=("contradicts",))
+    if not edges:
+        return {}
+    others = sorted({e.source for e in edges} | {e.target for e in edges})
+    visible = {
+        r["id"]: r
+        for r in vault.index.query(
+            f"SELECT id, title, path FROM items WHERE {_in('id', others)}"
+            f" AND status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})",
+            [*others, *HIDDEN_STATUSES],
+        )
+    }
+    out: dict[str, list[HitWarning]] = {}
+    wanted = set(ids)
+    for edge in edges:
+        for mine, other in ((edge.source, edge.target), (edge.target, edge.source)):
+            if mine in wanted and other in visible:
+                row = visible[other]
+                out.setdefault(mine, []).append(
+                    HitWarning("contradicts", other, str(row["title"]), str(row["path"]), edge.weight)
+                )
+    return {k: tuple(v) for k, v in out.items()}
+
+
+__all__ = [
+    "DEFAULT_EDGE_WEIGHTS",
+    "Explanation",
+    "HitWarning",
+    "RecallSettings",
+    "SearchHit",
+    "SearchResult",
+    "recall_settings",
+    "search",
+]

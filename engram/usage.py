@@ -1,0 +1,247 @@
+"""Usage without churn: searches journal retrievals; a flush folds them into frontmatter.
+
+Co-Engram rewrote an item's file every time a search returned it, so reading the memory
+dirtied the git tree and raced concurrent writers. Here a search appends one JSON line
+to ``.engram/usage.jsonl`` (machine-local, never committed)::
+
+    {"at": "2026-06-21T10:30:00.000Z", "hits": [["01J…", 0.8312], ["01K…", 0.41]]}
+
+and never touches Markdown. :func:`flush` (``engram flush``, and ``engram sync`` before it
+commits) folds the journal into the items in one batch: ``retrievalCount`` grows by the
+number of retrievals and ``lastRetrievedAt`` moves to the latest one, written through the
+vault's canonical writer under the vault lock, without a version bump (counters are not
+content; the merge driver adds them up across machines).
+
+Invariants:
+
+- Appends are one ``write`` on an ``O_APPEND`` descriptor under a shared ``flock`` on
+  ``usage.lock``; flush takes the lock exclusively just long enough to rename the journal
+  aside, so no retrieval lands in a file that is being folded (and none is lost).
+- A flush that dies half-way resumes: ids already applied are listed in
+  ``usage.flushing.done`` and skipped on the next run, so nothing is counted twice.
+- :class:`UsageJournal` tails the journal (reading only bytes appended since it last
+  looked), so ranking sees unflushed retrievals — its own and other processes' — at the
+  cost of one ``stat`` per search.
+
+Deleting ``.engram/`` loses only retrievals not yet flushed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engram.errors import EngramError, FormatError, StorageError
+from engram.format import read_engram
+from engram.fsio import append_line
+from engram.model import instant, now
+
+if TYPE_CHECKING:
+    from engram.vault import Vault
+
+JOURNAL = "usage.jsonl"
+FLUSHING = "usage.flushing.jsonl"
+DONE = "usage.flushing.done"
+LOCK = "usage.lock"
+
+try:
+    import fcntl
+
+    def _flock(fd: int, exclusive: bool) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+except ImportError:  # pragma: no cover - Windows: appends are still atomic per line
+
+    def _flock(fd: int, exclusive: bool) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Retrievals of one item not yet folded into its frontmatter."""
+
+    count: int
+    last_at: str
+    last_score: float
+
+
+@dataclass(frozen=True, slots=True)
+class FlushStats:
+    items: int = 0
+    retrievals: int = 0
+    missing: int = 0  # ids in the journal that no longer name an item
+
+
+def _fold(agg: dict[str, Usage], line: str) -> None:
+    try:
+        entry = json.loads(line)
+        at = str(entry["at"])
+        hits = entry["hits"]
+    except (ValueError, KeyError, TypeError):
+        return  # a torn or foreign line: skip it rather than fail a search
+    for hit in hits:
+        try:
+            item_id, score = str(hit[0]), float(hit[1])
+        except (IndexError, TypeError, ValueError):
+            continue
+        old = agg.get(item_id)
+        if old is None:
+            agg[item_id] = Usage(1, at, score)
+        elif at >= old.last_at:
+            agg[item_id] = Usage(old.count + 1, at, score)
+        else:
+            agg[item_id] = Usage(old.count + 1, old.last_at, old.last_score)
+
+
+class UsageJournal:
+    """The journal under one ``.engram/`` folder: append, tail, and lock for a flush."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self.path = state_dir / JOURNAL
+        self._mutex = threading.Lock()
+        self._ino: int | None = None
+        self._offset = 0
+        self._agg: dict[str, Usage] = {}
+
+    @contextlib.contextmanager
+    def _locked(self, exclusive: bool) -> Iterator[None]:
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.state_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot open {self.state_dir / LOCK}: {exc.strerror}.",
+                hint="The vault's .engram/ folder must be writable.",
+            ) from exc
+        try:
+            _flock(fd, exclusive)
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
+    def record(self, hits: Sequence[tuple[str, float]], at: str | None = None) -> None:
+        """Journal one search's hits (id, score)."""
+        if not hits:
+            return
+        line = json.dumps(
+            {"at": at or now(), "hits": [[i, round(s, 4)] for i, s in hits]},
+            ensure_ascii=False, separators=(",", ":"),
+        )
+        with self._locked(exclusive=False):
+            append_line(self.path, line)
+
+    def pending(self) -> Mapping[str, Usage]:
+        """Unflushed retrievals by item id (reads only what was appended since last time)."""
+        with self._mutex:
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                self._ino, self._offset, self._agg = None, 0, {}
+                return self._agg
+            if st.st_ino != self._ino or st.st_size < self._offset:
+                self._ino, self._offset, self._agg = st.st_ino, 0, {}
+            if st.st_size > self._offset:
+                try:
+                    with open(self.path, "rb") as fh:
+                        fh.seek(self._offset)
+                        data = fh.read(st.st_size - self._offset)
+                except OSError:
+                    return self._agg
+                end = data.rfind(b"\n") + 1  # a line still being written waits
+                for line in data[:end].decode("utf-8", "replace").splitlines():
+                    _fold(self._agg, line)
+                self._offset += end
+            return self._agg
+
+    def take(self) -> dict[str, Usage]:
+        """Move the journal aside for a flush and return everything to fold (including a
+        previous flush's leftovers)."""
+        flushing = self.state_dir / FLUSHING
+        with self._locked(exclusive=True):
+            if self.path.exists():
+                if flushing.exists():  # an interrupted flush: keep both, fold both
+                    with open(self.path, "rb") as src:
+                        data = src.read()
+                    with open(flushing, "ab") as dst:
+                        dst.write(data)
+                    self.path.unlink()
+                else:
+                    os.replace(self.path, flushing)
+        agg: dict[str, Usage] = {}
+        with contextlib.suppress(FileNotFoundError):
+            for line in flushing.read_text(encoding="utf-8", errors="replace").splitlines():
+                _fold(agg, line)
+        return agg
+
+    def done_ids(self) -> set[str]:
+        with contextlib.suppress(FileNotFoundError):
+            return set((self.state_dir / DONE).read_text(encoding="utf-8").split())
+        return set()
+
+    def mark_done(self, item_id: str) -> None:
+        append_line(self.state_dir / DONE, item_id)
+
+    def finish(self) -> None:
+        for name in (FLUSHING, DONE):
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / name).unlink()
+
+
+def flush(vault: Vault) -> FlushStats:
+    """Fold the usage journal into frontmatter (see the module docstring)."""
+    journal = journal_for(vault)
+    items = retrievals = missing = 0
+    with vault.lock.hold():
+        vault.refresh()
+        pending = journal.take()
+        done = journal.done_ids()
+        for item_id, usage in sorted(pending.items()):
+            if item_id in done:
+                continue
+            rows = vault.index.item_rows("id = ?", (item_id,))
+            if not rows:
+                missing += 1
+                journal.mark_done(item_id)
+                continue
+            for row in rows:
+                try:
+                    item, _ = read_engram(vault.abspath(row.path), row.path)
+                except (FileNotFoundError, FormatError):
+                    continue
+                last = item.last_retrieved_at
+                if last is None or instant(usage.last_at) > instant(last):
+                    last = usage.last_at
+                vault.rewrite_item(
+                    row.path,
+                    retrieval_count=item.retrieval_count + usage.count,
+                    last_retrieved_at=last,
+                )
+            journal.mark_done(item_id)
+            items += 1
+            retrievals += usage.count
+        journal.finish()
+    return FlushStats(items, retrievals, missing)
+
+
+_journals: dict[Path, UsageJournal] = {}
+_journals_lock = threading.Lock()
+
+
+def journal_for(vault: Vault) -> UsageJournal:
+    """The one journal object per ``.engram/`` folder in this process (so tailing state
+    is shared by every Vault opened on it)."""
+    with _journals_lock:
+        journal = _journals.get(vault.state_dir)
+        if journal is None:
+            journal = _journals[vault.state_dir] = UsageJournal(vault.state_dir)
+        return journal
+
+
+__all__ = ["EngramError", "FlushStats", "Usage", "UsageJournal", "flush", "journal_for"]
