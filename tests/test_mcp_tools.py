@@ -29,10 +29,12 @@ from tests.mcp_helpers import error, ok
 pytestmark = pytest.mark.anyio
 
 MINIMAL = {
-    "status", "setup", "engram_create", "engram_get", "engram_update", "engram_list", "synapse_create",
+    "status", "setup", "engram_search", "engram_create", "engram_get", "engram_update", "engram_list",
+    "synapse_create",
 }
 STANDARD = MINIMAL | {
-    "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete", "engram_doctor",
+    "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
+    "engram_doctor",
 }
 FULL = STANDARD | {"engram_reindex"}
 
@@ -205,6 +207,49 @@ async def test_history(client: Client) -> None:
     history = ok(await client.call_tool("engram_history", {"ref": made["id"]}))
     assert [e["action"] for e in history["entries"]] == ["create", "update"]
     assert history["entries"][1]["fields"] == ["content"] and history["entries"][1]["actor"] == "tester"
+
+
+# ---------------------------------------------------------------------- recall
+
+
+async def test_search_ranks_explains_expands_and_abstains(client: Client, vault: Vault) -> None:
+    repack = await create(client, "Use pg_repack instead of VACUUM FULL", content="VACUUM FULL takes an exclusive lock.",
+                          domain="ops/postgres", kind="procedure", tags=["postgres"])
+    window = await create(client, "Maintenance window is Sunday night", content="Schedule table rewrites then.",
+                          domain="ops", kind="decision")
+    ok(await client.call_tool("synapse_create", {"source": repack["id"], "kind": "depends_on", "target": window["id"]}))
+    found = ok(await client.call_tool("engram_search", {"query": "vacuum full lock", "explain": True}))
+    assert found["status"] == "ok" and found["hits"][0]["id"] == repack["id"]
+    top = found["hits"][0]
+    assert top["via"] == "lexical" and "vacuum" in top["explanation"]["matched_terms"]
+    graph = [h for h in found["hits"] if h["via"] == "graph"]
+    assert [h["id"] for h in graph] == [window["id"]] and graph[0]["explanation"]["path"][0]["kind"] == "depends_on"
+    assert "engram_get" in found["message"]
+    lean = ok(await client.call_tool("engram_search", {
+        "query": "vacuum", "tier": "catalog", "expand": False, "kinds": ["procedure"],
+    }))
+    assert [h["id"] for h in lean["hits"]] == [repack["id"]]
+    assert "explanation" not in lean["hits"][0] and "summary" not in lean["hits"][0]
+    full = ok(await client.call_tool("engram_search", {"query": "sunday window", "tier": "content"}))
+    assert full["hits"][0]["content"] == "Schedule table rewrites then.\n"
+    nothing = ok(await client.call_tool("engram_search", {"query": "kubernetes ingress certificates"}))
+    assert nothing["status"] == "no_confident_match" and nothing["hits"] == []
+    assert "Do not assume" in nothing["message"]
+    assert error(await client.call_tool("engram_search", {"query": "  ?! "})).startswith("invalid_input:")
+    assert "as_of" in error(await client.call_tool("engram_search", {"query": "vacuum", "as_of": "yesterday"}))
+    assert "tier" in error(await client.call_tool("engram_search", {"query": "vacuum", "tier": "all"}))
+
+
+async def test_list_paths_shows_the_domain_tree(client: Client) -> None:
+    for title, domain in [("a", "ops/postgres"), ("b", "ops/postgres"), ("c", "ops"), ("d", "eng/python/async")]:
+        await create(client, f"Item {title}", content=f"body {title}", domain=domain)
+    tree = ok(await client.call_tool("engram_list_paths", {}))
+    assert tree["total"] == 4
+    ops = tree["children"][0]
+    assert (ops["name"], ops["count"], ops["total"]) == ("ops", 1, 3)
+    assert ops["children"] == [{"name": "postgres", "path": "ops/postgres", "count": 2, "total": 2, "children": []}]
+    eng = ok(await client.call_tool("engram_list_paths", {"domain": "eng", "depth": 1}))
+    assert eng["children"] == [{"name": "python", "path": "eng/python", "count": 1, "total": 1, "children": []}]
 
 
 # ---------------------------------------------------------------------- synapses

@@ -72,10 +72,12 @@ _CLI_TO_TOOLS = (
     (re.compile(r"`engram doctor --fix`"), "engram_doctor(fix=true)"),
     (re.compile(r"`engram doctor`"), "engram_doctor()"),
     (re.compile(r"`engram reindex`"), "engram_reindex()"),
+    (re.compile(r"`engram sync`"), "engram_sync()"),
 )
 
 
-def _tools_hint(hint: str | None) -> str:
+def tools_phrasing(hint: str | None) -> str:
+    """Core text that names CLI commands, reworded with this server's tools."""
     text = hint or ""
     for pattern, replacement in _CLI_TO_TOOLS:
         text = pattern.sub(replacement, text)
@@ -102,7 +104,7 @@ def next_step(exc: EngramError) -> str:
         return "Another engram process holds the vault's write lock; retry in a few seconds."
     if isinstance(exc, FormatError):
         return "Fix the file by hand (or restore it with git), then run engram_doctor()."
-    return _tools_hint(exc.hint)
+    return tools_phrasing(exc.hint)
 
 
 def render_error(exc: EngramError) -> CallToolResult:

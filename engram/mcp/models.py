@@ -201,3 +201,85 @@ class StatusOut(_Out):
 class SetupOut(StatusOut):
     created: bool = Field(description="True when setup laid out a new vault.")
     message: str
+
+
+class DomainNodeOut(_Out):
+    """One folder of the domain tree: items filed exactly here, and here and below."""
+
+    name: str
+    path: str
+    count: int
+    total: int
+    children: list[DomainNodeOut] = Field(default_factory=list)
+
+
+class StepOut(_Out):
+    """One edge crossed by graph expansion on the way to a hit."""
+
+    source: str
+    target: str
+    kind: str
+    direction: str
+    weight: float
+    activation: float
+
+
+class ExplanationOut(_Out):
+    matched_terms: list[str]
+    missing_terms: list[str]
+    parts: dict[str, float] = Field(
+        description="Score parts: relevance, recency, importance, reinforcement, heat, graph."
+    )
+    lexical_rank: int | None = None
+    path: list[StepOut] = Field(default_factory=list, description="Expansion path (graph hits).")
+    replaces: list[str] = Field(default_factory=list, description="Superseded items this hit stands in for.")
+
+
+class HitWarningOut(_Out):
+    kind: str
+    id: str
+    title: str
+    path: str
+    weight: float
+
+
+class SearchHitOut(_Out):
+    id: str
+    path: str
+    title: str
+    kind: str
+    domain: str
+    status: str
+    score: float
+    relevance: float | None = Field(
+        default=None, description="Share of the query found in the item (absent for graph hits)."
+    )
+    via: Literal["lexical", "graph"]
+    tier: str
+    tags: list[str] | None = None
+    summary: str | None = None
+    content: str | None = None
+    warnings: list[HitWarningOut] = Field(
+        default_factory=list, description="Items that contradict this hit: weigh them before relying on it."
+    )
+    explanation: ExplanationOut | None = None
+
+
+class SearchOut(_Out):
+    query: str
+    status: Literal["ok", "no_confident_match"] = Field(
+        description="no_confident_match: nothing in the vault answers the query confidently."
+    )
+    hits: list[SearchHitOut]
+    near_misses: list[SearchHitOut] = Field(
+        default_factory=list, description="The closest items when nothing matched confidently."
+    )
+    terms: list[str]
+    ignored: list[str] = Field(default_factory=list, description="Stopwords left out of the query.")
+    truncated: bool = False
+    best_relevance: float | None = None
+    expanded: bool
+    tokens: int
+    elapsed_ms: float
+    message: str
+

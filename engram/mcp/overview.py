@@ -5,12 +5,13 @@ vault's top-level domains with item counts and the house rule "look before you w
 They are computed when the server starts (one stdio process per agent session) and again
 after ``setup`` swaps a vault in.
 
-Counts skip hidden items (frozen, forgotten, quarantined), as listings do.
+Counts skip hidden items (frozen, forgotten, quarantined), as listings do. Domain counts
+come from :meth:`Vault.paths`; the few look-ups the core has no API for (counts by kind,
+the synapse count, titles by id, id completion) are single queries on the derived index.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 from engram.mcp.models import DomainCount
@@ -25,19 +26,12 @@ def _hidden_clause() -> tuple[str, tuple[str, ...]]:
 
 
 def domain_counts(vault: Vault) -> list[DomainCount]:
-    """Top-level domains with their item counts, largest first ('' = the vault root).
-
-    Reads the derived index (one grouped query), so it stays fast at 100k items.
-    """
-    vault.refresh()
-    where, params = _hidden_clause()
-    rows = vault.index.query(
-        f"SELECT domain, count(*) AS n FROM items WHERE {where} GROUP BY domain", params
-    )
-    tops: Counter[str] = Counter()
-    for row in rows:
-        tops[str(row["domain"]).split("/", 1)[0]] += int(row["n"])
-    return [DomainCount(domain=d, items=n) for d, n in sorted(tops.items(), key=lambda kv: (-kv[1], kv[0]))]
+    """Top-level domains with their item counts, largest first ('' = the vault root)."""
+    tree = vault.paths(depth=1)
+    counts = [DomainCount(domain=c.name, items=c.total) for c in tree.children]
+    if tree.count:
+        counts.append(DomainCount(domain="", items=tree.count))
+    return sorted(counts, key=lambda d: (-d.items, d.domain))
 
 
 def kind_counts(vault: Vault) -> dict[str, int]:

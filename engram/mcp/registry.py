@@ -10,8 +10,8 @@ tools it does not need:
 
 - ``minimal``: first contact, look up, read, write (status, setup, search, get, list,
   create, update, synapse_create);
-- ``standard`` (the default): plus delete, the domain tree, synapse reading and
-  removal, history, doctor and sync;
+- ``standard`` (the default): plus the domain tree, delete, history, synapse reading
+  and removal, doctor and sync;
 - ``full``: everything, including reindex and the merge statistics.
 
 The profile comes from ``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault's

@@ -25,6 +25,7 @@ from engram.mcp import (
     resources,
     tools_items,
     tools_maintenance,
+    tools_recall,
     tools_setup,
     tools_synapses,
 )
@@ -34,7 +35,7 @@ from engram.mcp.registry import Profile, Toolbox, resolve_profile
 from engram.vault import Vault
 
 SERVER_NAME = "engram"
-TOOL_MODULES = (tools_setup, tools_items, tools_synapses, tools_maintenance)
+TOOL_MODULES = (tools_setup, tools_recall, tools_items, tools_synapses, tools_maintenance)
 
 
 def _version() -> str:

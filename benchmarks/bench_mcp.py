@@ -1,0 +1,131 @@
+"""MCP round-trip latency: `engram_search` over stdio next to the same search in process.
+
+The vault is the synthetic one from :mod:`benchmarks.synth` (default 10,000 items).
+Queries are two or three words from real item titles, so every query has hits and
+graph expansion runs. The stdio figure is what an agent waits for: JSON-RPC framing,
+the pipe, argument validation, the search itself, and the structured result. Each
+query runs once warm-up, then ``--rounds`` timed passes; the server is the real
+``engram serve`` subprocess driven by the official client.
+
+    python -m benchmarks.bench_mcp [--items 10000] [--queries 100] [--rounds 3]
+
+Prints one JSON document and writes it to ``benchmarks/results/mcp.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from benchmarks import synth
+from engram.format import read_engram
+from engram.vault import Vault
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+SEARCH_ARGS: dict[str, Any] = {"limit": 10, "tier": "auto"}
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {"p50_ms": pick(0.50), "p95_ms": pick(0.95), "mean_ms": round(statistics.fmean(ordered), 3),
+            "n": len(ordered)}
+
+
+def make_queries(data: synth.Synth, count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    queries = []
+    for index in rng.sample(range(data.items), count):
+        item, _ = read_engram(data.root / data.paths[index], data.paths[index])
+        words = item.title.split()
+        queries.append(" ".join(rng.sample(words, min(len(words), rng.choice((2, 3))))))
+    return queries
+
+
+def in_process(root: Path, queries: list[str], rounds: int) -> dict[str, float]:
+    vault = Vault.open(root, actor="bench")
+    for query in queries:  # warm the index and the page cache
+        vault.search(query, **SEARCH_ARGS)
+    samples = []
+    for _ in range(rounds):
+        for query in queries:
+            started = time.perf_counter()
+            vault.search(query, **SEARCH_ARGS)
+            samples.append((time.perf_counter() - started) * 1000)
+    vault.close()
+    return percentiles(samples)
+
+
+async def over_stdio(root: Path, queries: list[str], rounds: int, ids: list[str]) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", "bench", "serve"],
+        env=dict(os.environ),
+    )
+    started = time.perf_counter()
+    async with Client(params, read_timeout_seconds=600) as client:
+        await client.list_tools()
+        connect_ms = (time.perf_counter() - started) * 1000
+        for query in queries:
+            result = await client.call_tool("engram_search", {"query": query, **SEARCH_ARGS})
+            assert not result.is_error, result.content
+        search, get = [], []
+        for _ in range(rounds):
+            for query in queries:
+                t0 = time.perf_counter()
+                await client.call_tool("engram_search", {"query": query, **SEARCH_ARGS})
+                search.append((time.perf_counter() - t0) * 1000)
+            for item_id in ids:
+                t0 = time.perf_counter()
+                await client.call_tool("engram_get", {"ref": item_id, "tier": "digest"})
+                get.append((time.perf_counter() - t0) * 1000)
+    return {"engram_search": percentiles(search), "engram_get": percentiles(get),
+            "connect_ms": round(connect_ms, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="MCP stdio round-trip latency vs in-process search.")
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    data = synth.generate(args.items)
+    queries = make_queries(data, args.queries)
+    ids = random.Random(5).sample(list(data.ids), args.queries)
+    Vault.open(data.root).refresh()  # index once, outside the timings
+    stdio = anyio.run(over_stdio, data.root, queries, args.rounds, ids)
+    report = {
+        "items": data.items,
+        "synapses": data.synapses,
+        "queries": len(queries),
+        "rounds": args.rounds,
+        "search_args": SEARCH_ARGS,
+        "in_process_search": in_process(data.root, queries, args.rounds),
+        "stdio": stdio,
+        "goal": "engram_search over stdio p50 <= 15 ms",
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "mcp.json").write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Recall tools: search (graph-expanded, with abstention) and the domain tree.
+
+Both wrap the library as is — :meth:`Vault.search` and :meth:`Vault.paths` — and only
+turn their frozen results into the models the model reads.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from engram.mcp.models import (
+    DomainNodeOut,
+    ExplanationOut,
+    HitWarningOut,
+    SearchHitOut,
+    SearchOut,
+    StepOut,
+)
+from engram.mcp.registry import READ, Toolbox
+from engram.model import ENGRAM_KINDS, STATUSES
+from engram.paths_overview import DomainNode
+from engram.recall import MAX_LIMIT, SearchHit, SearchResult
+
+
+def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
+    e = hit.explanation
+    return SearchHitOut(
+        id=hit.id,
+        path=hit.path,
+        title=hit.title,
+        kind=hit.kind,
+        domain=hit.domain,
+        status=hit.status,
+        score=hit.score,
+        relevance=hit.relevance,
+        via=hit.via,
+        tier=hit.tier,
+        tags=list(hit.tags) if hit.tier != "catalog" else None,
+        summary=hit.summary or None,
+        content=hit.content,
+        warnings=[
+            HitWarningOut(kind=w.kind, id=w.id, title=w.title, path=w.path, weight=w.weight)
+            for w in hit.warnings
+        ],
+        explanation=ExplanationOut(
+            matched_terms=list(e.matched_terms),
+            missing_terms=list(e.missing_terms),
+            parts=dict(e.parts),
+            lexical_rank=e.lexical_rank,
+            path=[
+                StepOut(source=s.source, target=s.target, kind=s.kind, direction=s.direction,
+                        weight=s.weight, activation=s.activation)
+                for s in e.path
+            ],
+            replaces=list(e.replaces),
+        )
+        if explain
+        else None,
+    )
+
+
+def search_out(result: SearchResult, explain: bool) -> SearchOut:
+    if result.status == "no_confident_match":
+        message = (
+            "Nothing in the vault answers this confidently (near_misses are the closest items). "
+            "Do not assume the team knows it; if you find out, record it with engram_create."
+        )
+    elif not result.hits:
+        message = "No items match these filters."
+    else:
+        warned = sum(bool(h.warnings) for h in result.hits)
+        message = f"{len(result.hits)} hit(s), best first. Read one in full with engram_get(ref=id)."
+        if warned:
+            message += f" {warned} hit(s) have contradicting items (warnings): weigh both."
+    return SearchOut(
+        query=result.query,
+        status=result.status,
+        hits=[hit_out(h, explain) for h in result.hits],
+        near_misses=[hit_out(h, False) for h in result.near_misses],
+        terms=list(result.terms),
+        ignored=list(result.ignored),
+        truncated=result.truncated,
+        best_relevance=result.best_relevance,
+        expanded=result.expanded,
+        tokens=result.tokens,
+        elapsed_ms=result.elapsed_ms,
+        message=message,
+    )
+
+
+def node_out(node: DomainNode) -> DomainNodeOut:
+    return DomainNodeOut(
+        name=node.name,
+        path=node.path,
+        count=node.count,
+        total=node.total,
+        children=[node_out(c) for c in node.children],
+    )
+
+
+def register(box: Toolbox) -> None:
+    @box.tool("engram_search", title="Search the team's memory", profile="minimal", annotations=READ)
+    def engram_search(
+        query: Annotated[str, Field(description="Words to look for: a question, error text, names, identifiers.")],
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="At most this many hits.")] = 10,
+        domain: Annotated[str | None, Field(description="Only under this domain path, e.g. 'ops'.")] = None,
+        kinds: Annotated[list[str] | None, Field(description=f"Any of: {', '.join(ENGRAM_KINDS)}.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only items carrying all of these tags.")] = None,
+        statuses: Annotated[
+            list[str] | None, Field(description=f"Any of: {', '.join(STATUSES)} (default: all but hidden).")
+        ] = None,
+        visibility: Annotated[list[str] | None, Field(description="Any of: private, team, org.")] = None,
+        min_importance: Annotated[float | None, Field(description="0 to 1.")] = None,
+        include_hidden: Annotated[bool, Field(description="Also frozen, forgotten, quarantined items.")] = False,
+        as_of: Annotated[
+            str | None,
+            Field(description="Recall what the vault held at this instant (ISO 8601, e.g. 2026-03-01T00:00:00Z)."),
+        ] = None,
+        tier: Annotated[
+            str,
+            Field(
+                description="catalog: id/title/path. digest: plus summary and tags. content: plus the "
+                "body. auto: upgrades hits best-first while token_budget lasts.",
+                json_schema_extra={"enum": ["catalog", "digest", "content", "auto"]},
+            ),
+        ] = "auto",
+        token_budget: Annotated[
+            int | None, Field(ge=1, description="Tokens for tier=auto (default from the vault settings).")
+        ] = None,
+        expand: Annotated[
+            bool, Field(description="Follow synapses to linked items that share no words with the query.")
+        ] = True,
+        explain: Annotated[
+            bool,
+            Field(description="Add why each hit ranks where it does: matched and missing terms, score "
+                  "parts, the synapse path of graph hits (costs tokens)."),
+        ] = False,
+        raw: Annotated[bool, Field(description="Take the query as SQLite FTS5 syntax (advanced).")] = False,
+    ) -> SearchOut:
+        """Find what the team already knows about a topic: ranked items, best first.
+
+        Use it before answering from your own assumptions and before engram_create (to
+        avoid duplicates). Matches words in titles, tags, summaries and bodies (also
+        substrings and identifiers), then follows synapses so linked knowledge surfaces
+        too; superseded items yield to their successors, and contradicting items come
+        back as warnings. status 'no_confident_match' means the vault does not know:
+        say so rather than guess. To browse a whole domain without a query, use
+        engram_list; to read one hit in full, engram_get.
+        """
+        result = box.vault().search(
+            query,
+            limit=limit,
+            domain=domain,
+            kinds=kinds,
+            tags=tags,
+            statuses=statuses,
+            visibility=visibility,
+            min_importance=min_importance,
+            include_hidden=include_hidden,
+            as_of=as_of,
+            tier=tier,
+            budget=token_budget,
+            expand=expand,
+            raw=raw,
+        )
+        return search_out(result, explain)
+
+    @box.tool("engram_list_paths", title="The domain tree", profile="standard", annotations=READ)
+    def engram_list_paths(
+        domain: Annotated[str | None, Field(description="Start below this domain path (default: the root).")] = None,
+        depth: Annotated[
+            int | None, Field(ge=1, le=16, description="Levels to show; deeper folders fold into their parent.")
+        ] = 2,
+        include_hidden: Annotated[bool, Field(description="Count frozen, forgotten, quarantined items too.")] = False,
+    ) -> DomainNodeOut:
+        """The vault's domain folders as a tree, each with its item counts (count: filed
+        exactly there; total: there and below). No item text.
+
+        Use it to see what the memory covers and where knowledge concentrates before
+        searching or filing something new (pick an existing domain over inventing a new
+        one). To see the items of a domain, use engram_list(domain=...).
+        """
+        return node_out(box.vault().paths(domain=domain, depth=depth, include_hidden=include_hidden))
