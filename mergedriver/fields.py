@@ -7,7 +7,9 @@ without one follow the generic rule, so keys this version does not know are merg
 Rules (``b``, ``o``, ``t`` are the base, ours and theirs values; absent is a value):
 
 - every rule starts the same way: ``o == t`` → that value; only one side differs from
-  the base → that side's value. The rest applies when both sides changed differently.
+  the base → that side's value. The rest applies when both sides changed differently —
+  or, for ``counter`` and ``delta``, when both changed at all (two sides that each
+  counted 3 retrievals counted 6).
 - ``counter``: ``o + t − b`` (an absent base counts as 0; with no base file at all the
   larger value, since nothing can be subtracted), never below 0 for whole counts.
 - ``delta``: ``b + Δo + Δt`` clamped to [0, 1] (``unit``) or unclamped (``number``); with
@@ -173,7 +175,7 @@ class FieldMerge:
             name = prefix + key
             bv, ov, tv = b.get(key, MISSING), ours.get(key, MISSING), theirs.get(key, MISSING)
             rule = rules.get(key, FieldMerge.generic)
-            if rule is not FieldMerge.immutable and self._trivial(name, bv, ov, tv):
+            if rule is not FieldMerge.immutable and self._trivial(name, bv, ov, tv, rule):
                 value = ov if tv == bv else tv
             else:
                 value = rule(self, name, bv, ov, tv)
@@ -181,9 +183,13 @@ class FieldMerge:
                 out[key] = value
         return out
 
-    def _trivial(self, name: str, b: Any, o: Any, t: Any) -> bool:
-        """The cases no rule needs: both agree, or only one side changed."""
-        if o == t:
+    def _trivial(self, name: str, b: Any, o: Any, t: Any, rule: Rule) -> bool:
+        """The cases no rule needs: both agree, or only one side changed.
+
+        Counters and deltas do not count agreement: two sides that each added 3 to the
+        same count added 6 (identical *files* are caught before any field is looked at).
+        """
+        if o == t and (rule not in _ADDITIVE or o == b):
             return True
         if o == b or t == b:
             self.strategies[name] = "one-side"
@@ -292,6 +298,9 @@ class FieldMerge:
         if _is_instant(o) and _is_instant(t):
             return o if parse_time(o) < parse_time(t) else t if parse_time(t) < parse_time(o) else min(o, t)
         return self.winner(o, t)
+
+
+_ADDITIVE: tuple[Rule, ...] = (FieldMerge.counter, FieldMerge.unit, FieldMerge.delta)
 
 
 def _show(value: Any) -> str:

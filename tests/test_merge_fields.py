@@ -310,3 +310,11 @@ def test_existing_flags_merge_as_a_set_so_a_resolution_on_one_side_sticks() -> N
     ours = engram(**{CONFLICTS_KEY: None}, **ALICE)  # resolved
     theirs = engram(tags=["x"], **{CONFLICTS_KEY: ["content: old conflict"]}, **BOB)
     assert CONFLICTS_KEY not in merged_meta(base, ours, theirs)
+
+
+def test_equal_counts_reached_independently_still_add() -> None:
+    base = engram(retrievalCount=0, importance=0.5)
+    ours = engram(retrievalCount=3, importance=0.6, **ALICE)
+    theirs = engram(retrievalCount=3, importance=0.6, tags=["x"], **BOB)
+    meta = merged_meta(base, ours, theirs)
+    assert (meta["retrievalCount"], meta["importance"]) == (6, pytest.approx(0.7))
