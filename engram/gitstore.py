@@ -13,10 +13,14 @@ from the vault template) routes items and synapses to it.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,3 +99,195 @@ def merge_driver_status(root: Path) -> DriverStatus:
         attr = _git(root, "check-attr", "merge", "--", "x/item.md", check=False)
         routed = attr.stdout.strip().endswith(f": {DRIVER_NAME}")
     return DriverStatus(command is not None, command, driver_command(), routed)
+
+
+# --------------------------------------------------------------------------- GitPython
+
+#: The empty tree: the merge base of two histories that share no commit.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_STATE_FILES = {
+    "MERGE_HEAD": "a merge",
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or `git am`",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GitOutput:
+    status: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return (self.err or self.out).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class RawChange:
+    """One line of ``git diff-tree --raw``: a path's mode and blob before and after."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+    old_sha: str | None
+    new_sha: str | None
+
+
+class GitRepo:
+    """A work tree driven through GitPython, for ``engram sync`` and the hooks.
+
+    Commands run through GitPython's ``git`` wrapper; blobs are read through its
+    persistent ``cat-file --batch`` process and written as loose objects in-process, so a
+    merge of thousands of files starts a handful of processes, not thousands. GitPython
+    is imported on first use (it costs ~100 ms). Every GitPython or gitdb exception is
+    translated into :class:`GitError` in :meth:`_guard`, and nowhere else.
+    """
+
+    def __init__(self, root: Path) -> None:
+        import git
+
+        self._git_module = git
+        with self._guard(f"open the git repository at {root}"):
+            self._repo = git.Repo(root, search_parent_directories=True)
+        if self._repo.working_tree_dir is None:
+            raise GitError(f"{root} is inside a bare repository.", hint="Sync a clone with a work tree.")
+        self.top = Path(self._repo.working_tree_dir).resolve()
+        self.git_dir = Path(self._repo.git_dir).resolve()
+
+    def close(self) -> None:
+        self._repo.close()
+
+    def __enter__(self) -> GitRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        import gitdb.exc  # type: ignore[import-untyped]
+
+        errors = (self._git_module.exc.GitError, gitdb.exc.ODBError, OSError)
+        try:
+            yield
+        except errors as exc:
+            detail = getattr(exc, "stderr", None) or str(exc)
+            raise GitError(
+                f"cannot {doing}: {str(detail).strip()}.",
+                hint="Check the repository with `git status`; nothing was half-done.",
+            ) from exc
+
+    # ------------------------------------------------------------------ commands
+
+    def run(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None, stdin: bytes | None = None
+    ) -> GitOutput:
+        """Run ``git <args>`` in the work tree; raise GitError on failure when ``check``."""
+        with self._guard(f"run git {args[0]}"), contextlib.ExitStack() as stack:
+            istream = None
+            if stdin is not None:
+                istream = stack.enter_context(tempfile.TemporaryFile())
+                istream.write(stdin)
+                istream.seek(0)
+            status, out, err = self._repo.git.execute(
+                ["git", *args],
+                istream=istream,
+                with_extended_output=True,
+                with_exceptions=False,
+                env=env,
+            )
+        result = GitOutput(int(status), str(out), str(err))
+        if check and result.status != 0:
+            raise GitError(
+                f"`git {' '.join(args)}` failed: {result.text or f'exit {result.status}'}.",
+                hint="Check the repository with `git status`.",
+            )
+        return result
+
+    def rev(self, ref: str) -> str | None:
+        """The commit ``ref`` names, or None."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        return out.out.strip() or None if out.status == 0 else None
+
+    def current_branch(self) -> str | None:
+        out = self.run("symbolic-ref", "--short", "--quiet", "HEAD", check=False)
+        return out.out.strip() or None if out.status == 0 else None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).status == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        out = self.run("merge-base", a, b, check=False)
+        return out.out.strip() or None if out.status == 0 else None
+
+    def config(self, key: str) -> str | None:
+        out = self.run("config", "--get", key, check=False)
+        return out.out.strip() or None if out.status == 0 else None
+
+    def unfinished_operation(self) -> str | None:
+        """What the repository is in the middle of (a merge, a rebase, …), if anything."""
+        for name, what in _STATE_FILES.items():
+            if (self.git_dir / name).exists():
+                return what
+        return None
+
+    def diff_tree(self, old: str, new: str) -> dict[str, RawChange]:
+        """Files that differ between two commits (or trees), without rename detection."""
+        out = self.run("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", old, new).out
+        fields = out.split("\0")
+        changes: dict[str, RawChange] = {}
+        for i in range(0, len(fields) - 1, 2):
+            meta, path = fields[i], fields[i + 1]
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
+            changes[path] = RawChange(
+                path,
+                old_mode,
+                new_mode,
+                None if set(old_sha) == {"0"} else old_sha,
+                None if set(new_sha) == {"0"} else new_sha,
+            )
+        return changes
+
+    def has_path(self, commit: str, path: str) -> bool:
+        return self.run("cat-file", "-e", f"{commit}:{path}", check=False).status == 0
+
+    # ------------------------------------------------------------------ objects
+
+    def read_blob(self, sha: str) -> bytes:
+        with self._guard(f"read object {sha}"):
+            data = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        return bytes(data)
+
+    def write_blob(self, data: bytes) -> str:
+        from gitdb.base import IStream  # type: ignore[import-untyped]
+
+        with self._guard("write an object"):
+            stored = self._repo.odb.store(IStream(b"blob", len(data), io.BytesIO(data)))
+        return str(stored.hexsha.decode() if isinstance(stored.hexsha, bytes) else stored.hexsha)
+
+    def write_tree(self, start: str, entries: Sequence[tuple[str, str | None, str]]) -> str:
+        """The tree of commit ``start`` with (path, blob or None to delete, mode) applied.
+
+        Built in a temporary index file, so the work tree and the real index are untouched.
+        """
+        with tempfile.TemporaryDirectory(dir=self.git_dir) as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.run("read-tree", start, env=env)
+            lines = [
+                f"{mode} {sha}\t{path}" if sha else f"0 {'0' * 40}\t{path}"
+                for path, sha, mode in entries
+            ]
+            if lines:
+                self.run("update-index", "-z", "--index-info", env=env, stdin="\0".join(lines).encode() + b"\0")
+            return self.run("write-tree", env=env).out.strip()
+
+    def commit_tree(self, tree: str, parents: list[str], message: str, env: dict[str, str] | None = None) -> str:
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.run(*args, "-m", message, env=env).out.strip()

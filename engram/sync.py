@@ -1,0 +1,311 @@
+"""``engram sync``: commit, fetch, merge in process, push, and retry when a peer was first.
+
+One call brings a clone level with its upstream:
+
+1. fold journaled usage into the items (``flush_usage``, the recall journal's flush);
+2. commit the vault's local changes;
+3. fetch the upstream branch (a missing branch is fine: the first push creates it; an
+   unreachable remote is reported, and the local commits stay for the next sync);
+4. integrate: fast-forward when possible, otherwise merge *in this process* — the files
+   both sides changed are merged by :mod:`engram.treemerge` with the same functions the
+   git driver runs, the result is written as a tree and a merge commit, and the work tree
+   is moved to it with ``git merge --ff-only``; then the derived link sections of the
+   items the merge touched are regenerated from the merged synapses and committed;
+5. push; when the push is rejected because a peer pushed first, go back to 3 (at most
+   ``max_attempts`` times).
+
+Invariants: the repository is never left mid-merge or mid-rebase — the merge commit is
+built beside the work tree and the work tree only ever fast-forwards, so a failure at
+any step leaves the last commit checked out and nothing half-applied. Merges that need a
+person (a text conflict in a non-item file, an item that does not parse) stop the sync
+before anything changes and name the files. Local work is never thrown away.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engram.errors import EngramError, FormatError, GitError
+from engram.format import read_engram
+from engram.gitstore import EMPTY_TREE, GitRepo
+from engram.treemerge import TreeMerger, TreePlan
+from engram.vault import Vault
+from mergedriver.records import append_records
+
+#: The usage journal's flush (``engram.usage.flush``), called before committing.
+UsageFlush = Callable[[Vault], object]
+#: Hooks see this and skip engram's own post-merge work (sync does it itself).
+HOOK_ENV = {"ENGRAM_SYNC": "1"}
+
+
+@dataclass
+class SyncReport:
+    """What a sync did. ``offline`` holds the reason when the remote could not be reached."""
+
+    branch: str
+    remote: str | None = None
+    committed: int = 0
+    fetched: bool = False
+    fast_forward: bool = False
+    merged: int = 0
+    taken: int = 0
+    flagged: list[str] = field(default_factory=list)
+    kept_edits: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str]] = field(default_factory=list)
+    regenerated: int = 0
+    pushed: bool = False
+    created_upstream: bool = False
+    offline: str | None = None
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """A short account for a person."""
+        out: list[str] = []
+        if self.committed:
+            out.append(f"committed {self.committed} local change(s)")
+        if self.remote is None:
+            out.append("no remote configured: committed locally only (add one with `git remote add origin URL`)")
+        if self.fast_forward:
+            out.append(f"fast-forwarded to {self.remote}/{self.branch}")
+        if self.merged or self.taken:
+            out.append(f"merged {self.remote}/{self.branch}: {self.merged} file(s) merged, {self.taken} taken as they were")
+        for old, new in self.moved:
+            out.append(f"two items claimed {old}; one now lives at {new}")
+        for path in self.flagged:
+            out.append(f"flagged for review: {path} (see `engram conflicts`)")
+        for path in self.kept_edits:
+            out.append(f"kept an edit to {path} that the other side deleted")
+        if self.regenerated:
+            out.append(f"regenerated the links of {self.regenerated} item(s)")
+        if self.offline:
+            out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
+        elif self.pushed:
+            out.append(f"pushed to {self.remote}/{self.branch}" + (" (new branch)" if self.created_upstream else ""))
+        return out or ["already up to date"]
+
+
+def sync(
+    vault: Vault,
+    *,
+    remote: str | None = None,
+    branch: str | None = None,
+    push: bool = True,
+    flush_usage: UsageFlush | None = None,
+    message: str | None = None,
+    max_attempts: int = 3,
+) -> SyncReport:
+    """Synchronise the vault's clone with its upstream (see the module docstring).
+
+    Raises GitError (with what to do next) when the repository is mid-operation, on a
+    detached HEAD, when a file needs a person to merge it, or when pushes keep losing.
+    """
+    with GitRepo(vault.root) as repo:
+        _check_ready(repo)
+        current = repo.current_branch()
+        if current is None:
+            raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
+        prefix = vault.root.relative_to(repo.top).as_posix()
+        prefix = "" if prefix == "." else prefix
+        report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
+        if flush_usage is not None:
+            flush_usage(vault)
+        with vault.lock.hold():
+            report.committed += _commit_local(repo, vault, prefix, message)
+        report.remote = _remote_for(repo, current, remote)
+        if report.remote is None:
+            return report
+        for attempt in range(1, max_attempts + 1):
+            report.attempts = attempt
+            state = _fetch(repo, report.remote, report.branch)
+            if state not in ("ok", "missing"):
+                report.offline = state
+                return report
+            if state == "ok":
+                report.fetched = True
+                with vault.lock.hold():
+                    report.committed += _commit_local(repo, vault, prefix, message)
+                    _integrate(repo, vault, prefix, f"refs/remotes/{report.remote}/{report.branch}", report)
+            if not push:
+                return report
+            outcome = _push(repo, report.remote, report.branch)
+            if outcome == "ok":
+                report.pushed = True
+                report.created_upstream = state == "missing"
+                _remember_upstream(repo, current, report.remote, report.branch)
+                return report
+            if outcome != "rejected":
+                report.offline = outcome
+                return report
+        raise GitError(
+            f"{report.remote} rejected the push {max_attempts} times: peers keep pushing first.",
+            hint="Your commits are kept; run `engram sync` again.",
+        )
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def _check_ready(repo: GitRepo) -> None:
+    doing = repo.unfinished_operation()
+    if doing is not None:
+        raise GitError(
+            f"the repository is in the middle of {doing}.",
+            hint="Finish or abort it (`git merge --abort`, `git rebase --abort`), then run `engram sync`.",
+        )
+    if repo.run("ls-files", "--unmerged").out.strip():
+        raise GitError(
+            "the repository has unresolved conflicts.",
+            hint="Resolve them and commit (or `git merge --abort`), then run `engram sync`.",
+        )
+
+
+def _identity(repo: GitRepo, vault: Vault) -> dict[str, str]:
+    """The vault's actor as committer when git has no identity configured."""
+    env = dict(HOOK_ENV)
+    if repo.run("var", "GIT_COMMITTER_IDENT", check=False).status != 0:
+        email = f"{vault.actor.replace(' ', '.')}@{socket.gethostname() or 'engram'}"
+        for role in ("AUTHOR", "COMMITTER"):
+            env[f"GIT_{role}_NAME"] = vault.actor
+            env[f"GIT_{role}_EMAIL"] = email
+    return env
+
+
+def _commit_local(repo: GitRepo, vault: Vault, prefix: str, message: str | None) -> int:
+    """Commit every change under the vault folder; return how many files it covered."""
+    spec = prefix or "."
+    repo.run("add", "--all", "--", spec)
+    staged = [p for p in repo.run("diff", "--cached", "--name-only", "-z", "--", spec).out.split("\0") if p]
+    if not staged:
+        return 0
+    text = message or f"engram sync: {len(staged)} change(s) by {vault.actor} on {socket.gethostname()}"
+    repo.run("commit", "--quiet", "-m", text, "--", spec, env=_identity(repo, vault))
+    return len(staged)
+
+
+def _upstream_branch(repo: GitRepo, branch: str) -> str | None:
+    merge = repo.config(f"branch.{branch}.merge")
+    return merge.removeprefix("refs/heads/") if merge else None
+
+
+def _remote_for(repo: GitRepo, branch: str, remote: str | None) -> str | None:
+    remotes = [r for r in repo.run("remote").out.split() if r]
+    if remote is not None:
+        if remote not in remotes:
+            raise GitError(f"there is no remote named {remote!r}.", hint="`git remote -v` lists the remotes.")
+        return remote
+    configured = repo.config(f"branch.{branch}.remote")
+    if configured in remotes:
+        return configured
+    if "origin" in remotes:
+        return "origin"
+    return remotes[0] if len(remotes) == 1 else None
+
+
+def _fetch(repo: GitRepo, remote: str, branch: str) -> str:
+    """``ok``, ``missing`` (no such branch there yet), or why the remote is unreachable."""
+    out = repo.run(
+        "fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+        check=False, env=HOOK_ENV,
+    )
+    if out.status == 0:
+        return "ok"
+    if "couldn't find remote ref" in out.text.lower():
+        return "missing"
+    return f"cannot fetch from {remote}: {out.text.splitlines()[-1] if out.text else 'no answer'}"
+
+
+def _push(repo: GitRepo, remote: str, branch: str) -> str:
+    """``ok``, ``rejected`` (a peer pushed first), or why the remote is unreachable."""
+    out = repo.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
+    if out.status == 0:
+        return "ok"
+    text = f"{out.out}\n{out.err}"
+    if "[remote rejected]" in text:
+        reason = next((line for line in text.splitlines() if "[remote rejected]" in line), text)
+        raise GitError(f"{remote} refused the push: {reason.strip()}.", hint="Check the remote's rules (protected branch? hooks?).")
+    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
+        return "rejected"
+    return f"cannot push to {remote}: {out.text.splitlines()[-1] if out.text else 'no answer'}"
+
+
+def _remember_upstream(repo: GitRepo, branch: str, remote: str, upstream: str) -> None:
+    if repo.config(f"branch.{branch}.remote") is None:
+        repo.run("config", f"branch.{branch}.remote", remote)
+        repo.run("config", f"branch.{branch}.merge", f"refs/heads/{upstream}")
+
+
+# --------------------------------------------------------------------------- merging
+
+
+def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: SyncReport) -> None:
+    theirs = repo.rev(upstream)
+    head = repo.rev("HEAD")
+    if theirs is None or theirs == head:
+        return
+    if head is not None and repo.is_ancestor(theirs, head):
+        return
+    if head is None or repo.is_ancestor(head, theirs):
+        repo.run("merge", "--ff-only", "--quiet", theirs, env=HOOK_ENV)
+        report.fast_forward = True
+        vault.refresh()
+        return
+    base = repo.merge_base(head, theirs) or EMPTY_TREE
+    merger = TreeMerger(repo.read_blob, lambda path: repo.has_path(head, path), prefix)
+    plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
+    if plan.failures:
+        _refuse(plan, upstream)
+    report.merged += plan.merged
+    report.taken += plan.taken
+    report.flagged += plan.flagged
+    report.kept_edits += plan.kept_edits
+    report.moved += plan.moved
+    entries = [
+        (path, data if isinstance(data, str) else repo.write_blob(data), mode)
+        for path, (data, mode) in sorted(plan.writes.items())
+    ] + [(path, None, "0") for path in sorted(plan.deletes)]
+    tree = repo.write_tree(head, entries)
+    label = upstream.removeprefix("refs/remotes/")
+    commit = repo.commit_tree(
+        tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
+        env=_identity(repo, vault),
+    )
+    repo.run("merge", "--ff-only", "--quiet", commit, env=HOOK_ENV)
+    append_records(vault.state_dir, plan.records, via="sync")
+    vault.refresh()
+    touched = plan.touched | merger.endpoints()
+    report.regenerated += _regenerate(vault, touched)
+    if report.regenerated:
+        _commit_local(repo, vault, prefix, "engram sync: regenerate derived links after merge")
+
+
+def _refuse(plan: TreePlan, upstream: str) -> None:
+    label = upstream.removeprefix("refs/remotes/")
+    listing = "; ".join(f"{path}: {why}" for path, why in plan.failures[:10])
+    more = f" (and {len(plan.failures) - 10} more)" if len(plan.failures) > 10 else ""
+    raise GitError(
+        f"cannot merge {label} automatically — {listing}{more}.",
+        hint=f"Nothing was changed and your commits are kept. Run `git merge {label}`, fix those "
+        "files, commit, then run `engram sync` again.",
+    )
+
+
+def _regenerate(vault: Vault, item_ids: Iterable[str]) -> int:
+    """Rewrite the derived link section of these items; return how many files changed."""
+    changed = 0
+    for item_id in sorted(set(item_ids)):
+        for row in vault.index.item_rows("id = ?", (item_id,)):
+            try:
+                item, _ = read_engram(vault.abspath(row.path), row.path)
+            except (FileNotFoundError, FormatError):
+                continue
+            try:
+                changed += bool(vault.rewrite_derived(item))
+            except EngramError:
+                continue
+    return changed
