@@ -382,9 +382,12 @@ async def test_item_resource_overview_and_recall_prompt(client: Client, vault: V
         await client.read_resource("engram://01ZZZZZZZZZZZZZZZZZZZZZZZZ")
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == ["engram://{id}"]
-    prompt = await client.get_prompt("recall", {"topic": "tenant isolation in caches"})
+    prompt = await client.get_prompt("recall", {"topic": "tenant cache keys"})
     said = prompt.messages[0].content.text  # type: ignore[union-attr]
-    assert "tenant isolation in caches" in said and "eng (1)" in said and "engram_search" in said
+    assert "tenant cache keys" in said and "eng (1)" in said and "engram_search" in said
+    assert f"- Cache keys include the tenant (observation, eng/cache; id {made['id']})" in said
+    unknown = await client.get_prompt("recall", {"topic": "quantum chromodynamics"})
+    assert "no confident match" in unknown.messages[0].content.text  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------------- many sessions
