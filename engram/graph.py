@@ -14,7 +14,8 @@ seeing, and so are the things it is part of, extends or depends on.
 
 An item's activation is the sum of what reaches it (capped at 1), so knowledge linked to
 several hits ranks above knowledge linked to one; its explanation keeps the single
-strongest path. Two kinds never spread: ``contradicts`` (recall reports those neighbours
+strongest path. Seeds receive activation from each other (two linked hits support each
+other) but spread only their own. Two kinds never spread: ``contradicts`` (recall reports those neighbours
 as warnings on the hit instead) and ``supersedes`` (recall replaces a superseded item by
 its successor before expanding).
 
@@ -107,8 +108,8 @@ def spread(
             for edge in edges[: settings.max_edges_per_node]:
                 kind_weight = settings.kind_weights.get(edge.kind, 0.0)
                 other = edge.target if edge.source == node else edge.source
-                if kind_weight <= 0 or other in seeds:
-                    continue
+                if kind_weight <= 0 or other == node or any(st.source == other for st in source.path):
+                    continue  # no echo: activation never flows back along its own path
                 factor = kind_weight * (0.5 + 0.5 * edge.weight) * settings.decay * fan
                 value = source.value * factor
                 if value < settings.min_activation / 4:

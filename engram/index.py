@@ -606,7 +606,7 @@ class Index:
             try:
                 return list(self.conn.execute(sql, params).fetchall())
             except sqlite3.OperationalError as exc:
-                if raw and ("fts5" in str(exc) or "syntax" in str(exc) or "no such column" in str(exc)):
+                if raw and not any(w in str(exc) for w in ("locked", "busy", "disk", "I/O", "malformed")):
                     raise InvalidInput(
                         f"the raw FTS5 query is not valid: {exc}.",
                         field="query",

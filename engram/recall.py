@@ -306,7 +306,8 @@ def search(
     if best is not None and best < floor:
         status, near, ranked = "no_confident_match", ranked[:3], []
     elif not raw:
-        ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor]
+        # Weak lexical matches go, unless a confident hit links to them.
+        ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor or c.activation]
     chosen = ranked[:limit]
     hits, tokens = _disclose(vault, chosen, tier, budget if budget is not None else s.token_budget)
     misses, _ = _disclose(vault, near, "catalog", 10**9)
@@ -623,7 +624,7 @@ def _hit(cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[
         missing_terms=cand.missing,
         parts=MappingProxyType(dict(cand.parts)),
         lexical_rank=cand.lexical_rank,
-        path=cand.activation.path if cand.activation and cand.lexical_rank is None else (),
+        path=cand.activation.path if cand.activation else (),
         replaces=tuple(cand.replaces),
     )
     return SearchHit(

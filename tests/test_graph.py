@@ -1,0 +1,116 @@
+"""Graph expansion, succession and contradictions in real vaults (and the spread law)."""
+
+from __future__ import annotations
+
+from engram.graph import SpreadSettings, spread
+from engram.index import Edge
+from engram.vault import Vault
+
+
+def ids(result: object) -> list[str]:
+    return [h.id for h in result.hits]  # type: ignore[attr-defined]
+
+
+def test_an_item_linked_by_extends_surfaces_with_its_path_and_not_without_expansion(vault: Vault) -> None:
+    base = vault.create("Use pg_repack instead of VACUUM FULL", "VACUUM FULL takes an exclusive lock.", domain=["ops"]).item
+    ext = vault.create("Throttle index rebuilds in business hours", "Cap the IO of rebuild jobs at 40 MB/s.", domain=["ops"]).item
+    vault.create("Unrelated note about coffee", "The espresso machine descales on Fridays.", domain=["misc"])
+    vault.link(ext.id, "extends", base.id)
+
+    result = vault.search("vacuum exclusive lock")
+    assert ids(result)[:2] == [base.id, ext.id]
+    linked = result.hits[1]
+    assert linked.via == "graph" and linked.relevance is None
+    step = linked.explanation.path[0]
+    assert (step.source, step.target, step.kind, step.direction) == (base.id, ext.id, "extends", "in")
+    assert 0 < step.weight <= 1 and linked.explanation.parts["graph"] > 0
+
+    without = vault.search("vacuum exclusive lock", expand=False)
+    assert ids(without) == [base.id] and not without.expanded
+
+
+def test_expansion_respects_max_hops_and_filters(vault: Vault) -> None:
+    a = vault.create("Kafka consumer lag alert", "Page when lag exceeds five minutes.", domain=["ops"]).item
+    b = vault.create("Runbook for partitions", "Rebalance by hand.", domain=["ops"]).item
+    c = vault.create("Broker sizing table", "Twelve brokers per region.", domain=["ops"]).item
+    d = vault.create("Finance forecast", "Quarterly numbers.", domain=["finance"]).item
+    vault.link(b.id, "part_of", a.id)
+    vault.link(c.id, "part_of", b.id)
+    vault.link(d.id, "depends_on", a.id)
+    two = ids(vault.search("consumer lag"))
+    assert {b.id, c.id, d.id} <= set(two)
+    (vault.root / "engram.yaml").write_text("recall:\n  maxHops: 1\n")
+    one_hop = Vault.open(vault.root)
+    try:
+        got = ids(one_hop.search("consumer lag"))
+        assert b.id in got and c.id not in got
+    finally:
+        one_hop.close()
+    # A domain filter applies to linked items too: finance stays out of an ops search.
+    assert d.id not in ids(vault.search("consumer lag", domain="ops"))
+
+
+def test_a_superseded_item_yields_to_its_successor_but_as_of_sees_the_old_one(vault: Vault) -> None:
+    old = vault.create("Deploys go out on Tuesdays", "The weekly deploy train leaves on Tuesday.", domain=["ops"]).item
+    before = vault.get(old.id).created_at
+    new = vault.create("Continuous deployment", "Every merged change ships within the hour.", domain=["ops"]).item
+    vault.link(new.id, "supersedes", old.id)
+    vault.update(old.id, {"status": "superseded", "supersededBy": new.id, "deactivatedAt": vault.get(new.id).created_at})
+
+    now = vault.search("weekly deploy train tuesday")
+    assert ids(now) == [new.id]
+    assert now.hits[0].explanation.replaces == (old.id,)
+    assert now.hits[0].relevance == 1.0  # it answers for the text it replaced
+
+    then = vault.search("weekly deploy train tuesday", as_of=before)
+    assert ids(then) == [old.id]
+
+
+def test_succession_by_frontmatter_alone_and_a_deactivated_item_without_successor(vault: Vault) -> None:
+    old = vault.create("Old retry policy", "Retry three times with jitter.", domain=["eng"]).item
+    new = vault.create("Retry budget", "Spend at most ten percent extra load.", domain=["eng"]).item
+    vault.update(old.id, {"supersededBy": new.id})
+    assert ids(vault.search("retry jitter")) == [new.id]
+    gone = vault.create("Cron host", "The cron host runs backups with jitter.", domain=["eng"]).item
+    vault.update(gone.id, {"deactivatedAt": "2020-01-01T00:00:00Z"})
+    assert gone.id not in ids(vault.search("backups jitter"))
+
+
+def test_contradicts_neighbours_are_warnings_not_hits(vault: Vault) -> None:
+    a = vault.create("Index foreign keys", "Always index foreign key columns.", domain=["db"]).item
+    b = vault.create("Skip FK indexes on append-only tables", "They cost writes for no reads.", domain=["db"]).item
+    vault.link(a.id, "contradicts", b.id)
+    result = vault.search("index foreign key columns")
+    assert ids(result) == [a.id]
+    warning = result.hits[0].warnings[0]
+    assert (warning.kind, warning.id, warning.title) == ("contradicts", b.id, b.title)
+
+
+def test_spread_sums_paths_damps_hubs_and_keeps_the_strongest_path() -> None:
+    edges = [Edge("s", "a", "extends", 0.5), Edge("t", "a", "extends", 0.5), Edge("s", "x", "contradicts", 1.0)]
+    edges += [Edge("hub", f"leaf{i}", "part_of", 0.5) for i in range(100)]
+    settings = SpreadSettings(kind_weights={"extends": 0.9, "part_of": 0.8, "contradicts": 0.0})
+
+    def edges_of(nodes: object) -> list[Edge]:
+        wanted = set(nodes)  # type: ignore[call-overload]
+        return [e for e in edges if e.source in wanted or e.target in wanted]
+
+    out = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_: set(ids_), settings)
+    single = 0.9 * 0.75 * settings.decay
+    assert abs(out["a"].value - round(single * 1.5, 4)) < 1e-3  # both seeds' paths add up
+    assert out["a"].path[0].source == "s"  # the stronger seed explains it
+    assert "x" not in out  # contradicts never spreads
+    hub = spread({"hub": 1.0}, edges_of, lambda ids_: set(ids_), settings)
+    assert all(a.value < 0.1 for a in hub.values())  # a hub shares, it does not flood
+    refused = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_: set(), settings)
+    assert refused == {}
+
+
+def test_a_weak_lexical_match_stays_when_a_confident_hit_links_to_it(vault: Vault) -> None:
+    a = vault.create("Alpha service SLO", "Ninety-nine point nine.", domain=["svc"]).item
+    b = vault.create("Beta dependency", "Calls alpha.", domain=["svc"]).item
+    assert ids(vault.search("alpha SLO")) == [a.id]  # "alpha" alone is below the floor
+    vault.link(b.id, "depends_on", a.id)
+    result = vault.search("alpha SLO")
+    assert ids(result) == [a.id, b.id]
+    assert result.hits[1].via == "lexical" and result.hits[1].explanation.path[0].kind == "depends_on"

@@ -1,0 +1,110 @@
+"""The derived index: disposable, versioned, incremental, and its search primitives."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from engram import index as index_module
+from engram import indexrows
+from engram.index import SCHEMA_VERSION, Index
+from engram.vault import Vault
+
+
+def test_deleting_the_state_folder_loses_nothing_but_time(vault: Vault) -> None:
+    a = vault.create("Alpha", "First.", domain=["x"]).item
+    b = vault.create("Beta", "Second.", domain=["x"]).item
+    vault.link(a.id, "extends", b.id)
+    vault.close()
+    shutil.rmtree(vault.root / ".engram")
+    fresh = Vault.open(vault.root)
+    try:
+        assert {h.id for h in fresh.search("first").hits} == {a.id, b.id}
+        counts = fresh.index.counts()
+        assert (counts["item"], counts["synapse"]) == (2, 1)
+    finally:
+        fresh.close()
+
+
+def test_a_schema_version_mismatch_rebuilds_instead_of_migrating(vault: Vault) -> None:
+    vault.create("Alpha", "First.")
+    db = vault.index.db_path
+    vault.close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    again = Vault.open(vault.root)
+    try:
+        assert [h.title for h in again.search("first").hits] == ["Alpha"]
+        row = again.index.query("SELECT value FROM meta WHERE key = 'schema'")[0]
+        assert row["value"] == str(SCHEMA_VERSION)
+    finally:
+        again.close()
+
+
+def test_a_corrupt_index_file_is_replaced(vault: Vault) -> None:
+    vault.create("Alpha", "First.")
+    db = vault.index.db_path
+    vault.close()
+    for suffix in ("-wal", "-shm"):
+        (db.parent / (db.name + suffix)).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    again = Vault.open(vault.root)
+    try:
+        assert [h.title for h in again.search("first").hits] == ["Alpha"]
+    finally:
+        again.close()
+
+
+def test_identifiers_keep_what_the_word_index_splits() -> None:
+    text = "Set `db_url_v2` and X-Batch, call getUser() on k8s; 数据库 v1.2 is fine. Plain words."
+    kept = indexrows.identifiers(text).split()
+    assert kept == ["db_url_v2", "X-Batch", "getUser", "k8s", "数据库", "v1.2"]
+
+
+def test_refresh_is_incremental_and_reports_what_changed(vault: Vault) -> None:
+    item = vault.create("Alpha", "First.").item
+    assert vault.refresh().changed <= 2  # files written within 2 s are re-read (racy)
+    path = vault.root / item.path  # type: ignore[operator]
+    path.write_text(path.read_text().replace("First.", "Changed."))
+    (vault.root / "notes.md").write_text("# just a note\n")
+    (vault.root / "broken.md").write_text("---\nid: [unclosed\n---\n")
+    stats = vault.refresh()
+    assert stats.changed >= 3 and stats.errors == 1
+    assert [b.path for b in vault.index.bad_files()] == ["broken.md"]
+    (vault.root / "broken.md").unlink()
+    assert vault.refresh().removed == 1
+
+
+def test_a_big_refresh_parses_in_worker_processes(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(30):
+        vault.create(f"Item number {i}", f"Body {i} mentions walrus.", domain=["bulk"])
+    vault.close()
+    monkeypatch.setattr(indexrows, "PARALLEL_MIN", 10)
+    shutil.rmtree(vault.root / ".engram")
+    fresh = Index(vault.root, vault.root / ".engram" / "index.sqlite")
+    try:
+        stats = fresh.rebuild()
+        assert stats.changed == 31 and stats.errors == 0  # 30 items and the vault README
+        assert fresh.counts()["item"] == 30
+    finally:
+        fresh.close()
+
+
+def test_term_stats_stem_like_the_word_index(vault: Vault) -> None:
+    vault.create("Running pools", "Connections run in pools.")
+    vault.create("Other", "Nothing here.")
+    total, df = vault.index.term_stats(["connection", "running", "absent"])
+    assert total == 2 and df == {"connection": 1, "running": 1, "absent": 0}
+
+
+def test_search_primitives_translate_errors_into_the_tree(vault: Vault) -> None:
+    from engram.errors import InvalidInput
+
+    vault.create("Alpha", "First.")
+    with pytest.raises(InvalidInput):
+        vault.index.word_hits('"unterminated', (1, 1, 1, 1), "1", (), 5, raw=True)
+    assert index_module.SKIP_DIRS  # the walk skips tool folders

@@ -1,0 +1,134 @@
+"""Ranking, the trigram path, filters, abstention, tiers and explanations on real vaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.errors import InvalidInput
+from engram.recall import RecallSettings, recall_settings
+from engram.vault import Vault
+
+
+def titles(result: object) -> list[str]:
+    return [h.title for h in result.hits]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def notes(vault: Vault) -> Vault:
+    vault.create("Connection pool sizing", "Size pools from the p99 of concurrent requests.",
+                 domain=["eng", "db"], tags=["postgres"], summary="How big a pool should be")
+    vault.create("Deploy checklist", "Check the connection pool metrics after every deploy.",
+                 domain=["ops"], tags=["deploy"])
+    vault.create("Settings reference", "The `db_url_v2` key replaced db_url; send X-Batch on bulk calls.",
+                 domain=["eng", "config"])
+    vault.create("数据库连接池", "连接池的大小取决于并发请求。", domain=["eng", "zh"])
+    vault.create("Hidden draft", "connection pool notes nobody should see", domain=["ops"], status="quarantined")
+    return vault
+
+
+def test_a_title_match_outranks_a_body_match(notes: Vault) -> None:
+    result = notes.search("connection pool")
+    assert titles(result)[:2] == ["Connection pool sizing", "Deploy checklist"]
+    top = result.hits[0]
+    assert top.relevance == 1.0 and set(top.explanation.matched_terms) == {"connection", "pool"}
+    assert top.explanation.parts["relevance"] == 1.0 and top.explanation.lexical_rank == 1
+    assert "Hidden draft" not in titles(result)  # quarantined items stay out unless asked
+    assert "Hidden draft" in titles(notes.search("connection pool", include_hidden=True))
+
+
+def test_stemming_and_stopwords(notes: Vault) -> None:
+    result = notes.search("how should the pools be sized?")
+    assert titles(result)[0] == "Connection pool sizing"
+    assert {"how", "should", "the", "be"} <= set(result.ignored)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("db_url_v2", "Settings reference"), ("X-Batch", "Settings reference"), ("url_v", "Settings reference"),
+     ("连接池", "数据库连接池"), ("数据", "数据库连接池"), ("p99", "Connection pool sizing")],
+)
+def test_identifiers_substrings_and_cjk_are_found(notes: Vault, query: str, expected: str) -> None:
+    result = notes.search(query)
+    assert result.status == "ok" and titles(result)[0] == expected
+
+
+def test_abstains_below_the_relevance_floor(notes: Vault) -> None:
+    result = notes.search("kubernetes pod eviction")
+    assert result.status == "no_confident_match" and result.hits == ()
+    partial = notes.search("kubernetes connection")  # one common word of three rare ones
+    assert partial.best_relevance is not None
+    if partial.status == "no_confident_match":
+        assert partial.near_misses and partial.best_relevance < partial.floor
+    lenient = notes.search("kubernetes connection", min_relevance=0.0)
+    assert lenient.status == "ok" and lenient.hits
+
+
+def test_filters(notes: Vault) -> None:
+    assert titles(notes.search("connection pool", domain="ops")) == ["Deploy checklist"]
+    assert titles(notes.search("connection pool", tags=["postgres"])) == ["Connection pool sizing"]
+    assert titles(notes.search("connection pool", kinds=["decision"])) == []
+    with pytest.raises(InvalidInput):
+        notes.search("pool", kinds=["nonsense"])
+    with pytest.raises(InvalidInput):
+        notes.search("pool", as_of="not a time")
+    with pytest.raises(InvalidInput):
+        notes.search("pool", limit=0)
+    with pytest.raises(InvalidInput):
+        notes.search("pool", tier="everything")
+
+
+def test_tiers_and_the_token_budget(notes: Vault) -> None:
+    catalog = notes.search("connection pool", tier="catalog")
+    assert all(h.summary is None and h.content is None for h in catalog.hits)
+    digest = notes.search("connection pool", tier="digest")
+    assert digest.hits[0].summary == "How big a pool should be" and digest.hits[0].content is None
+    content = notes.search("connection pool", tier="content")
+    assert content.hits[0].content == "Size pools from the p99 of concurrent requests.\n"
+    auto = notes.search("connection pool", tier="auto", budget=40)
+    assert auto.tokens <= 40 or len(auto.hits) == 1
+    assert auto.hits[0].tier in ("content", "digest", "catalog")
+    roomy = notes.search("connection pool", tier="auto", budget=5000)
+    assert all(h.tier == "content" for h in roomy.hits)
+
+
+def test_raw_mode_takes_fts_syntax_and_reports_bad_syntax_clearly(notes: Vault) -> None:
+    assert titles(notes.search("connect*", raw=True))
+    with pytest.raises(InvalidInput, match="raw FTS5 query"):
+        notes.search("pool AND", raw=True)
+
+
+def test_ranking_weights_come_from_the_settings(vault: Vault) -> None:
+    assert recall_settings(vault) == RecallSettings()
+    (vault.root / "engram.yaml").write_text("recall:\n  titleWeight: 1\n  bodyWeight: 9\n  edgeWeights:\n    extends: 0.1\n")
+    reopened = Vault.open(vault.root)
+    try:
+        s = recall_settings(reopened)
+        assert (s.title_weight, s.body_weight) == (1.0, 9.0)
+        assert s.edge_weights["extends"] == 0.1 and s.edge_weights["part_of"] == 0.8
+    finally:
+        reopened.close()
+    (vault.root / "engram.yaml").write_text("recall:\n  freshness: sometimes\n")
+    broken = Vault.open(vault.root)
+    try:
+        with pytest.raises(InvalidInput, match="freshness"):
+            broken.search("x")
+    finally:
+        broken.close()
+
+
+def test_importance_breaks_a_lexical_tie(vault: Vault) -> None:
+    vault.create("Cache warmup A", "warm the cache before traffic", importance=0.1)
+    vault.create("Cache warmup B", "warm the cache before traffic", importance=0.9, dedupe=False)
+    assert titles(vault.search("cache warmup")) == ["Cache warmup B", "Cache warmup A"]
+
+
+def test_paths_overview_counts_cumulatively(notes: Vault) -> None:
+    tree = notes.paths()
+    top = {c.name: c for c in tree.children}
+    assert tree.total == 4  # the quarantined item is not counted
+    assert top["eng"].total == 3 and top["eng"].count == 0
+    assert {c.name for c in top["eng"].children} == {"db", "config", "zh"}
+    assert notes.paths(domain="eng", depth=1).total == 3
+    assert notes.paths(include_hidden=True).total == 5
+    with pytest.raises(InvalidInput):
+        notes.paths(depth=0)
