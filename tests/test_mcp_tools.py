@@ -7,6 +7,7 @@ never change the vault.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ MINIMAL = {
 }
 STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
-    "engram_doctor",
+    "engram_doctor", "engram_sync",
 }
 FULL = STANDARD | {"engram_reindex"}
 
@@ -80,7 +81,7 @@ async def test_profiles_nest_and_every_tool_is_described(vault: Vault, config_fi
                 assert tool.title and tool.annotations is not None
                 assert tool.annotations.title == tool.title
                 assert tool.annotations.read_only_hint is not None
-                assert tool.annotations.open_world_hint is False
+                assert tool.annotations.open_world_hint is (tool.name == "engram_sync")
                 assert tool.description and "\n\n" in tool.description  # a summary, then when to use
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
 
@@ -303,6 +304,23 @@ async def test_doctor_and_reindex(client: Client, vault: Vault) -> None:
     report = ok(await client.call_tool("engram_doctor", {}))
     assert not report["ok"] and [p["code"] for p in report["problems"]] == ["unparseable"]
     assert ok(await client.call_tool("engram_reindex", {}))["errors"] == 1
+
+
+async def test_sync_commits_and_pushes_to_a_remote(client: Client, vault: Vault, tmp_path: Path) -> None:
+    await create(client, "Shared knowledge", content="for the team", domain="x")
+    alone = ok(await client.call_tool("engram_sync", {}))
+    assert alone["committed"] >= 1 and alone["pushed"] is False and "no remote configured" in alone["message"]
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(vault.root), "remote", "add", "origin", str(remote)], check=True)
+    await create(client, "More shared knowledge", content="also for the team", domain="x")
+    shared = ok(await client.call_tool("engram_sync", {"message": "from the agent"}))
+    assert shared["pushed"] is True and shared["created_upstream"] is True and shared["remote"] == "origin"
+    log = subprocess.run(["git", "--git-dir", str(remote), "log", "--format=%s", "main"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "from the agent" in log
+    nowhere = error(await client.call_tool("engram_sync", {"remote": "nowhere"}))
+    assert nowhere.startswith("git_error: there is no remote named 'nowhere'.")
 
 
 # ---------------------------------------------------------------------- bad input

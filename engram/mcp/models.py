@@ -283,3 +283,23 @@ class SearchOut(_Out):
     elapsed_ms: float
     message: str
 
+
+class SyncOut(_Out):
+    """What engram_sync did."""
+
+    branch: str
+    remote: str | None = None
+    committed: int = Field(description="Local commits made for the vault's changes.")
+    fetched: bool
+    fast_forward: bool
+    merged: int = Field(description="Files merged field by field with the peers' changes.")
+    taken: int = Field(description="Files taken as the peers left them.")
+    flagged: list[str] = Field(description="Items kept with a conflict block, to be reviewed by a person.")
+    kept_edits: list[str] = Field(description="Items edited here that a peer deleted: kept.")
+    moved: list[list[str]] = Field(description="[old, new] paths of items that collided on a path.")
+    regenerated: int
+    pushed: bool
+    created_upstream: bool
+    offline: str | None = Field(default=None, description="Why the remote could not be reached, if so.")
+    attempts: int
+    message: str

@@ -28,6 +28,7 @@ from engram.mcp import (
     tools_recall,
     tools_setup,
     tools_synapses,
+    tools_sync,
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
 from engram.mcp.overview import instructions
@@ -35,7 +36,7 @@ from engram.mcp.registry import Profile, Toolbox, resolve_profile
 from engram.vault import Vault
 
 SERVER_NAME = "engram"
-TOOL_MODULES = (tools_setup, tools_recall, tools_items, tools_synapses, tools_maintenance)
+TOOL_MODULES = (tools_setup, tools_recall, tools_items, tools_synapses, tools_maintenance, tools_sync)
 
 
 def _version() -> str:

@@ -1,0 +1,53 @@
+"""Sharing: ``engram_sync`` — commit, fetch, merge, push (a thin wrapper over engram.sync)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from engram.mcp.errors import tools_phrasing
+from engram.mcp.models import SyncOut
+from engram.mcp.registry import NETWORK, Toolbox
+from engram.sync import sync
+from engram.vault import Vault
+
+
+def register(box: Toolbox) -> None:
+    @box.tool("engram_sync", title="Share with the team (git sync)", profile="standard", annotations=NETWORK)
+    def engram_sync(
+        remote: Annotated[str | None, Field(description="Git remote (default: the branch's upstream, else origin).")] = None,
+        branch: Annotated[str | None, Field(description="Remote branch (default: the upstream branch).")] = None,
+        push: Annotated[bool, Field(description="Push after merging (false: only bring peers' changes in).")] = True,
+        message: Annotated[str | None, Field(description="Commit message for local changes.")] = None,
+    ) -> SyncOut:
+        """Share the vault with teammates: commit local changes, fetch, merge, push.
+
+        Use it when the user asks to share or pull the team's knowledge, or at the end of
+        a session that recorded things others need. Other sessions on this machine do not
+        need it (they read the same files). Concurrent edits are merged field by field;
+        where both sides changed the same lines, both versions are kept and the item is
+        flagged for a person — nothing is lost. With no remote it only commits; offline,
+        your commits stay for the next sync. Not for reading: use engram_search.
+        """
+        report = sync(
+            box.vault(), remote=remote, branch=branch, push=push, flush_usage=Vault.flush_usage, message=message
+        )
+        return SyncOut(
+            branch=report.branch,
+            remote=report.remote,
+            committed=report.committed,
+            fetched=report.fetched,
+            fast_forward=report.fast_forward,
+            merged=report.merged,
+            taken=report.taken,
+            flagged=list(report.flagged),
+            kept_edits=list(report.kept_edits),
+            moved=[[old, new] for old, new in report.moved],
+            regenerated=report.regenerated,
+            pushed=report.pushed,
+            created_upstream=report.created_upstream,
+            offline=report.offline,
+            attempts=report.attempts,
+            message=tools_phrasing("; ".join(report.lines()) + "."),
+        )
