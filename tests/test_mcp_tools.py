@@ -167,6 +167,18 @@ async def test_update_with_expected_version_and_stale_version(client: Client, va
     assert moved["path"] == "ops/release/deploy-window-moved.md" and moved["id"] == made["id"]
 
 
+async def test_text_that_looks_like_json_stays_text(client: Client, vault: Vault) -> None:
+    made = await create(client, "Config snippet", content="[1, 2]", domain="x")
+    for body in ('{"retries": 3}', "null", "true", "[]"):
+        ok(await client.call_tool("engram_update", {"ref": made["id"], "content": body, "summary": "[draft]"}))
+        item = vault.get(made["id"])
+        assert (item.content, item.summary) == (body + "\n", "[draft]")
+    a = await create(client, "Other", domain="x")
+    syn = ok(await client.call_tool("synapse_create", {"source": made["id"], "kind": "extends", "target": a["id"],
+                                                       "evidence": '{"seen": true}'}))
+    assert syn["evidence"][0]["description"] == '{"seen": true}'
+
+
 async def test_update_refuses_nothing_and_builtins_in_extra(client: Client) -> None:
     made = await create(client, "Something", domain="x")
     assert error(await client.call_tool("engram_update", {"ref": made["id"]})).startswith(

@@ -25,7 +25,7 @@ import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -40,6 +40,16 @@ PROFILES: tuple[Profile, ...] = ("minimal", "standard", "full")
 DEFAULT_PROFILE: Profile = "standard"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# An optional free-text argument (omitted = None). The SDK json-decodes a string argument
+# whose annotation is not exactly ``str`` (a workaround for clients that send lists as
+# JSON text), which would turn content such as '{"a": 1}' or 'null' into a dict or None.
+# So the SDK sees ``str`` (default None, never validated) while the type checker sees
+# ``str | None``.
+if TYPE_CHECKING:
+    OptionalText = str | None
+else:
+    OptionalText = str
 
 #: Annotation presets. Every engram tool works on the local vault only (closed world),
 #: except sync, which talks to git remotes.

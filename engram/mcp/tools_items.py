@@ -23,7 +23,7 @@ from engram.mcp.models import (
     Tier,
 )
 from engram.mcp.overview import title_lookup
-from engram.mcp.registry import ADD, CHANGE, READ, REMOVE, Toolbox
+from engram.mcp.registry import ADD, CHANGE, READ, REMOVE, OptionalText, Toolbox
 from engram.model import ENGRAM_KINDS, STATUSES, VERIFICATION_STATUSES, VISIBILITIES
 
 Ref = Annotated[
@@ -151,9 +151,9 @@ def register(box: Toolbox) -> None:
     def engram_update(
         ref: Ref,
         expected_version: ExpectedVersion = None,
-        title: Annotated[str | None, Field(description="New title (the file is renamed).")] = None,
-        content: Annotated[str | None, Field(description="New body; REPLACES the whole body.")] = None,
-        summary: Annotated[str | None, Field(description="New one-sentence summary.")] = None,
+        title: Annotated[OptionalText, Field(description="New title (the file is renamed).")] = None,
+        content: Annotated[OptionalText, Field(description="New body; REPLACES the whole body.")] = None,
+        summary: Annotated[OptionalText, Field(description="New one-sentence summary.")] = None,
         domain: Annotated[
             str | list[str] | None, Field(description="New domain path (the file moves).")
         ] = None,
@@ -164,7 +164,7 @@ def register(box: Toolbox) -> None:
         status: Annotated[str | None, _choices(STATUSES, optional=True)] = None,
         visibility: Annotated[str | None, _choices(VISIBILITIES, optional=True)] = None,
         verification_status: Annotated[str | None, _choices(VERIFICATION_STATUSES, optional=True)] = None,
-        source_type: Annotated[str | None, Field(description="firsthand, secondhand, documentation, ...")] = None,
+        source_type: Annotated[OptionalText, Field(description="firsthand, secondhand, documentation, ...")] = None,
         extra: Annotated[
             dict[str, Any] | None,
             Field(description="Extra frontmatter keys to set; a null value removes the key."),

@@ -24,7 +24,7 @@ from engram.errors import EngramError
 from engram.mcp.context import VaultHolder
 from engram.mcp.models import Gap, SetupOut, StatusOut
 from engram.mcp.overview import domain_counts, synapse_count
-from engram.mcp.registry import ADD_IDEMPOTENT, READ, Profile, Toolbox
+from engram.mcp.registry import ADD_IDEMPOTENT, READ, OptionalText, Profile, Toolbox
 
 SUGGESTED_VAULT = "~/team-memory"
 _SOURCE_LABELS = {
@@ -154,11 +154,11 @@ def register(box: Toolbox) -> None:
     @box.tool("setup", title="Create or adopt a memory vault", profile="minimal", annotations=ADD_IDEMPOTENT)
     def setup(
         vault_path: Annotated[
-            str | None,
+            OptionalText,
             Field(description="Folder of the vault, absolute or ~/...; omit to keep the current one."),
         ] = None,
         agent_id: Annotated[
-            str | None,
+            OptionalText,
             Field(description="Who this agent is, recorded on every write, e.g. 'claude-code@alice-laptop'."),
         ] = None,
         create: Annotated[

@@ -10,7 +10,7 @@ from engram.errors import InvalidInput
 from engram.mcp import views
 from engram.mcp.models import SynapseList, SynapseView
 from engram.mcp.overview import title_lookup
-from engram.mcp.registry import ADD_IDEMPOTENT, READ, REMOVE, Toolbox
+from engram.mcp.registry import ADD_IDEMPOTENT, READ, REMOVE, OptionalText, Toolbox
 from engram.model import SYNAPSE_FAMILIES, SYNAPSE_KINDS
 
 _FAMILIES = "; ".join(f"{family}: {', '.join(kinds)}" for family, kinds in SYNAPSE_FAMILIES.items())
@@ -34,7 +34,7 @@ def register(box: Toolbox) -> None:
         target: ItemRef,
         weight: Annotated[float | None, Field(description="Strength 0 to 1 (default 0.5).")] = None,
         evidence: Annotated[
-            str | None, Field(description="Why the link holds, in one or two sentences.")
+            OptionalText, Field(description="Why the link holds, in one or two sentences.")
         ] = None,
         confidence: Annotated[float | None, Field(description="Confidence in the evidence, 0 to 1.")] = None,
     ) -> SynapseView:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from engram.mcp.errors import tools_phrasing
 from engram.mcp.models import SyncOut
-from engram.mcp.registry import NETWORK, Toolbox
+from engram.mcp.registry import NETWORK, OptionalText, Toolbox
 from engram.sync import sync
 from engram.vault import Vault
 
@@ -19,7 +19,7 @@ def register(box: Toolbox) -> None:
         remote: Annotated[str | None, Field(description="Git remote (default: the branch's upstream, else origin).")] = None,
         branch: Annotated[str | None, Field(description="Remote branch (default: the upstream branch).")] = None,
         push: Annotated[bool, Field(description="Push after merging (false: only bring peers' changes in).")] = True,
-        message: Annotated[str | None, Field(description="Commit message for local changes.")] = None,
+        message: Annotated[OptionalText, Field(description="Commit message for local changes.")] = None,
     ) -> SyncOut:
         """Share the vault with teammates: commit local changes, fetch, merge, push.
 
