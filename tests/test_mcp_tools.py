@@ -37,7 +37,7 @@ STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
     "engram_doctor", "engram_sync",
 }
-FULL = STANDARD | {"engram_reindex"}
+FULL = STANDARD | {"engram_reindex", "engram_import"}
 
 
 @pytest.fixture
@@ -263,6 +263,29 @@ async def test_list_paths_shows_the_domain_tree(client: Client) -> None:
     assert ops["children"] == [{"name": "postgres", "path": "ops/postgres", "count": 2, "total": 2, "children": []}]
     eng = ok(await client.call_tool("engram_list_paths", {"domain": "eng", "depth": 1}))
     assert eng["children"] == [{"name": "python", "path": "eng/python", "count": 1, "total": 1, "children": []}]
+
+
+async def test_import_validates_everything_before_writing(client: Client, vault: Vault) -> None:
+    records = [
+        {"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"},
+        {"title": "Imported fact two", "content": "beta", "team": "sre"},
+    ]
+    checked = ok(await client.call_tool("engram_import", {"records": records, "dry_run": True}))
+    assert checked["records"] == 2 and checked["results"] == [] and vault.list() == []
+    done = ok(await client.call_tool("engram_import", {"records": records, "default_domain": "imported",
+                                                        "origin": "wiki-export.json"}))
+    assert (done["new"], done["duplicate"]) == (2, 0)
+    second = vault.get(done["results"][1]["id"])
+    assert second.domain == "imported" and second.extra["team"] == "sre"
+    assert second.source == {"file": "wiki-export.json", "line": 2}
+    again = ok(await client.call_tool("engram_import", {"text": '{"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"}\n'}))
+    assert again["duplicate"] == 1 and again["results"][0]["outcome"] == "DUPLICATE"
+    before = vault_files(vault)
+    bad = error(await client.call_tool("engram_import", {"records": [{"title": "fine"}, {"content": "no title"}, {"title": "x", "kind": "rumor"}]}))
+    assert bad.startswith("invalid_input: 2 bad record(s): line 2: has no title; line 3: unknown kind 'rumor'")
+    assert "nothing was imported" in bad and vault_files(vault) == before
+    assert "either records or text" in error(await client.call_tool("engram_import", {}))
+    assert "not valid JSON" in error(await client.call_tool("engram_import", {"text": "[{oops"}))
 
 
 # ---------------------------------------------------------------------- synapses

@@ -303,3 +303,20 @@ class SyncOut(_Out):
     offline: str | None = Field(default=None, description="Why the remote could not be reached, if so.")
     attempts: int
     message: str
+
+
+class ImportedRecord(_Out):
+    line: int = Field(description="The record's position (1-based line or list index).")
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE"]
+    id: str
+    path: str | None = None
+
+
+class ImportOut(_Out):
+    dry_run: bool
+    records: int
+    new: int
+    duplicate: int
+    update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
+    results: list[ImportedRecord]
+    message: str

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from engram.mcp import (
     protocol,
     resources,
+    tools_import,
     tools_items,
     tools_maintenance,
     tools_recall,
@@ -36,7 +37,9 @@ from engram.mcp.registry import Profile, Toolbox, resolve_profile
 from engram.vault import Vault
 
 SERVER_NAME = "engram"
-TOOL_MODULES = (tools_setup, tools_recall, tools_items, tools_synapses, tools_maintenance, tools_sync)
+TOOL_MODULES = (
+    tools_setup, tools_recall, tools_items, tools_import, tools_synapses, tools_maintenance, tools_sync,
+)
 
 
 def _version() -> str:
