@@ -291,3 +291,16 @@ class GitRepo:
         for parent in parents:
             args += ["-p", parent]
         return self.run(*args, "-m", message, env=env).out.strip()
+
+
+def git_path(root: Path, name: str) -> Path:
+    """Where git keeps ``name`` for this clone (honours ``core.hooksPath`` for hooks)."""
+    if not is_work_tree(root):
+        raise GitError(f"{root} is not a git repository.", hint="Run `engram init` or `git init` first.")
+    out = Path(_git(root, "rev-parse", "--git-path", name).stdout.strip())
+    return out if out.is_absolute() else (root / out).resolve()
+
+
+def top_level(root: Path) -> Path:
+    """The top folder of the work tree that holds ``root``."""
+    return Path(_git(root, "rev-parse", "--show-toplevel").stdout.strip()).resolve()

@@ -24,7 +24,7 @@ from engram.cli._common import AppContext
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = ("items", "maintenance", "serve", "search")
+COMMAND_MODULES = ("items", "maintenance", "serve", "search", "gitcmds")
 
 
 class EngramGroup(click.Group):

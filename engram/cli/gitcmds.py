@@ -1,0 +1,260 @@
+"""CLI commands for sharing a vault through git: sync, the merge driver, hooks, conflicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engram import conflicts as conflicts_mod
+from engram import gitstore, hooks, mergelog
+from engram.cli._common import emit_json, json_option, pass_vault
+from engram.sync import sync as run_sync
+from engram.vault import Vault
+
+
+@click.command()
+@click.option("--remote", metavar="NAME", help="Remote to sync with (default: the branch's upstream, else origin).")
+@click.option("--branch", metavar="NAME", help="Remote branch (default: the upstream branch, else the current one).")
+@click.option("--no-push", is_flag=True, help="Bring peers' changes in but do not push.")
+@click.option("-m", "--message", metavar="TEXT", help="Commit message for local changes.")
+@json_option
+@pass_vault
+def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, message: str | None, as_json: bool) -> None:
+    """Commit local changes, fetch, merge field by field, push (retrying if a peer was first).
+
+    Never leaves the repository mid-merge. With no remote it only commits; offline, it
+    says so and keeps your commits for the next sync. Items where both sides changed the
+    same lines are kept with both versions and listed by `engram conflicts`.
+
+    \b
+    Example:
+      engram sync
+      engram sync --remote origin --no-push
+    """
+    report = run_sync(
+        vault, remote=remote, branch=branch, push=not no_push, flush_usage=Vault.flush_usage, message=message
+    )
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for line in report.lines():
+        click.echo(line)
+
+
+# --------------------------------------------------------------------------- merge driver
+
+
+def _driver_json(status: gitstore.DriverStatus) -> dict[str, object]:
+    return {
+        "installed": status.installed,
+        "current": status.current,
+        "routed": status.routed,
+        "command": status.command,
+        "expected": status.expected,
+    }
+
+
+def _show_driver(status: gitstore.DriverStatus, as_json: bool) -> None:
+    if as_json:
+        emit_json(_driver_json(status))
+        return
+    if not status.installed:
+        click.echo("merge driver: not installed — run `engram merge-driver install`")
+    elif not status.current:
+        click.echo(f"merge driver: installed but outdated ({status.command}) — run `engram merge-driver install`")
+    else:
+        click.echo(f"merge driver: installed ({status.command})")
+    routed = "yes" if status.routed else "no — add the lines of vault_template/.gitattributes to .gitattributes"
+    click.echo(f"items and synapses routed to it by .gitattributes: {routed}")
+
+
+@click.group("merge-driver")
+def merge_driver() -> None:
+    """Register engram's merge driver in this clone's git config (git never shares it).
+
+    \b
+    Example:
+      engram merge-driver install
+    """
+
+
+@merge_driver.command("install")
+@json_option
+@pass_vault
+def driver_install(vault: Vault, as_json: bool) -> None:
+    """Register (or update) the driver in .git/config; idempotent."""
+    _show_driver(gitstore.install_merge_driver(vault.root), as_json)
+
+
+@merge_driver.command("uninstall")
+@json_option
+@pass_vault
+def driver_uninstall(vault: Vault, as_json: bool) -> None:
+    """Remove the driver's config; git then merges items as plain text."""
+    _show_driver(gitstore.uninstall_merge_driver(vault.root), as_json)
+
+
+@merge_driver.command("status")
+@json_option
+@pass_vault
+def driver_status(vault: Vault, as_json: bool) -> None:
+    """Show whether the driver is registered, current, and routed by .gitattributes."""
+    _show_driver(gitstore.merge_driver_status(vault.root), as_json)
+
+
+# --------------------------------------------------------------------------- merge records
+
+
+@click.group("merge")
+def merge() -> None:
+    """Read the merge records (.engram/merges.jsonl) of this clone.
+
+    \b
+    Example:
+      engram merge stats --days 30
+    """
+
+
+@merge.command("stats")
+@click.option("--days", type=click.IntRange(min=1), metavar="N", help="Only the last N days.")
+@json_option
+@pass_vault
+def merge_stats(vault: Vault, days: int | None, as_json: bool) -> None:
+    """Merges, resolve rate, conflicts kept, and how often each rule ran.
+
+    \b
+    Example:
+      engram merge stats --days 7 --json
+    """
+    result = mergelog.stats(vault.state_dir, days)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    window = f"last {days} day(s)" if days else "all time"
+    if not result.merges:
+        click.echo(f"no merges recorded ({window})")
+        return
+    rate = result.resolve_rate or 0.0
+    click.echo(
+        f"{result.merges} merge(s), {window}: {result.clean} clean, {result.kept} kept a conflict "
+        f"({result.conflicts_kept} note(s)), {result.failed} needed a person — resolve rate {rate:.1%}"
+    )
+    for name, count in sorted(result.by_strategy.items(), key=lambda kv: (-kv[1], kv[0])):
+        click.echo(f"  {count:>6}  {name}")
+
+
+@merge.command("anomalies")
+@click.option("--days", type=click.IntRange(min=1), metavar="N", help="Only the last N days.")
+@json_option
+@pass_vault
+def merge_anomalies(vault: Vault, days: int | None, as_json: bool) -> None:
+    """Paths that conflict often, sides that did not parse, fallbacks to a text merge.
+
+    \b
+    Example:
+      engram merge anomalies
+    """
+    found = mergelog.anomalies(vault.state_dir, days)
+    if as_json:
+        emit_json([a.to_json() for a in found])
+        return
+    if not found:
+        click.echo("no anomalies")
+    for a in found:
+        click.echo(f"{a.code:<16} {a.count:>4}  {a.path}: {a.detail}")
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def _show_hook(status: hooks.HookStatus, as_json: bool) -> None:
+    if as_json:
+        emit_json({"path": str(status.path), "installed": status.installed, "current": status.current,
+                   "chained": status.chained, "foreign": status.foreign})
+        return
+    if status.installed:
+        state = "installed" + ("" if status.current else " (outdated: run `engram hooks install`)")
+    elif status.foreign:
+        state = "not installed; a post-merge hook of yours is there (install chains it)"
+    else:
+        state = "not installed"
+    click.echo(f"post-merge hook: {state} — {status.path}")
+    if status.chained:
+        click.echo(f"  runs your previous hook first: {Path(status.path).parent / hooks.CHAINED}")
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """The post-merge hook: refresh the index and report problems after `git pull`.
+
+    \b
+    Example:
+      engram hooks install
+    """
+
+
+@hooks_group.command("install")
+@json_option
+@pass_vault
+def hooks_install(vault: Vault, as_json: bool) -> None:
+    """Install the hook; an existing post-merge hook is kept and run first."""
+    _show_hook(hooks.install(vault.root), as_json)
+
+
+@hooks_group.command("uninstall")
+@json_option
+@pass_vault
+def hooks_uninstall(vault: Vault, as_json: bool) -> None:
+    """Remove engram's hook and restore the one it chained, if any."""
+    _show_hook(hooks.uninstall(vault.root), as_json)
+
+
+@hooks_group.command("status")
+@json_option
+@pass_vault
+def hooks_status(vault: Vault, as_json: bool) -> None:
+    """Show whether the hook is installed and what it chains."""
+    _show_hook(hooks.status(vault.root), as_json)
+
+
+# --------------------------------------------------------------------------- conflicts
+
+
+@click.command()
+@click.option("--resolve", "resolve_ref", metavar="ITEM", help="Clear ITEM's flag once you have reviewed it.")
+@click.option("--force", is_flag=True, help="With --resolve: clear the flag even if conflict blocks remain.")
+@json_option
+@pass_vault
+def conflicts(vault: Vault, resolve_ref: str | None, force: bool, as_json: bool) -> None:
+    """List items a merge flagged for review, or clear one's flag with --resolve.
+
+    A flagged item keeps both versions of lines both sides changed in a `> [!conflict]`
+    block. Edit the text to what is right, delete the block, then resolve it.
+
+    \b
+    Example:
+      engram conflicts
+      engram conflicts --resolve 01J8ZQ3K5P7R2V8Y3M4N6ZH0WQ
+    """
+    if resolve_ref is not None:
+        item = conflicts_mod.resolve(vault, resolve_ref, force=force)
+        if as_json:
+            emit_json({"id": item.id, "path": item.path, "version": item.version, "resolved": True})
+        else:
+            click.echo(f"resolved {item.id} ({item.path}), now version {item.version}")
+        return
+    found = conflicts_mod.flagged(vault)
+    if as_json:
+        emit_json([{"id": f.id, "path": f.path, "title": f.title, "notes": list(f.notes),
+                    "callouts": f.callouts} for f in found])
+        return
+    if not found:
+        click.echo("no flagged items")
+    for f in found:
+        click.echo(f"{f.id}  {f.path}  ({f.callouts} conflict block(s))")
+        for note in f.notes:
+            click.echo(f"    - {note}")
+
+
+COMMANDS = [sync, merge_driver, merge, hooks_group, conflicts]

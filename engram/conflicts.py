@@ -1,0 +1,126 @@
+"""Items a merge flagged for review, and clearing the flag once a person has looked.
+
+A merge that kept a conflict (both versions of the same lines in a ``> [!conflict]``
+callout, a scalar both sides changed, a deleted item someone had edited) lists it in the
+item's ``mergeConflicts`` frontmatter. :func:`flagged` finds those items through the
+index; :func:`resolve` clears the list — refusing while a conflict callout is still in
+the body, so a flag cannot be dropped with the two versions still side by side.
+
+Other cross-file checks that matter after a merge live here too (:func:`checks`): edges
+whose endpoint is gone and superseded items that are still active.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from engram.errors import Conflict, InvalidInput
+from engram.model import Engram, now
+from engram.vault import Vault
+from mergedriver.body import CALLOUT
+
+__all__ = ["Finding", "Flagged", "checks", "flagged", "resolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged:
+    """One flagged item: what the merge recorded and how many callouts the body holds."""
+
+    id: str
+    path: str
+    title: str
+    notes: tuple[str, ...]
+    callouts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One cross-file problem: a short code, the file, and a sentence for a person."""
+
+    code: str
+    path: str
+    message: str
+
+
+def flagged(vault: Vault) -> list[Flagged]:
+    """Every item whose ``mergeConflicts`` is not empty, by path."""
+    vault.refresh()
+    rows = vault.index.query(
+        "SELECT id, path, title, body, json_extract(meta, '$.mergeConflicts') AS notes FROM items"
+        " WHERE json_array_length(json_extract(meta, '$.mergeConflicts')) > 0 ORDER BY path"
+    )
+    return [
+        Flagged(r["id"], r["path"], r["title"], tuple(json.loads(r["notes"])), _callouts(r["body"]))
+        for r in rows
+    ]
+
+
+def _callouts(body: str) -> int:
+    return sum(1 for line in body.split("\n") if line.startswith(CALLOUT))
+
+
+def resolve(vault: Vault, ref: str, *, force: bool = False) -> Engram:
+    """Clear an item's conflict flag (a new version by the vault's actor).
+
+    Raises NotFound, InvalidInput (the item is not flagged) and Conflict (the body still
+    holds a conflict callout and ``force`` is False).
+    """
+    with vault.lock.hold():
+        item = vault.get(ref)
+        assert item.path is not None
+        if not item.merge_conflicts:
+            raise InvalidInput(
+                f"item {item.id} is not flagged for review.", hint="`engram conflicts` lists flagged items."
+            )
+        blocks = _callouts(item.content)
+        if blocks and not force:
+            raise Conflict(
+                f"{item.path} still holds {blocks} conflict block(s) (lines starting with "
+                f"'{CALLOUT}').",
+                hint="Edit the text to what is right and delete each block, then resolve again "
+                "(or pass --force to keep the blocks and clear the flag anyway).",
+            )
+        version = item.version + 1
+        vault.rewrite_item(
+            item.path, merge_conflicts=None, version=version, updated_at=now(), updated_by=vault.actor
+        )
+        vault.audit.record(
+            vault.actor, "resolve", item.id, path=item.path, old_version=item.version,
+            new_version=version, fields=("mergeConflicts",),
+        )
+        return vault.get(item.id)
+
+
+def checks(vault: Vault) -> list[Finding]:
+    """Cross-file problems a merge can introduce, in a stable order."""
+    vault.refresh()
+    found: list[Finding] = []
+    for row in vault.index.query(
+        "SELECT s.path, s.source, s.target FROM synapses s"
+        " WHERE NOT EXISTS (SELECT 1 FROM items WHERE id = s.source)"
+        "    OR NOT EXISTS (SELECT 1 FROM items WHERE id = s.target) ORDER BY s.path"
+    ):
+        found.append(Finding(
+            "dangling_edge", row["path"],
+            f"edge {row['source']} → {row['target']} points at an item that is not in the vault",
+        ))
+    for row in vault.index.query(
+        "SELECT DISTINCT i.path, i.id FROM items i LEFT JOIN synapses s"
+        "   ON s.kind = 'supersedes' AND s.target = i.id"
+        " WHERE i.status = 'active' AND (i.superseded_by IS NOT NULL OR s.id IS NOT NULL)"
+        " ORDER BY i.path"
+    ):
+        found.append(Finding(
+            "superseded_active", row["path"],
+            f"item {row['id']} is superseded but still active (set its status to superseded)",
+        ))
+    for item in flagged(vault):
+        found.append(Finding(
+            "merge_conflict", item.path,
+            f"flagged by a merge ({len(item.notes)} note(s), {item.callouts} conflict block(s)); "
+            f"review it, then `engram conflicts --resolve {item.id}`",
+        ))
+    for path, problem in vault.broken_files():
+        found.append(Finding("unparseable", path, f"does not parse: {problem}"))
+    return found

@@ -1,0 +1,121 @@
+"""The post-merge hook: installed without clobbering, run by a real ``git pull``."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engram import hooks
+from engram.cli import cli
+from engram.errors import Conflict
+from engram.sync import sync
+from engram.vault import Vault
+from mergedriver import codec
+from tests.git_helpers import bare_origin, clone_machine, commit_all, first_machine, git
+
+USER_HOOK = '#!/bin/sh\necho "user hook ran with $1" >> "$(git rev-parse --show-toplevel)/../user-hook.log"\n'
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Vault, Vault]:
+    origin = bare_origin(tmp_path)
+    return first_machine(tmp_path, origin, "alice"), clone_machine(tmp_path, origin, "bob")
+
+
+def user_hook(vault: Vault) -> Path:
+    path = vault.root / ".git" / "hooks" / "post-merge"
+    path.write_text(USER_HOOK)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_install_writes_an_executable_hook_and_status_reports_it(vault: Vault) -> None:
+    status = hooks.install(vault.root)
+    assert status.installed and status.current and not status.chained
+    assert status.path == (vault.root / ".git" / "hooks" / "post-merge").resolve()
+    assert status.path.stat().st_mode & stat.S_IXUSR
+    assert hooks.install(vault.root) == status  # idempotent
+    assert not hooks.uninstall(vault.root).installed
+    assert not status.path.exists()
+
+
+def test_an_existing_hook_is_chained_and_restored_byte_for_byte(vault: Vault) -> None:
+    path = user_hook(vault)
+    status = hooks.install(vault.root)
+    assert status.installed and status.chained
+    assert (path.parent / hooks.CHAINED).read_text() == USER_HOOK
+    hooks.uninstall(vault.root)
+    assert path.read_text() == USER_HOOK and not (path.parent / hooks.CHAINED).exists()
+
+
+def test_install_refuses_when_it_cannot_chain_without_clobbering(vault: Vault) -> None:
+    path = user_hook(vault)
+    (path.parent / hooks.CHAINED).write_text("#!/bin/sh\n")
+    with pytest.raises(Conflict, match="already exists"):
+        hooks.install(vault.root)
+    assert path.read_text() == USER_HOOK
+
+
+def test_core_hooks_path_is_honoured(vault: Vault) -> None:
+    git(vault.root, "config", "core.hooksPath", "githooks")
+    status = hooks.install(vault.root)
+    assert status.path == (vault.root / "githooks" / "post-merge").resolve() and status.path.exists()
+
+
+def test_after_git_pull_the_hook_runs_the_users_hook_and_reports_problems(
+    pair: tuple[Vault, Vault], tmp_path: Path
+) -> None:
+    alice, bob = pair
+    x = alice.create("X", "x").item
+    answer = alice.create("Answer", "the answer is 41\n").item
+    sync(alice)
+    sync(bob)
+    user_hook(bob)
+    hooks.install(bob.root)
+    edge = {"id": "syn-0000000000000001", "from": x.id, "to": "01NOSUCHITEM0000000000000A", "kind": "causes"}
+    (alice.root / "synapses" / "causes").mkdir(parents=True)
+    (alice.root / "synapses" / "causes" / "syn-0000000000000001.yaml").write_bytes(codec.render_synapse(edge))
+    alice.update(answer.id, {"content": "the answer is 42\n"})
+    bob.update(answer.id, {"content": "the answer is 43\n"})
+    commit_all(alice)
+    commit_all(bob)
+    git(alice.root, "push", "--quiet")
+    proc = git(bob.root, "pull", "--no-rebase", "--no-edit")
+    said = proc.stdout + proc.stderr  # git sends a hook's output to stderr
+    assert "2 thing(s) to look at after this merge" in said
+    assert "points at an item that is not in the vault" in said
+    assert "flagged by a merge" in said and answer.id in said
+    assert (tmp_path / "user-hook.log").read_text() == "user hook ran with 0\n"
+
+
+def test_sync_skips_engrams_part_of_the_hook_but_still_runs_the_users(
+    pair: tuple[Vault, Vault], tmp_path: Path
+) -> None:
+    alice, bob = pair
+    user_hook(bob)
+    hooks.install(bob.root)
+    alice.create("New on alice", "x")
+    sync(alice)
+    report = sync(bob)
+    assert report.fast_forward
+    assert (tmp_path / "user-hook.log").read_text() == "user hook ran with 0\n"
+
+
+def test_the_hooks_commands(vault: Vault) -> None:
+    runner = CliRunner()
+    base = ["--vault", str(vault.root), "hooks"]
+    out = runner.invoke(cli, [*base, "status"])
+    assert out.exit_code == 0 and "post-merge hook: not installed" in out.output
+    out = runner.invoke(cli, [*base, "install", "--json"])
+    assert out.exit_code == 0 and json.loads(out.output)["installed"] is True
+    out = runner.invoke(cli, [*base, "uninstall"])
+    assert out.exit_code == 0 and "not installed" in out.output
+
+
+def test_the_hook_entry_point_rejects_wrong_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hooks._main(["post-merge"]) == 2
+    assert "usage: python -m engram.hooks post-merge --vault PATH" in capsys.readouterr().err
