@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from engram.errors import InvalidInput
 from engram.items import MAX_CONTENT_BYTES
 from engram.mcp import build_server, models
-from engram.mcp.registry import PROFILES
+from engram.mcp.profiles import PROFILES
 from engram.mcp.server import toolbox
 from engram.model import ENGRAM_KINDS
 from engram.vault import Vault

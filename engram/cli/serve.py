@@ -8,7 +8,7 @@ import os
 import click
 
 from engram.cli._common import AppContext
-from engram.mcp.registry import PROFILES
+from engram.mcp.profiles import PROFILES
 
 
 @click.command()

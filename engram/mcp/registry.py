@@ -1,43 +1,27 @@
 """Registering tools: profiles, annotations, descriptions, and the one error renderer.
 
 Tool modules declare each tool once with :meth:`Toolbox.tool`, naming the smallest
-profile it belongs to; the toolbox registers it with the SDK only when the server's
-profile includes that one, wraps the body with :func:`engram.mcp.errors.guarded`, and
-passes the body's docstring (cleaned) as the description the model reads.
-
-Profiles nest — ``minimal`` ⊂ ``standard`` ⊂ ``full`` — so an agent is not flooded with
-tools it does not need:
-
-- ``minimal``: first contact, look up, read, write (status, setup, search, get, list,
-  create, update, synapse_create);
-- ``standard`` (the default): plus the domain tree, delete, history, synapse reading
-  and removal, doctor and sync;
-- ``full``: everything, including reindex and the merge statistics.
-
-The profile comes from ``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault's
-``engram.yaml`` (``mcp: {profile: ...}``), else ``standard``.
+profile it belongs to (see :mod:`engram.mcp.profiles`); the toolbox registers it with
+the SDK only when the server's profile includes that one, wraps the body with
+:func:`engram.mcp.errors.guarded` and the holder's lock, and passes the body's docstring
+(cleaned) as the description the model reads.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 
-from engram.errors import InvalidInput
 from engram.mcp.context import VaultHolder
 from engram.mcp.errors import SetupRequired, guarded
+from engram.mcp.profiles import Profile, includes
 from engram.vault import Vault
-
-Profile = Literal["minimal", "standard", "full"]
-PROFILES: tuple[Profile, ...] = ("minimal", "standard", "full")
-DEFAULT_PROFILE: Profile = "standard"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,28 +45,6 @@ ADD_IDEMPOTENT = ToolAnnotations(
 CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 REMOVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 NETWORK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
-
-
-def check_profile(value: str) -> Profile:
-    for profile in PROFILES:
-        if value == profile:
-            return profile
-    raise InvalidInput(
-        f"unknown tool profile {value!r}.", field="profile", hint=f"Use one of: {', '.join(PROFILES)}."
-    )
-
-
-def resolve_profile(flag: str | None, vault: Vault | None) -> Profile:
-    """``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault setting, else standard."""
-    if flag:
-        return check_profile(flag)
-    if os.environ.get("ENGRAM_MCP_PROFILE"):
-        return check_profile(os.environ["ENGRAM_MCP_PROFILE"])
-    if vault is not None:
-        section = vault.settings.data.get("mcp")
-        if isinstance(section, dict) and isinstance(section.get("profile"), str):
-            return check_profile(section["profile"])
-    return DEFAULT_PROFILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +80,7 @@ class Toolbox:
         def decorator(fn: F) -> F:
             info = ToolInfo(name, profile)
             self.declared.append(info)
-            if PROFILES.index(profile) > PROFILES.index(self.profile):
+            if not includes(self.profile, profile):
                 return fn
             body = guarded(name, fn)
             holder = self.holder

@@ -33,7 +33,8 @@ from engram.mcp import (
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
 from engram.mcp.overview import instructions
-from engram.mcp.registry import Profile, Toolbox, resolve_profile
+from engram.mcp.profiles import Profile, resolve_profile
+from engram.mcp.registry import Toolbox
 from engram.vault import Vault
 
 SERVER_NAME = "engram"

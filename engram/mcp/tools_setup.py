@@ -24,7 +24,8 @@ from engram.errors import EngramError
 from engram.mcp.context import VaultHolder
 from engram.mcp.models import Gap, SetupOut, StatusOut
 from engram.mcp.overview import domain_counts, synapse_count
-from engram.mcp.registry import ADD_IDEMPOTENT, READ, OptionalText, Profile, Toolbox
+from engram.mcp.profiles import Profile
+from engram.mcp.registry import ADD_IDEMPOTENT, READ, OptionalText, Toolbox
 
 SUGGESTED_VAULT = "~/team-memory"
 _SOURCE_LABELS = {
