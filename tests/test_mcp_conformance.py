@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -26,7 +27,7 @@ MUST_PASS = (
 def scenario_results(out: Path) -> dict[str, bool]:
     results = {}
     for checks in out.glob("server-*/checks.json"):
-        name = checks.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        name = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", checks.parent.name.removeprefix("server-"))
         results[name] = all(c["status"] == "SUCCESS" for c in json.loads(checks.read_text()))
     return results
 
