@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,15 @@ from mcp.types import PromptReference, ResourceTemplateReference
 from pydantic import BaseModel
 
 from engram.errors import InvalidInput
+from engram.format import render_engram
 from engram.items import MAX_CONTENT_BYTES
 from engram.mcp import build_server, models
 from engram.mcp.profiles import PROFILES
 from engram.mcp.server import toolbox
 from engram.model import ENGRAM_KINDS
 from engram.vault import Vault
+from mergedriver.merge import merge_file
+from mergedriver.records import append_records
 from tests.mcp_helpers import error, ok
 
 pytestmark = pytest.mark.anyio
@@ -35,9 +39,9 @@ MINIMAL = {
 }
 STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
-    "engram_doctor", "engram_sync",
+    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict",
 }
-FULL = STANDARD | {"engram_reindex", "engram_import"}
+FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats"}
 
 
 @pytest.fixture
@@ -356,6 +360,41 @@ async def test_sync_commits_and_pushes_to_a_remote(client: Client, vault: Vault,
     assert "from the agent" in log
     nowhere = error(await client.call_tool("engram_sync", {"remote": "nowhere"}))
     assert nowhere.startswith("git_error: there is no remote named 'nowhere'.")
+
+
+def merge_concurrent_edits(vault: Vault, item_id: str) -> None:
+    """Merge two edits of the same line into the item, as git's driver would (flags it)."""
+    item = vault.get(item_id)
+    assert item.path is not None
+    path = vault.abspath(item.path)
+    edits = [
+        render_engram(replace(item, content=text, updated_by=who, updated_at=at, version=item.version + 1))
+        for text, who, at in (("42\n", "alice", "2026-06-22T09:00:00.000Z"), ("43\n", "bob", "2026-06-22T10:00:00.000Z"))
+    ]
+    merged = merge_file(path.read_bytes(), edits[0], edits[1], item.path)
+    path.write_bytes(merged.data)
+    append_records(vault.state_dir, [merged.record(item.path)], via="driver")
+
+
+async def test_conflicts_review_and_merge_stats(client: Client, vault: Vault) -> None:
+    assert ok(await client.call_tool("engram_merge_stats", {}))["merges"] == 0
+    made = await create(client, "The answer", content="41", domain="x")
+    merge_concurrent_edits(vault, made["id"])
+    flagged = ok(await client.call_tool("engram_conflicts", {}))
+    assert flagged["count"] == 1 and flagged["items"][0]["id"] == made["id"]
+    assert flagged["items"][0]["conflict_blocks"] == 1
+    refused = error(await client.call_tool("engram_resolve_conflict", {"ref": made["id"]}))
+    assert refused.startswith("conflict: ") and "pass force=true" in refused
+    current = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "catalog"}))
+    ok(await client.call_tool("engram_update", {"ref": made["id"], "content": "42", "expected_version": current["version"]}))
+    resolved = ok(await client.call_tool("engram_resolve_conflict", {"ref": made["id"]}))
+    assert resolved["version"] == current["version"] + 2
+    assert ok(await client.call_tool("engram_conflicts", {}))["count"] == 0
+    again = error(await client.call_tool("engram_resolve_conflict", {"ref": made["id"]}))
+    assert "is not flagged for review" in again and "engram_conflicts()" in again
+    stats = ok(await client.call_tool("engram_merge_stats", {"days": 30}))
+    assert (stats["merges"], stats["kept"], stats["conflicts_kept"]) == (1, 1, 1)
+    assert stats["resolve_rate"] == 1.0 and stats["by_via"] == {"driver": 1}
 
 
 # ---------------------------------------------------------------------- bad input

@@ -320,3 +320,41 @@ class ImportOut(_Out):
     update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
     results: list[ImportedRecord]
     message: str
+
+
+class AnomalyOut(_Out):
+    code: str = Field(description="conflicts_often, unparseable, different_items or fallback.")
+    path: str
+    count: int
+    detail: str
+
+
+class MergeStatsOut(_Out):
+    """What merges (git's driver and engram_sync) did in this clone."""
+
+    days: int | None = Field(default=None, description="The window in days (absent: all records).")
+    merges: int
+    clean: int = Field(description="Merged with nothing left to review.")
+    kept: int = Field(description="Merged with a conflict kept in the item (flagged for review).")
+    failed: int = Field(description="Fell back to git's text merge: a person must finish them.")
+    resolve_rate: float | None = Field(default=None, description="Share of merges that needed no person.")
+    conflicts_kept: int
+    by_kind: dict[str, int]
+    by_via: dict[str, int]
+    by_strategy: dict[str, int]
+    anomalies: list[AnomalyOut]
+    message: str
+
+
+class FlaggedOut(_Out):
+    id: str
+    path: str
+    title: str
+    notes: list[str] = Field(description="What the merge recorded about the conflict.")
+    conflict_blocks: int = Field(description="'> [!conflict]' blocks still in the body.")
+
+
+class ConflictsOut(_Out):
+    items: list[FlaggedOut]
+    count: int
+    message: str

@@ -26,6 +26,7 @@ from engram.mcp import (
     tools_import,
     tools_items,
     tools_maintenance,
+    tools_merge,
     tools_recall,
     tools_setup,
     tools_synapses,
@@ -40,6 +41,7 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_import, tools_synapses, tools_maintenance, tools_sync,
+    tools_merge,
 )
 
 
