@@ -7,6 +7,7 @@ never change the vault.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -517,3 +518,49 @@ def test_every_nullable_result_field_has_a_default() -> None:
         if isinstance(model, type) and issubclass(model, BaseModel) and model.__module__ == models.__name__:
             for field, info in model.model_fields.items():
                 assert not (info.is_required() and "None" in str(info.annotation)), f"{name}.{field}"
+
+
+# ---------------------------------------------------------------------- first contact
+
+
+async def test_before_setup_every_tool_answers_with_guidance(
+    tmp_path: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "not-yet"
+    server = build_server(missing, profile="full", config_file=config_file)
+    async with Client(server) as c:
+        status = ok(await c.call_tool("status", {}))
+        assert status["configured"] is False and "vault" not in status
+        gap = status["gaps"][0]
+        assert gap["setting"] == "vault" and str(missing) in gap["problem"]
+        assert gap["fix"] == f"setup(vault_path='{missing}')" and "refuses" in gap["cost"]
+        tools = (await c.list_tools()).tools
+        for tool in tools:
+            if tool.name in ("status", "setup"):
+                continue
+            required = {name: "x" for name in tool.input_schema.get("required", [])}
+            message = error(await c.call_tool(tool.name, required))
+            assert message.startswith(f"setup_required: {tool.name} needs an engram vault"), message
+            assert f"Next: Call setup(vault_path='{missing}')" in message
+            assert json.loads(message.split("\n\n", 1)[1])["configured"] is False
+        with pytest.raises(MCPError, match="no engram vault is configured"):
+            await c.read_resource("engram://overview")
+        done = ok(await c.call_tool("setup", {"vault_path": str(missing)}))
+        assert done["created"] and done["vault"] == str(missing) and done["git_repository"] is True
+        assert ok(await c.call_tool("engram_list", {}))["count"] == 0
+    assert not config_file.read_text(encoding="utf-8").count("token")
+    async with Client(server) as later:  # a new session sees the new instructions
+        assert later.instructions is not None and str(missing) in later.instructions
+
+
+async def test_setup_refuses_unsafe_or_missing_folders(tmp_path: Path, config_file: Path, hermetic: Path) -> None:
+    async with Client(build_server(tmp_path / "none", config_file=config_file)) as c:
+        assert "too broad for a vault" in error(await c.call_tool("setup", {"vault_path": "~"}))
+        assert "too broad for a vault" in error(await c.call_tool("setup", {"vault_path": "/"}))
+        absent = error(await c.call_tool("setup", {"vault_path": str(tmp_path / "absent"), "create": False}))
+        assert absent.startswith("vault_not_found: there is no vault at")
+        assert "agent_id must be 1-100" in error(await c.call_tool("setup", {"vault_path": str(tmp_path / "v"), "agent_id": "a\nb"}))
+        assert not (tmp_path / "absent").exists() and not (tmp_path / "v").exists()
+        assert "No vault_path given" in ok(await c.call_tool("setup", {}))["message"]
+    assert not config_file.exists()

@@ -207,6 +207,7 @@ def open_holder(
     """Resolve the vault and the agent id as the module docstring describes."""
     config_file = config_file or default_config_file()
     config = UserConfig.load(config_file)
+    actor = actor or os.environ.get("ENGRAM_ACTOR")
     if actor:
         actor_value, actor_source = actor, "flag"
     elif config.agent_id:

@@ -73,16 +73,33 @@ class Toolbox:
         return vault
 
     def tool(
-        self, name: str, *, title: str, profile: Profile, annotations: ToolAnnotations
+        self,
+        name: str,
+        *,
+        title: str,
+        profile: Profile,
+        annotations: ToolAnnotations,
+        needs_vault: bool = True,
     ) -> Callable[[F], F]:
-        """Declare a tool (the decorated body's docstring is its description)."""
+        """Declare a tool (the decorated body's docstring is its description).
+
+        Unless ``needs_vault`` is False (status, setup), a call made before a vault is
+        configured gets the first-contact guidance before its arguments are looked at.
+        """
 
         def decorator(fn: F) -> F:
             info = ToolInfo(name, profile)
             self.declared.append(info)
             if not includes(self.profile, profile):
                 return fn
-            body = guarded(name, fn)
+
+            @functools.wraps(fn)
+            def checked(*args: Any, **kwargs: Any) -> Any:
+                if needs_vault:
+                    self.vault()
+                return fn(*args, **kwargs)
+
+            body = guarded(name, checked)
             holder = self.holder
 
             @functools.wraps(body)  # the SDK follows __wrapped__ to fn's signature

@@ -140,7 +140,7 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
 
 
 def register(box: Toolbox) -> None:
-    @box.tool("status", title="Memory status and setup check", profile="minimal", annotations=READ)
+    @box.tool("status", title="Memory status and setup check", profile="minimal", annotations=READ, needs_vault=False)
     def status() -> StatusOut:
         """Report how this engram memory server is configured and what is missing.
 
@@ -152,7 +152,10 @@ def register(box: Toolbox) -> None:
         """
         return build_status(box.holder, box.profile)
 
-    @box.tool("setup", title="Create or adopt a memory vault", profile="minimal", annotations=ADD_IDEMPOTENT)
+    @box.tool(
+        "setup", title="Create or adopt a memory vault", profile="minimal", annotations=ADD_IDEMPOTENT,
+        needs_vault=False,
+    )
     def setup(
         vault_path: Annotated[
             OptionalText,
