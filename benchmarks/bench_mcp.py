@@ -1,6 +1,9 @@
 """MCP round-trip latency: `engram_search` over stdio next to the same search in process.
 
 The vault is the synthetic one from :mod:`benchmarks.synth` (default 10,000 items).
+Three figures for the same queries: the library call (``Vault.search``), the MCP
+pipeline in process (the SDK's in-memory client: validation, rendering, structured
+output, the client's output-schema check), and the real thing over stdio.
 Queries are two or three words from real item titles, so every query has hits and
 graph expansion runs. The stdio figure is what an agent waits for: JSON-RPC framing,
 the pipe, argument validation, the search itself, and the structured result. Each
@@ -29,6 +32,7 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks import synth
 from engram.format import read_engram
+from engram.mcp import build_server
 from engram.vault import Vault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +70,22 @@ def in_process(root: Path, queries: list[str], rounds: int) -> dict[str, float]:
             started = time.perf_counter()
             vault.search(query, **SEARCH_ARGS)
             samples.append((time.perf_counter() - started) * 1000)
+    vault.close()
+    return percentiles(samples)
+
+
+async def in_memory(root: Path, queries: list[str], rounds: int) -> dict[str, float]:
+    """The MCP pipeline without the pipe: the SDK's in-process client on build_server."""
+    vault = Vault.open(root, actor="bench")
+    samples = []
+    async with Client(build_server(vault)) as client:
+        for query in queries:
+            await client.call_tool("engram_search", {"query": query, **SEARCH_ARGS})
+        for _ in range(rounds):
+            for query in queries:
+                t0 = time.perf_counter()
+                await client.call_tool("engram_search", {"query": query, **SEARCH_ARGS})
+                samples.append((time.perf_counter() - t0) * 1000)
     vault.close()
     return percentiles(samples)
 
@@ -115,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "search_args": SEARCH_ARGS,
         "in_process_search": in_process(data.root, queries, args.rounds),
+        "in_memory_mcp_search": anyio.run(in_memory, data.root, queries, args.rounds),
         "stdio": stdio,
         "goal": "engram_search over stdio p50 <= 15 ms",
         "python": sys.version.split()[0],
