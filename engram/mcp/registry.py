@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from engram.mcp.context import VaultHolder
 from engram.mcp.errors import SetupRequired, guarded
+from engram.mcp.models import StatusOut
 from engram.mcp.profiles import Profile, includes
 from engram.vault import Vault
 
@@ -60,7 +61,7 @@ class Toolbox:
     server: MCPServer
     holder: VaultHolder
     profile: Profile
-    status: Callable[[], Any]
+    status: Callable[[], StatusOut]
     registered: list[ToolInfo] = field(default_factory=list)
     #: Every tool declared, including those the profile left out (for the catalog).
     declared: list[ToolInfo] = field(default_factory=list)
