@@ -91,6 +91,10 @@ def merge_content(
     ``ours_first`` puts ours first in insertions and conflict blocks (the caller derives
     it from the documents, not from the roles); ``ref`` names the item in the callout.
     """
+    if ours == theirs or theirs == base:
+        return ours, 0
+    if ours == base:
+        return theirs, 0
     o, t = _lines(ours), _lines(theirs)
     b = _lines(base) if base is not None else common_base(o, t)
     out: list[str] = []

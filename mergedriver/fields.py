@@ -38,8 +38,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mergedriver.codec import CodecError, format_time, parse_time
 
@@ -60,8 +59,7 @@ MISSING: Any = _Missing()
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(NamedTuple):
     """Who wrote one side of a merge and when: used for tie-breaking and for labels."""
 
     at: str
@@ -143,7 +141,6 @@ def _number(value: Any) -> float | None:
 Rule = Callable[["FieldMerge", str, Any, Any, Any], Any]
 
 
-@dataclass
 class FieldMerge:
     """Merges mappings for one document; collects per-field strategies and conflict notes.
 
@@ -151,16 +148,16 @@ class FieldMerge:
     document has no common ancestor (both sides created it).
     """
 
-    ours_side: Side
-    theirs_side: Side
-    has_base: bool
-    ours_wins: bool = field(init=False)
-    strategies: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
+    __slots__ = ("has_base", "notes", "ours_side", "ours_wins", "refused", "strategies", "theirs_side")
 
-    def __post_init__(self) -> None:
-        self.ours_wins = tie_winner(self.ours_side, self.theirs_side)
+    def __init__(self, ours_side: Side, theirs_side: Side, has_base: bool) -> None:
+        self.ours_side = ours_side
+        self.theirs_side = theirs_side
+        self.has_base = has_base
+        self.ours_wins = tie_winner(ours_side, theirs_side)
+        self.strategies: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.refused: list[str] = []
 
     # ------------------------------------------------------------------ mappings
 

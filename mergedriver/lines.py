@@ -27,9 +27,8 @@ only classifies. Invariants, relied on by the merge laws:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["BOTH", "CONFLICT", "INSERT", "OURS", "SAME", "THEIRS", "Chunk", "diff3", "union_insert"]
 
@@ -47,8 +46,7 @@ INSERT = "insert"
 CONFLICT = "conflict"
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One region of the merge: the base lines and each side's lines for it."""
 
     kind: str
@@ -68,6 +66,8 @@ class Chunk:
 
 def _alignment(base: Sequence[str], side: Sequence[str]) -> dict[int, int]:
     """Map each aligned base line index to its index in ``side`` (monotonic)."""
+    import difflib  # only a body changed on both sides needs it; it slows the driver's start
+
     matcher = difflib.SequenceMatcher(None, base, side, autojunk=False)
     out: dict[int, int] = {}
     for b, s, size in matcher.get_matching_blocks():
@@ -138,6 +138,8 @@ def common_base(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:
     With it, lines only one side has count as that side's additions, so two versions of
     a file created on two machines merge line by line instead of clashing as a whole.
     """
+    import difflib
+
     # SequenceMatcher is not symmetric in its arguments; order them by content, not role.
     first, second = sorted((list(ours), list(theirs)))
     matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)

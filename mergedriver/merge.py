@@ -31,13 +31,9 @@ the larger version + 1.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from mergedriver import codec
 from mergedriver.body import merge_content, merge_derived
@@ -67,8 +63,10 @@ class Unmergeable(ValueError):
     """The sides cannot be merged structurally (a side does not parse, or different items)."""
 
 
-@dataclass(frozen=True, slots=True)
-class MergeResult:
+_NONE: Mapping[str, str] = MappingProxyType({})
+
+
+class MergeResult(NamedTuple):
     """The merged bytes and what the merge did.
 
     ``ok``: a finished merge git may commit (the driver exits 0). ``clean``: no conflict
@@ -82,7 +80,7 @@ class MergeResult:
     ok: bool
     clean: bool
     kind: str
-    strategies: Mapping[str, str] = field(default_factory=dict)
+    strategies: Mapping[str, str] = _NONE
     conflicts: tuple[str, ...] = ()
     reason: str | None = None
 
@@ -178,8 +176,7 @@ ENGRAM_RULES: dict[str, Rule] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Doc:
+class _Doc(NamedTuple):
     meta: dict[str, Any]
     content: str
     derived: str
@@ -248,8 +245,9 @@ def merge_engram(base: bytes | None, ours: bytes, theirs: bytes, path: str = "")
     meta["contentHash"] = codec.content_hash(content)
     meta["contentSize"] = len(content.encode("utf-8"))
     meta["version"] = _version(meta, content, derived, (o, t))
+    # render(normalized meta) always parses back (the codec's round-trip invariant, which
+    # the law tests check); re-parsing here would cost a third of the merge.
     data = codec.render_engram(meta, content, derived)
-    codec.parse_engram(data)  # the result must parse; a CodecError here is a bug, not input
     return MergeResult(data, True, not fm.notes, ENGRAM, fm.strategies, tuple(fm.notes))
 
 
@@ -356,7 +354,6 @@ def merge_synapse(base: bytes | None, ours: bytes, theirs: bytes, path: str = ""
     merged = fm.mapping(b, o, t, rules)
     merged.setdefault("evidence", [])
     data = codec.render_synapse(merged)
-    codec.parse_synapse(data)
     return MergeResult(data, True, not fm.notes, SYNAPSE, fm.strategies, tuple(fm.notes))
 
 
@@ -396,6 +393,12 @@ def merge_text(
 def _git_merge_file(
     base: bytes, ours: bytes, theirs: bytes, marker_size: int, labels: tuple[str, str, str]
 ) -> tuple[bytes, int]:
+    # Imported here: only text merges need them, and they cost the driver ~10 ms to load.
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
     with tempfile.TemporaryDirectory(prefix="engram-merge-") as tmp:
         names = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
