@@ -20,9 +20,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engram.errors import GitError
 
@@ -155,6 +156,7 @@ class GitRepo:
         if self._repo.working_tree_dir is None:
             raise GitError(f"{root} is inside a bare repository.", hint="Sync a clone with a work tree.")
         self.top = Path(self._repo.working_tree_dir).resolve()
+        self._loose: Any = None
         self.git_dir = Path(self._repo.git_dir).resolve()
 
     def close(self) -> None:
@@ -259,15 +261,46 @@ class GitRepo:
     # ------------------------------------------------------------------ objects
 
     def read_blob(self, sha: str) -> bytes:
+        """One object's bytes, through GitPython's persistent ``cat-file`` process."""
         with self._guard(f"read object {sha}"):
             data = self._repo.odb.stream(bytes.fromhex(sha)).read()
         return bytes(data)
 
+    def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """Many objects in one ``git cat-file --batch`` (no round trip per object)."""
+        wanted = sorted(set(shas))
+        if not wanted:
+            return {}
+        with self._guard("read objects"), tempfile.TemporaryFile() as stdin:
+            stdin.write(("\n".join(wanted) + "\n").encode())
+            stdin.seek(0)
+            raw = self._repo.git.execute(
+                ["git", "cat-file", "--batch"], istream=stdin, stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
+        assert isinstance(raw, bytes)
+        out: dict[str, bytes] = {}
+        pos = 0
+        for sha in wanted:
+            end = raw.index(b"\n", pos)
+            header = raw[pos:end].split()
+            if len(header) < 3 or header[1] == b"missing":
+                raise GitError(f"object {sha} is missing from the repository.", hint="Run `git fsck`.")
+            size = int(header[2])
+            out[sha] = raw[end + 1 : end + 1 + size]
+            pos = end + 1 + size + 1
+        return out
+
     def write_blob(self, data: bytes) -> str:
+        """Store a blob as a loose object, in-process (GitPython's own store forks git)."""
         from gitdb.base import IStream  # type: ignore[import-untyped]
 
         with self._guard("write an object"):
-            stored = self._repo.odb.store(IStream(b"blob", len(data), io.BytesIO(data)))
+            if self._loose is None:
+                from gitdb import LooseObjectDB
+
+                self._loose = LooseObjectDB(str(Path(self._repo.common_dir) / "objects"))
+            stored = self._loose.store(IStream(b"blob", len(data), io.BytesIO(data)))
         return str(stored.hexsha.decode() if isinstance(stored.hexsha, bytes) else stored.hexsha)
 
     def write_tree(self, start: str, entries: Sequence[tuple[str, str | None, str]]) -> str:

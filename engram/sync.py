@@ -28,11 +28,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engram.errors import EngramError, FormatError, GitError
-from engram.format import read_engram
+from engram import derived
+from engram.errors import GitError
+from engram.fsio import atomic_write
 from engram.gitstore import EMPTY_TREE, GitRepo
+from engram.model import Engram
 from engram.treemerge import TreeMerger, TreePlan
 from engram.vault import Vault
+from mergedriver import codec
 from mergedriver.records import append_records
 
 #: The usage journal's flush (``engram.usage.flush``), called before committing.
@@ -251,12 +254,12 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     if head is not None and repo.is_ancestor(theirs, head):
         return
     if head is None or repo.is_ancestor(head, theirs):
-        repo.run("merge", "--ff-only", "--quiet", theirs, env=HOOK_ENV)
+        repo.run("merge", "--ff-only", "--quiet", "--no-stat", theirs, env=HOOK_ENV)
         report.fast_forward = True
         vault.refresh()
         return
     base = repo.merge_base(head, theirs) or EMPTY_TREE
-    merger = TreeMerger(repo.read_blob, lambda path: repo.has_path(head, path), prefix)
+    merger = TreeMerger(repo.read_blobs, lambda path: repo.has_path(head, path), prefix)
     plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
     if plan.failures:
         _refuse(plan, upstream)
@@ -275,7 +278,7 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
         tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
         env=_identity(repo, vault),
     )
-    repo.run("merge", "--ff-only", "--quiet", commit, env=HOOK_ENV)
+    repo.run("merge", "--ff-only", "--quiet", "--no-stat", commit, env=HOOK_ENV)
     append_records(vault.state_dir, plan.records, via="sync")
     vault.refresh()
     touched = plan.touched | merger.endpoints()
@@ -296,16 +299,28 @@ def _refuse(plan: TreePlan, upstream: str) -> None:
 
 
 def _regenerate(vault: Vault, item_ids: Iterable[str]) -> int:
-    """Rewrite the derived link section of these items; return how many files changed."""
+    """Rewrite the derived link section of these items; return how many files changed.
+
+    Only the section changes: the frontmatter is written back exactly as the merge left
+    it (a model round trip would add default values the file never had).
+    """
     changed = 0
     for item_id in sorted(set(item_ids)):
         for row in vault.index.item_rows("id = ?", (item_id,)):
-            try:
-                item, _ = read_engram(vault.abspath(row.path), row.path)
-            except (FileNotFoundError, FormatError):
+            # The index knows each item and its current section: parse only what changes.
+            indexed = vault.index.items("path = ?", (row.path,))
+            if indexed and "\n".join(derived.lines_for(vault.index, indexed[0])) == row.derived:
                 continue
+            path = vault.abspath(row.path)
             try:
-                changed += bool(vault.rewrite_derived(item))
-            except EngramError:
+                meta, content, old = codec.parse_engram(path.read_bytes())
+            except (OSError, codec.CodecError):
                 continue
+            item = Engram.from_meta(meta, content, path=row.path)
+            lines = derived.lines_for(vault.index, item)
+            if "\n".join(lines) == old:
+                continue
+            atomic_write(path, codec.render_engram(meta, content, lines))
+            vault.index.put_item(row.path, item, "\n".join(lines))
+            changed += 1
     return changed

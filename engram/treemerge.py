@@ -27,7 +27,7 @@ applied and sync stops, leaving the repository as it was.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,11 +97,11 @@ class TreeMerger:
 
     def __init__(
         self,
-        read: Callable[[str], bytes],
+        read: Callable[[Iterable[str]], dict[str, bytes]],
         exists: Callable[[str], bool],
         prefix: str = "",
     ) -> None:
-        self._read_blob = read
+        self._read_blobs = read
         self._exists = exists
         self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self._cache: dict[str, bytes] = {}
@@ -109,7 +109,7 @@ class TreeMerger:
 
     def read(self, blob: Blob) -> bytes:
         if blob.sha not in self._cache:
-            self._cache[blob.sha] = self._read_blob(blob.sha)
+            self._cache.update(self._read_blobs([blob.sha]))
         return self._cache[blob.sha]
 
     def vault_path(self, path: str) -> str | None:
@@ -122,6 +122,13 @@ class TreeMerger:
 
     def plan(self, ours: Mapping[str, RawChange], theirs: Mapping[str, RawChange]) -> TreePlan:
         plan = TreePlan()
+        # Every blob either side touched, read in one batch (a round trip each is slow).
+        self._cache.update(self._read_blobs(
+            sha
+            for change in (*ours.values(), *theirs.values())
+            for sha, mode in ((change.old_sha, change.old_mode), (change.new_sha, change.new_mode))
+            if sha and mode in REGULAR
+        ))
         claims: dict[str, list[_Claim]] = {}
         for entity in self._entities(ours, theirs):
             self._resolve(entity, plan, claims)
@@ -178,7 +185,7 @@ class TreeMerger:
         """Item ids at either end of every synapse either side changed (their links moved)."""
         found: set[str] = set()
         for sha in self._synapse_blobs:
-            data = self._cache.get(sha) or self._read_blob(sha)
+            data = self._cache.get(sha) or self._read_blobs([sha])[sha]
             found.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
         return found
 
