@@ -564,3 +564,17 @@ async def test_setup_refuses_unsafe_or_missing_folders(tmp_path: Path, config_fi
         assert not (tmp_path / "absent").exists() and not (tmp_path / "v").exists()
         assert "No vault_path given" in ok(await c.call_tool("setup", {}))["message"]
     assert not config_file.exists()
+
+
+async def test_status_names_git_gaps_and_the_call_that_closes_them(vault: Vault, config_file: Path) -> None:
+    subprocess.run(["git", "-C", str(vault.root), "config", "--local", "--remove-section", "merge.engram"], check=True)
+    async with Client(build_server(vault, config_file=config_file)) as c:
+        status = ok(await c.call_tool("status", {}))
+        assert status["merge_driver"] is False
+        (gap,) = status["gaps"]
+        assert gap["setting"] == "merge_driver" and "git config" in gap["problem"]
+        assert gap["fix"] == f"setup(vault_path={str(vault.root)!r})"
+        assert status["next_step"].startswith(f"Optional: {gap['fix']}")
+        ok(await c.call_tool("setup", {"vault_path": str(vault.root)}))
+        healed = ok(await c.call_tool("status", {}))
+        assert healed["merge_driver"] is True and healed["gaps"] == []

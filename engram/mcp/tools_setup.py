@@ -43,9 +43,9 @@ _ACTOR_LABELS = {
 
 
 def _call(vault_path: str, agent_id: str | None = None) -> str:
-    args = f"vault_path='{vault_path}'"
+    args = f"vault_path={vault_path!r}"
     if agent_id:
-        args += f", agent_id='{agent_id}'"
+        args += f", agent_id={agent_id!r}"
     return f"setup({args})"
 
 
@@ -103,7 +103,9 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
             gaps.append(
                 Gap(
                     setting="merge_driver",
-                    problem="engram's merge driver is not registered in this clone",
+                    problem="engram's merge driver is not registered in this clone's git config"
+                    if not (driver and driver.installed)
+                    else ".gitattributes does not route items and synapses to engram's merge driver",
                     cost="concurrent edits from teammates merge as plain text, with conflict "
                     "markers instead of field-by-field merges",
                     fix=_call(root, agent_fix),
