@@ -322,6 +322,11 @@ def dump_mapping(data: Mapping[str, Any]) -> str:
                     parts.append(f"{key}:\n" + "".join(f"  - {item}\n" for item in items))
                     continue
         parts.append(dump_yaml({key: value}))
+    # PyYAML ends a document with "..." when its last scalar keeps trailing newlines;
+    # only the whole mapping's last entry may carry that marker.
+    for i in range(len(parts) - 1):
+        if parts[i].endswith("\n...\n"):
+            parts[i] = parts[i][:-4]
     return "".join(parts) if parts else dump_yaml({})
 
 
