@@ -198,3 +198,26 @@ def test_an_unrunnable_or_missing_driver_leaves_a_normal_git_conflict_and_loses_
         assert b"<<<<<<<" in text and b"end changed" in text and b"intro changed" in text
     git(bob.root, "merge", "--abort")
     assert clean(bob.root) and (bob.root / path).read_bytes() == ours
+
+
+def test_the_driver_handles_spaces_in_the_clone_path_and_the_file_name(tmp_path: Path) -> None:
+    home = tmp_path / "team memory"
+    home.mkdir()
+    origin = bare_origin(home)
+    alice, bob = first_machine(home, origin, "alice one"), clone_machine(home, origin, "bob two")
+    item = alice.create("Spaced", "one\ntwo\n", tags=["a"]).item
+    assert item.path is not None
+    (alice.root / item.path).rename(alice.root / "my spaced item.md")
+    sync(alice)
+    sync(bob)
+    rel = "my spaced item.md"
+    for vault, tag in ((alice, "x"), (bob, "y")):
+        meta, content, _ = codec.parse_engram((vault.root / rel).read_bytes())
+        meta = {**meta, "tags": [*meta["tags"], tag], "updatedBy": vault.actor, "version": meta["version"] + 1}
+        (vault.root / rel).write_bytes(codec.render_engram(meta, content))
+        commit_all(vault)
+    git(alice.root, "push", "--quiet")
+    git(bob.root, "pull", "--quiet", "--no-rebase", "--no-edit")
+    assert codec.parse_engram((bob.root / rel).read_bytes())[0]["tags"] == ["a", "x", "y"]
+    record = json.loads((bob.state_dir / "merges.jsonl").read_text().splitlines()[-1])
+    assert record["path"] == rel and record["via"] == "driver"
