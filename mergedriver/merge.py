@@ -6,7 +6,7 @@
 - an engram (a ``.md`` file whose frontmatter has an ``id``) → :func:`merge_engram`:
   frontmatter field by field (:mod:`mergedriver.fields`), content line by line and the
   derived link section as a set (:mod:`mergedriver.body`);
-- a synapse (``synapses/<kind>/*.yaml``) → :func:`merge_synapse`;
+- a synapse (``…/synapses/<kind>/*.yaml``) → :func:`merge_synapse`;
 - anything else → :func:`merge_text`, git's own line merge (``git merge-file``).
 
 An engram or synapse side that does not parse — or two sides that are different items —
@@ -123,8 +123,8 @@ def _looks_like_engram(data: bytes | None) -> bool:
 def kind_of(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> str:
     """``engram``, ``synapse`` or ``text`` for a vault-relative (or repo-relative) path."""
     parts = path.replace("\\", "/").split("/")
-    if parts[-1].endswith(".yaml") and "synapses" in parts[:-1]:
-        return SYNAPSE
+    if parts[-1].endswith(".yaml") and len(parts) >= 3 and parts[-3] == "synapses":
+        return SYNAPSE  # synapses/<kind>/<id>.yaml, under a vault folder or not
     if (parts[-1].endswith(".md") or not path) and any(
         _looks_like_engram(side) for side in (base, ours, theirs)
     ):

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mergedriver import codec
-from mergedriver.merge import CONFLICTS_KEY, flag_engram, merge_file
+from mergedriver.merge import CONFLICTS_KEY, flag_engram, kind_of, merge_file
 from tests.merge_helpers import ITEM_ID, T0, engram, evidence, synapse
 
 PATH = "engineering/python/copying-a-frozen-dataclass.md"
@@ -318,3 +318,12 @@ def test_equal_counts_reached_independently_still_add() -> None:
     theirs = engram(retrievalCount=3, importance=0.6, tags=["x"], **BOB)
     meta = merged_meta(base, ours, theirs)
     assert (meta["retrievalCount"], meta["importance"]) == (6, pytest.approx(0.7))
+
+
+def test_only_files_in_the_synapse_layout_are_merged_as_synapses() -> None:
+    assert kind_of("synapses/extends/syn-1.yaml", None, b"", b"") == "synapse"
+    assert kind_of("memory/private/synapses/causes/syn-2.yaml", None, b"", b"") == "synapse"
+    assert kind_of("config/synapses.yaml", None, b"", b"") == "text"
+    assert kind_of("notes/synapses/list.yaml", None, b"", b"") == "text"
+    assert kind_of("notes/plain.md", None, b"# no frontmatter\n", b"") == "text"
+    assert kind_of("notes/item.md", None, engram(), b"") == "engram"
