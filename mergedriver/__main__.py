@@ -7,7 +7,10 @@ git calls it once per file that changed on both sides, with the base (``%O``), o
 Contract:
 
 - exit 0: ``%A`` holds the finished merge (a structured merge, possibly with conflicts
-  kept in a callout and flagged in the frontmatter; or a clean text merge);
+  kept in a callout and flagged in the frontmatter; or a clean text merge). A kept
+  conflict does not stop git — the item carries it for review, so clones converge
+  without anyone resolving markers; set ``ENGRAM_MERGE_STRICT=1`` to exit 1 instead and
+  have git stop on it;
 - exit 1: ``%A`` holds a text merge with conflict markers (or ours, unchanged, when the
   input was binary or unreadable) and git reports a conflict; no side is ever dropped,
   because git keeps all three versions in its index until the conflict is resolved;
@@ -130,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     if result.kind != "trivial":
         append_records(find_state_dir(Path.cwd(), path), [result.record(path)], via="driver")
     _report(result, path)
-    return 0 if result.ok else 1
+    strict = os.environ.get("ENGRAM_MERGE_STRICT") == "1"
+    return 0 if result.ok and (result.clean or not strict) else 1
 
 
 if __name__ == "__main__":

@@ -63,6 +63,17 @@ def test_a_kept_conflict_exits_0_with_a_notice_and_a_flag(worktree: Path) -> Non
     assert meta["mergeConflicts"]
 
 
+def test_strict_mode_makes_a_kept_conflict_stop_git(worktree: Path) -> None:
+    base = engram("the answer is 41\n")
+    b, o, t = sides(worktree, base, engram("the answer is 42\n", **ALICE), engram("the answer is 43\n", **BOB))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mergedriver", b, o, t, "7", REL], cwd=worktree, capture_output=True,
+        text=True, check=False, env={**os.environ, "ENGRAM_MERGE_STRICT": "1"},
+    )
+    assert proc.returncode == 1
+    assert "> the answer is 43" in codec.parse_engram(Path(o).read_bytes())[1]
+
+
 def test_unparseable_input_falls_back_to_markers_and_exits_1(worktree: Path) -> None:
     base = engram("one\n")
     broken = base.replace(b"title: ", b"title: [unclosed ") + b"theirs line\n"
