@@ -254,7 +254,7 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     if head is not None and repo.is_ancestor(theirs, head):
         return
     if head is None or repo.is_ancestor(head, theirs):
-        repo.run("merge", "--ff-only", "--quiet", "--no-stat", theirs, env=HOOK_ENV)
+        _move_work_tree(repo, theirs)
         report.fast_forward = True
         vault.refresh()
         return
@@ -278,13 +278,23 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
         tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
         env=_identity(repo, vault),
     )
-    repo.run("merge", "--ff-only", "--quiet", "--no-stat", commit, env=HOOK_ENV)
+    _move_work_tree(repo, commit)
     append_records(vault.state_dir, plan.records, via="sync")
     vault.refresh()
-    touched = plan.touched | merger.endpoints()
-    report.regenerated += _regenerate(vault, touched)
-    if report.regenerated:
+    regenerated = _regenerate(vault, plan.touched | merger.endpoints())
+    report.regenerated += regenerated
+    if regenerated:
         _commit_local(repo, vault, prefix, "engram sync: regenerate derived links after merge")
+
+
+def _move_work_tree(repo: GitRepo, commit: str) -> None:
+    """Fast-forward HEAD, index and files to ``commit``; git refuses rather than clobber."""
+    out = repo.run("merge", "--ff-only", "--quiet", "--no-stat", commit, check=False, env=HOOK_ENV)
+    if out.status != 0:
+        raise GitError(
+            f"a file changed while sync was merging ({out.text.splitlines()[0] if out.text else 'git refused'}).",
+            hint="Nothing was changed and your edits are kept; run `engram sync` again.",
+        )
 
 
 def _refuse(plan: TreePlan, upstream: str) -> None:
