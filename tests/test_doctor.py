@@ -69,7 +69,8 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
     assert not temp.exists() and not ghost.exists()
     betas = [i for i in vault.list() if i.title == "Beta"]
     # Both copies now live where their domain puts them, with distinct ids (one keeps b's).
-    assert {i.path for i in betas} == {"x/beta.md", f"x/beta-{[i for i in betas if i.id != b.id][0].id[-6:].lower()}.md"}
+    copy = next(i for i in betas if i.id != b.id)
+    assert {i.path for i in betas} == {"x/beta.md", f"x/beta-{copy.id[-6:].lower()}.md"}
     assert b.id in {i.id for i in betas} and len({i.id for i in betas}) == 2
     alpha, _ = read_engram(pa, a.path)
     assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash corrected
