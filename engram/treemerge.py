@@ -207,7 +207,9 @@ class TreeMerger:
                 claims.setdefault(t.path, []).append((entity, t.sha, t.mode))
             return
         if o is None or t is None:
-            self._modified_deleted(entity, (o or t), plan, claims)  # type: ignore[arg-type]
+            survivor = o if o is not None else t
+            assert survivor is not None  # o == t == None returned above
+            self._modified_deleted(entity, survivor, plan, claims)
             return
         self._merge_both(entity, b, o, t, plan, claims)
 
@@ -256,9 +258,9 @@ class TreeMerger:
         # Moved on both sides: the path of the side whose title and domain won the merge.
         if entity.item:
             merged = _placement(data)
-            for side in (o, t):
-                if merged is not None and _placement(self.read(side)) == merged:
-                    return side.path
+            won = [side.path for side in (o, t) if merged is not None and _placement(self.read(side)) == merged]
+            if won:
+                return min(won)  # by path, never by role: every machine picks the same
         return min(o.path, t.path)
 
     # ------------------------------------------------------------------ paths
