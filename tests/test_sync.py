@@ -272,3 +272,17 @@ def test_sync_works_for_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path,
     files = git(repo, "ls-files").stdout.split()
     assert "unrelated.txt" not in files and any(f.startswith("memory/") and f.endswith(".md") for f in files)
     assert os.path.exists(repo / "unrelated.txt")
+
+
+def test_an_item_renamed_differently_on_both_sides_lands_at_the_winning_title(pair: tuple[Vault, Vault]) -> None:
+    alice, bob = pair
+    item = alice.create("Original", "body\n", domain=["notes"]).item
+    sync(alice)
+    sync(bob)
+    alice.update(item.id, {"title": "Alice's title"})
+    later = bob.update(item.id, {"title": "Bob's title"})  # the later edit wins the tie
+    converge(alice, bob)
+    got = alice.get(item.id)
+    assert (got.title, got.path) == ("Bob's title", later.path)
+    assert got.merge_conflicts and any("Alice's title" in note for note in got.merge_conflicts)
+    assert len([p for p in tracked(alice.root) if p.startswith("notes/")]) == 1
