@@ -20,7 +20,7 @@ from engram.model import Engram, now
 from engram.vault import Vault
 from mergedriver.body import CALLOUT
 
-__all__ = ["Finding", "Flagged", "checks", "flagged", "resolve"]
+__all__ = ["Finding", "Flagged", "checks", "flagged", "resolve", "superseded_active"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,22 @@ def resolve(vault: Vault, ref: str, *, force: bool = False) -> Engram:
         return vault.get(item.id)
 
 
+def superseded_active(vault: Vault) -> list[Finding]:
+    """Items something supersedes (edge or ``supersededBy``) that are still active."""
+    return [
+        Finding(
+            "superseded_active", row["path"],
+            f"item {row['id']} is superseded but still active (set its status to superseded)",
+        )
+        for row in vault.index.query(
+            "SELECT DISTINCT i.path, i.id FROM items i LEFT JOIN synapses s"
+            "   ON s.kind = 'supersedes' AND s.target = i.id"
+            " WHERE i.status = 'active' AND (i.superseded_by IS NOT NULL OR s.id IS NOT NULL)"
+            " ORDER BY i.path"
+        )
+    ]
+
+
 def checks(vault: Vault) -> list[Finding]:
     """Cross-file problems a merge can introduce, in a stable order."""
     vault.refresh()
@@ -105,16 +121,7 @@ def checks(vault: Vault) -> list[Finding]:
             "dangling_edge", row["path"],
             f"edge {row['source']} → {row['target']} points at an item that is not in the vault",
         ))
-    for row in vault.index.query(
-        "SELECT DISTINCT i.path, i.id FROM items i LEFT JOIN synapses s"
-        "   ON s.kind = 'supersedes' AND s.target = i.id"
-        " WHERE i.status = 'active' AND (i.superseded_by IS NOT NULL OR s.id IS NOT NULL)"
-        " ORDER BY i.path"
-    ):
-        found.append(Finding(
-            "superseded_active", row["path"],
-            f"item {row['id']} is superseded but still active (set its status to superseded)",
-        ))
+    found += superseded_active(vault)
     for item in flagged(vault):
         found.append(Finding(
             "merge_conflict", item.path,

@@ -17,6 +17,12 @@ Checks (each problem has a stable ``code``):
   Fix: moved (the id stays; derived links elsewhere follow).
 - ``leftover-temp`` — a temp file from an interrupted write, older than an hour.
   Fix: deleted.
+- ``merge-conflict`` — an item a merge flagged (``mergeConflicts``): both versions of
+  some lines are kept in a ``> [!conflict]`` callout, or a value both sides changed was
+  decided for one. Never fixed automatically: review it, then ``engram conflicts
+  --resolve ID``.
+- ``superseded-active`` — an item something supersedes that is still ``active``. Not
+  fixed automatically (which one is current is a judgement): set its status.
 
 Fixes run one at a time through the vault's own writers (under the lock, atomic), so a
 fix never tears a file and an interrupted ``--fix`` can simply be run again.
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from engram import derived
+from engram import conflicts, derived
 from engram.errors import EngramError
 from engram.format import read_engram, read_synapse
 from engram.fsio import TEMP_SUFFIX, remove
@@ -82,6 +88,7 @@ def diagnose(vault: Vault, *, fix: bool = False) -> Report:
     problems += _synapse_problems(vault)
     problems += _item_problems(vault)
     problems += _leftover_temps(vault)
+    problems += _review_needed(vault)
     if fix:
         for problem in problems:
             if problem.fixable and problem._fix is not None:
@@ -234,6 +241,25 @@ def _expected_paths(item: Engram, rel: str) -> list[str]:
         item_relpath(item.domain_tags, slug, private=private),
         item_relpath(item.domain_tags, slug, private=private, suffix=id_suffix(item.id)),
     ]
+
+
+def _review_needed(vault: Vault) -> list[Problem]:
+    """Merge flags and superseded-but-active items: a person decides."""
+    problems = [
+        Problem(
+            "merge-conflict",
+            item.path,
+            f"flagged by a merge ({len(item.notes)} note(s), {item.callouts} conflict block(s));"
+            f" review it, then run `engram conflicts --resolve {item.id}`",
+            fixable=False,
+        )
+        for item in conflicts.flagged(vault)
+    ]
+    problems += [
+        Problem("superseded-active", f.path, f.message, fixable=False)
+        for f in conflicts.superseded_active(vault)
+    ]
+    return problems
 
 
 def _leftover_temps(vault: Vault) -> list[Problem]:

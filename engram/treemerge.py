@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.gitstore import RawChange
+from engram.indexrows import classify
 from engram.paths import id_suffix, item_relpath
 from mergedriver import codec
 from mergedriver.merge import Unmergeable, flag_engram, merge_file
@@ -297,16 +298,6 @@ class TreeMerger:
                 return candidate
         return f"{stem}-{item_id.lower()}-{len(taken)}.md"
 
-
-def classify(rel: str) -> str | None:
-    """``item``, ``synapse`` or None for a vault-relative path (as the index classifies)."""
-    parts = rel.split("/")
-    if any(p.startswith(".") for p in parts):
-        return None
-    top = parts[1] if parts[0] == "private" and len(parts) > 1 else parts[0]
-    if top == "synapses":
-        return "synapse" if rel.endswith(".yaml") else None
-    return "item" if rel.endswith(".md") else None
 
 
 def _blob(path: str, sha: str | None, mode: str) -> Blob | None:

@@ -44,7 +44,7 @@ def test_every_command_and_option_is_in_the_cli_reference() -> None:
             missing.append(f"no section for `{path}`")
             continue
         for param in command.params:
-            if isinstance(param, click.Option) and "--help" not in param.opts:
+            if isinstance(param, click.Option) and not {"--help", "--vault", "--actor"} & set(param.opts):
                 longest = max(param.opts, key=len)
                 if longest not in body:
                     missing.append(f"`{path}` does not mention {longest}")

@@ -86,3 +86,19 @@ def test_fix_is_idempotent(vault: Vault) -> None:
     before = path.read_bytes()
     report = diagnose(vault, fix=True)
     assert report.problems == () and path.read_bytes() == before
+
+
+def test_merge_flags_and_superseded_items_need_a_person(vault: Vault) -> None:
+    old = vault.create("Use Python 3.10", "Pin 3.10 in CI.").item
+    new = vault.create("Use Python 3.11", "Pin 3.11 in CI.").item
+    vault.link(new.id, "supersedes", old.id)
+    flagged = vault.create("Deploy window", "Tuesdays.").item
+    assert flagged.path
+    path = vault.root / flagged.path
+    path.write_text(path.read_text().replace("---\nTuesdays.", "mergeConflicts:\n  - 'title: both sides changed it'\n---\nTuesdays."))
+    report = diagnose(vault, fix=True)
+    found = {(p.code, p.path, p.fixed) for p in report.problems}
+    assert ("merge-conflict", flagged.path, False) in found
+    assert ("superseded-active", old.path, False) in found
+    assert not report.ok
+    assert f"engram conflicts --resolve {flagged.id}" in next(p.message for p in report.problems if p.code == "merge-conflict")

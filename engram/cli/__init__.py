@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 import traceback
 from typing import Any
 
@@ -39,6 +40,11 @@ class EngramGroup(click.Group):
             ctx.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`engram list | head`): stop quietly, as Unix tools do.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(141)
         except KeyboardInterrupt:
             click.echo("interrupted; nothing half-written was left behind.", err=True)
             ctx.exit(130)
@@ -95,8 +101,33 @@ def cli(ctx: click.Context, vault_path: str | None, actor: str | None) -> None:
     ctx.call_on_close(app.close)
 
 
+def _late_option(name: str, attr: str, help_text: str) -> click.Option:
+    """``--vault``/``--actor`` accepted after the command name too
+    (``engram serve --vault PATH``, as MCP client configs are usually written)."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        app = ctx.find_object(AppContext)
+        if app is not None and value is not None:
+            setattr(app, attr, value)
+
+    return click.Option(
+        [name], metavar="PATH" if attr == "vault_path" else "NAME", expose_value=False,
+        is_eager=True, callback=remember, help=help_text,
+    )
+
+
+def _add_late_options(command: click.Command) -> None:
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_late_options(sub)
+        return
+    command.params.append(_late_option("--vault", "vault_path", "Same as the global --vault."))
+    command.params.append(_late_option("--actor", "actor", "Same as the global --actor."))
+
+
 for _name in COMMAND_MODULES:
     for _command in importlib.import_module(f"engram.cli.{_name}").COMMANDS:
+        _add_late_options(_command)
         cli.add_command(_command)
 
 
