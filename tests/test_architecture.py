@@ -54,3 +54,13 @@ def test_core_modules_stay_small() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
     }
     assert too_big == {}
+
+
+def test_the_cli_starts_without_heavy_imports() -> None:
+    """`engram add` runs once per shell command: the MCP SDK, GitPython and networkx
+    must load only in the commands that use them."""
+    import subprocess
+
+    code = "import sys, engram.cli; print(','.join(sorted(m for m in ('mcp', 'git', 'networkx', 'pydantic') if m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
