@@ -57,11 +57,14 @@ from engram.indexrows import (
 )
 from engram.model import Engram, Synapse
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 4
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 _SCHEMA: tuple[str, ...] = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # Item count kept by triggers: BM25's IDF needs N on every query, and count(*) scans.
+    "CREATE TABLE tally(key TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "INSERT INTO tally(key, n) VALUES ('items', 0), ('changes', 0)",
     """
     CREATE TABLE files(
         path TEXT PRIMARY KEY,
@@ -100,6 +103,8 @@ _SCHEMA: tuple[str, ...] = (
         reinforcement REAL NOT NULL,
         last_retrieved_at TEXT,
         last_effective_at TEXT,
+        updated_ts REAL,               -- updated_at as epoch seconds (ranking needs no parsing)
+        retrieved_ts REAL,             -- last_retrieved_at as epoch seconds
         version INTEGER NOT NULL,
         content_hash TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
@@ -145,6 +150,8 @@ _SCHEMA: tuple[str, ...] = (
             VALUES (new.rowid, new.title, new.summary, new.tags_text, new.body);
         INSERT INTO items_tri(rowid, title, tags_text, ident)
             VALUES (new.rowid, new.title, new.tags_text, new.ident);
+        UPDATE tally SET n = n + 1 WHERE key = 'items';
+        UPDATE tally SET n = n + 1 WHERE key = 'changes';
     END
     """,
     """
@@ -153,6 +160,8 @@ _SCHEMA: tuple[str, ...] = (
             VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
         INSERT INTO items_tri(items_tri, rowid, title, tags_text, ident)
             VALUES ('delete', old.rowid, old.title, old.tags_text, old.ident);
+        UPDATE tally SET n = n - 1 WHERE key = 'items';
+        UPDATE tally SET n = n + 1 WHERE key = 'changes';
     END
     """,
 )
@@ -161,7 +170,8 @@ _ITEM_COLUMNS = (
     "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
     " visibility, importance, confidence, created_at, updated_at, activated_at,"
     " deactivated_at, superseded_by, retrieval_count, effective_retrievals, failed_uses,"
-    " reinforcement, last_retrieved_at, last_effective_at, version, content_hash,"
+    " reinforcement, last_retrieved_at, last_effective_at, updated_ts, retrieved_ts, version,"
+    " content_hash,"
     " fingerprint, derived, meta"
 )
 _INSERT_ITEM = (
@@ -200,6 +210,10 @@ class ItemRow:
     fingerprint: str
 
 
+#: A search hit from the index: (rowid, score, the requested columns by name).
+Hit = tuple[int, float, dict[str, Any]]
+
+
 @dataclass(frozen=True, slots=True)
 class Edge:
     """One synapse as the graph sees it."""
@@ -217,6 +231,9 @@ class Index:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._reads = 0
+        self._stem_cache: dict[str, tuple[str, ...]] = {}
+        self._df_cache: dict[str, int] = {}
+        self._df_changes = -1  # the 'changes' tally the df cache was filled at
         self._watcher: Watcher | None = None
         self._watch_failed = False
 
@@ -306,6 +323,8 @@ class Index:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+                self._stem_cache.clear()
+                self._df_changes = -1
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -559,22 +578,31 @@ class Index:
         params: Sequence[Any],
         limit: int,
         *,
+        columns: str = "rowid",
         raw: bool = False,
-    ) -> list[tuple[int, float]]:
-        """(rowid, score) of the best ``limit`` items for an FTS5 query on the word index,
-        score = −BM25 with per-column weights (title, summary, tags, body); higher is better.
+    ) -> list[Hit]:
+        """The best ``limit`` items for an FTS5 query on the word index that pass the SQL
+        filter ``where``, as (rowid, score, row of ``columns``); score = −BM25 with
+        per-column weights (title, summary, tags, body), higher is better.
 
-        FTS5 ranks inside the virtual table first (it is much faster than sorting a join)
-        and the filters apply to that shortlist; when filters leave too few, the query
-        is run again as a join that filters before ranking.
+        FTS5 ranks inside the virtual table first (much faster than sorting a join), and
+        the filters apply to that shortlist in the same query that reads the rows; when
+        filters leave too few, the query is run again as a join that filters first.
         """
-        return self._ranked("items_fts", match, weights, where, params, limit, raw=raw)
+        return self._ranked("items_fts", match, weights, where, params, limit, columns, raw=raw)
 
     def trigram_hits(
-        self, match: str, weights: Sequence[float], where: str, params: Sequence[Any], limit: int
-    ) -> list[tuple[int, float]]:
+        self,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        columns: str = "rowid",
+    ) -> list[Hit]:
         """Like :meth:`word_hits` on the trigram index (title, tags, identifiers)."""
-        return self._ranked("items_tri", match, weights, where, params, limit)
+        return self._ranked("items_tri", match, weights, where, params, limit, columns)
 
     def _ranked(
         self,
@@ -584,53 +612,83 @@ class Index:
         where: str,
         params: Sequence[Any],
         limit: int,
+        columns: str,
         *,
         raw: bool = False,
-    ) -> list[tuple[int, float]]:
+    ) -> list[Hit]:
         rank = "bm25(" + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
         inner = max(limit * 3, 60)
-        sql = (
-            f"SELECT f.rowid, -f.rank FROM (SELECT rowid, rank FROM {table}"
-            f" WHERE {table} MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?) f"
-            f" JOIN items ON items.rowid = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?"
+        ranked = self._fts(
+            f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? AND rank MATCH ?"
+            " ORDER BY rank LIMIT ?",
+            (match, rank, inner),
+            raw,
         )
-        rows = self._fts(sql, (match, rank, inner, *params, limit), raw)
-        if len(rows) < limit and where != "1":
-            full = self._fts(sql, (match, rank, -1, *params, limit), raw)
-            if len(full) > len(rows):
-                rows = full
-        return [(int(r[0]), float(r[1])) for r in rows]
+        if not ranked:
+            return []
+        score = {int(r[0]): float(r[1]) for r in ranked}
+        rows = self._rows(
+            f"SELECT rowid AS rowid_, {columns} FROM items"
+            f" WHERE rowid IN ({','.join('?' * len(score))}) AND {where}",
+            (*score, *params),
+        )
+        hits = sorted(((r["rowid_"], score[r["rowid_"]], r) for r in rows), key=lambda h: -h[1])[:limit]
+        if len(hits) < limit and len(ranked) == inner:
+            # Filters emptied the shortlist: rank the filtered set itself (slower).
+            rows = self._rows(
+                f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
+                f" FROM (SELECT rowid AS r, -rank AS score_ FROM {table}"
+                f" WHERE {table} MATCH ? AND rank MATCH ?) f JOIN items ON items.rowid = f.r"
+                f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
+                (match, rank, *params, limit),
+                raw,
+            )
+            hits = [(r["rowid_"], float(r["score_"]), r) for r in rows]
+        return hits
+
+    def _rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
+        with self._lock:
+            try:
+                cur = self.conn.execute(sql, params)
+                names = [d[0] for d in cur.description]
+                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+            except sqlite3.OperationalError as exc:
+                self._fts_error(exc, raw)
+                raise  # unreachable: _fts_error always raises
 
     def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
                 return list(self.conn.execute(sql, params).fetchall())
             except sqlite3.OperationalError as exc:
-                if raw and not any(w in str(exc) for w in ("locked", "busy", "disk", "I/O", "malformed")):
-                    raise InvalidInput(
-                        f"the raw FTS5 query is not valid: {exc}.",
-                        field="query",
-                        hint='Drop --raw to search the words as typed, or fix the syntax (e.g. "a b" OR c*).',
-                    ) from exc
-                raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
-            except sqlite3.Error as exc:
-                raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
+                self._fts_error(exc, raw)
+                raise  # unreachable: _fts_error always raises
+
+    @staticmethod
+    def _fts_error(exc: sqlite3.Error, raw: bool) -> None:
+        if raw and not any(w in str(exc) for w in ("locked", "busy", "disk", "I/O", "malformed")):
+            raise InvalidInput(
+                f"the raw FTS5 query is not valid: {exc}.",
+                field="query",
+                hint='Drop --raw to search the words as typed, or fix the syntax (e.g. "a b" OR c*).',
+            ) from exc
+        raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
 
     def scan_hits(
-        self, needle: str, where: str, params: Sequence[Any], limit: int
-    ) -> list[tuple[int, float]]:
+        self, needle: str, where: str, params: Sequence[Any], limit: int, *, columns: str = "rowid"
+    ) -> list[Hit]:
         """Items whose title, summary, tags or body contain ``needle`` (case-insensitive for
         ASCII): the path for fragments too short for trigrams. A table scan that stops at
         ``limit`` hits; a title hit scores 3, tags 2, summary 1.5, body 1."""
-        sql = (
-            "SELECT rowid, (CASE WHEN instr(lower(title), lower(?1)) THEN 3.0 ELSE 0 END)"
+        rows = self._rows(
+            "SELECT rowid AS rowid_, (CASE WHEN instr(lower(title), lower(?1)) THEN 3.0 ELSE 0 END)"
             " + (CASE WHEN instr(lower(tags_text), lower(?1)) THEN 2.0 ELSE 0 END)"
             " + (CASE WHEN instr(lower(summary), lower(?1)) THEN 1.5 ELSE 0 END)"
-            " + (CASE WHEN instr(lower(body), lower(?1)) THEN 1.0 ELSE 0 END) AS s"
-            f" FROM items WHERE s > 0 AND {where} LIMIT ?"
+            " + (CASE WHEN instr(lower(body), lower(?1)) THEN 1.0 ELSE 0 END) AS score_,"
+            f" {columns} FROM items WHERE score_ > 0 AND {where} LIMIT ?",
+            (needle, *params, limit),
         )
-        rows = self._fts(sql, (needle, *params, limit), False)
-        return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: -x[1])
+        return sorted(((r["rowid_"], float(r["score_"]), r) for r in rows), key=lambda h: -h[1])
 
     def term_stats(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(number of items, {word: number of items containing it}) for plain words,
@@ -638,54 +696,75 @@ class Index:
         with self._lock:
             try:
                 conn = self.conn
-                total = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+                tally = dict(conn.execute("SELECT key, n FROM tally").fetchall())
+                total, changes = int(tally["items"]), int(tally["changes"])
+                if changes != self._df_changes:  # any item written since: counts moved
+                    self._df_cache.clear()
+                    self._df_changes = changes
                 if not words:
-                    return int(total), {}
+                    return total, {}
                 stems = self._stems(conn, words)
-                wanted = sorted({s for group in stems.values() for s in group})
-                marks = ",".join("?" * len(wanted))
-                df = dict(
-                    conn.execute(
-                        f"SELECT term, doc FROM temp.engram_vocab WHERE term IN ({marks})", wanted
-                    ).fetchall()
-                )
+                wanted = sorted({s for g in stems.values() for s in g} - set(self._df_cache))
+                if wanted:
+                    marks = ",".join("?" * len(wanted))
+                    found = dict(
+                        conn.execute(
+                            f"SELECT term, doc FROM temp.engram_vocab WHERE term IN ({marks})", wanted
+                        ).fetchall()
+                    )
+                    if len(self._df_cache) > 50_000:
+                        self._df_cache.clear()
+                    self._df_cache.update({t: int(found.get(t, 0)) for t in wanted})
+                df = self._df_cache
             except sqlite3.Error as exc:
                 raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
         # A word the tokenizer splits (rare for plain words) counts as its rarest part.
-        return int(total), {
-            w: min((int(df.get(s, 0)) for s in stems.get(w, ())), default=0) for w in words
-        }
+        return total, {w: min((df.get(s, 0) for s in stems.get(w, ())), default=0) for w in words}
 
     def _stems(self, conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         # The word index's own tokenizer stems the words: a tiny temp FTS5 table with the
         # same tokenizer, read back through fts5vocab. No second stemmer to drift from it.
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem USING fts5("
-            "t, tokenize='porter unicode61 remove_diacritics 2')"
-        )
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem_v"
-            " USING fts5vocab(temp, engram_stem, instance)"
-        )
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_vocab"
-            " USING fts5vocab(main, items_fts, row)"
-        )
-        conn.execute("DELETE FROM temp.engram_stem")
-        conn.executemany(
-            "INSERT INTO temp.engram_stem(rowid, t) VALUES (?, ?)",
-            list(enumerate(words, start=1)),
-        )
-        out: dict[str, list[str]] = {}
-        for doc, term in conn.execute("SELECT doc, term FROM temp.engram_stem_v"):
-            out.setdefault(words[int(doc) - 1], []).append(str(term))
-        return {k: tuple(v) for k, v in out.items()}
+        # Stems never change, so they are cached for the life of the connection.
+        missing = [w for w in dict.fromkeys(words) if w not in self._stem_cache]
+        if missing:
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem USING fts5("
+                "t, tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_stem_v"
+                " USING fts5vocab(temp, engram_stem, instance)"
+            )
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_vocab"
+                " USING fts5vocab(main, items_fts, row)"
+            )
+            conn.execute("DELETE FROM temp.engram_stem")
+            conn.executemany(
+                "INSERT INTO temp.engram_stem(rowid, t) VALUES (?, ?)",
+                list(enumerate(missing, start=1)),
+            )
+            found: dict[str, list[str]] = {w: [] for w in missing}
+            for doc, term in conn.execute("SELECT doc, term FROM temp.engram_stem_v"):
+                found[missing[int(doc) - 1]].append(str(term))
+            if len(self._stem_cache) > 50_000:
+                self._stem_cache.clear()
+            self._stem_cache.update({w: tuple(v) for w, v in found.items()})
+        return {w: self._stem_cache[w] for w in words}
 
-    def matching(self, match: str, rowids: Sequence[int], *, trigram: bool = False) -> set[int]:
-        """Which of ``rowids`` match the FTS5 query ``match`` (one term, for explanations)."""
+    def matching(
+        self, match: str, rowids: Sequence[int], *, trigram: bool = False, df: int | None = None
+    ) -> set[int]:
+        """Which of ``rowids`` match the FTS5 query ``match`` (one term, for relevance and
+        explanations). ``df``, the term's item count when known, picks the cheaper plan:
+        read a short posting list whole, or probe a long one once per rowid."""
         if not rowids:
             return set()
         table = "items_tri" if trigram else "items_fts"
+        if df is not None and df <= 1000:
+            wanted = set(rowids)
+            rows = self._fts(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,), False)
+            return {int(r[0]) for r in rows if int(r[0]) in wanted}
         marks = ",".join("?" * len(rowids))
         sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
         return {int(r[0]) for r in self._fts(sql, (match, *rowids), False)}
@@ -699,12 +778,14 @@ class Index:
         kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         kind_params = list(kinds or ())
         sql = (
-            f"SELECT source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
-            f" UNION SELECT source, target, kind, weight FROM synapses"
+            f"SELECT path, source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
+            f" UNION ALL SELECT path, source, target, kind, weight FROM synapses"
             f" WHERE target IN ({marks}){kind_sql}"
         )
-        rows = self.query(sql, [*wanted, *kind_params, *wanted, *kind_params])
-        return [Edge(r[0], r[1], r[2], float(r[3])) for r in rows]
+        rows = self._fts(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
+        # An edge between two wanted ids comes back twice (UNION ALL skips a sort).
+        unique = {r[0]: r for r in rows}
+        return [Edge(r[1], r[2], r[3], float(r[4])) for r in unique.values()]
 
 
 def _stale(stamp: FileStamp | None, st: os.stat_result) -> bool:

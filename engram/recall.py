@@ -35,13 +35,13 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram import items
 from engram.errors import InvalidInput
 from engram.graph import Activation, SpreadSettings, Step, spread
+from engram.index import Edge, Hit
 from engram.model import HIDDEN_STATUSES, instant, now
 from engram.query import ParsedQuery, Term, parse, quote
 from engram.usage import Usage, journal_for
@@ -82,6 +82,7 @@ class RecallSettings:
     summary_weight: float = 2.0
     body_weight: float = 1.0
     relevance: float = 1.0
+    coverage: float = 0.5
     recency: float = 0.05
     importance: float = 0.1
     reinforcement: float = 0.05
@@ -90,7 +91,8 @@ class RecallSettings:
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
     min_relevance: float = 0.3
-    candidates: int = 60
+    candidates: int = 20
+    candidate_postings: int = 1000
     expansion_seeds: int = 5
     max_hops: int = 2
     hop_decay: float = 0.6
@@ -203,13 +205,23 @@ class SearchResult:
         }
 
 
+_settings_cache: dict[int, tuple[object, RecallSettings]] = {}
+
+
 def recall_settings(vault: Vault) -> RecallSettings:
+    """The vault's ``recall`` settings (read once per loaded ``engram.yaml``)."""
+    cached = _settings_cache.get(id(vault.settings))
+    if cached is not None and cached[0] is vault.settings:
+        return cached[1]
     settings = vault.settings.section("recall", RecallSettings)
     if settings.freshness not in ("auto", "walk"):
         raise InvalidInput(
             f"engram.yaml: recall.freshness is {settings.freshness!r}.",
             field="recall.freshness", hint="Use auto or walk.",
         )
+    if len(_settings_cache) > 64:
+        _settings_cache.clear()
+    _settings_cache[id(vault.settings)] = (vault.settings, settings)
     return settings
 
 
@@ -234,10 +246,35 @@ class _Cand:
         return str(self.row["id"])
 
 
+class _Edges:
+    """Synapses by item id, fetched once per search: succession, expansion and warnings
+    all read the same candidates' edges, so one query serves the three."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.by_id: dict[str, list[Edge]] = {}
+
+    def __call__(self, ids: Iterable[str]) -> list[Edge]:
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if i not in self.by_id]
+        for i in missing:
+            self.by_id[i] = []
+        for edge in self.vault.index.edges(missing):
+            for end in {edge.source, edge.target}:
+                if end in self.by_id and end in missing:
+                    self.by_id[end].append(edge)
+        seen: dict[tuple[str, str, str], Edge] = {}
+        for i in wanted:
+            for edge in self.by_id[i]:
+                seen[(edge.source, edge.target, edge.kind)] = edge
+        return list(seen.values())
+
+
 _ROW_COLUMNS = (
     "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
     " created_at, updated_at, activated_at, deactivated_at, superseded_by, retrieval_count,"
-    " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility, meta"
+    " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility,"
+    " updated_ts, retrieved_ts"
 )
 
 
@@ -286,21 +323,34 @@ def search(
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
-    cands, fragments = _lexical(vault, parsed, query if raw else None, where, params, pool, s)
-    cands = _succession(vault, cands, where, params, at)
-    now_dt = instant(at)
+    stats = vault.index.term_stats([t.text for t in parsed.words])
+    cands, fragments = _lexical(vault, parsed, query if raw else None, where, params, pool, s, stats)
+    edges = _Edges(vault)
+    cands = _succession(vault, cands, where, params, at, edges)
+    if not raw and cands:
+        # Coverage first: it is the abstention signal and it re-weighs BM25, which lets a
+        # document repeating one query word outrank one that answers the whole question.
+        # Only the best candidates are judged; the rest could not make the cut anyway.
+        judged = sorted(cands.values(), key=lambda c: -c.lexical)[: limit + 2]
+        cands = {c.id: c for c in judged}
+        _relevance(vault, parsed, judged, stats, fragments=fragments)
+        if s.coverage > 0:
+            for cand in cands.values():
+                cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
+            top = max(c.lexical for c in cands.values()) or 1.0
+            for cand in cands.values():
+                cand.lexical /= top
+    now_ts = instant(at).timestamp()
     pending = journal_for(vault).pending()
     for cand in cands.values():
-        _score(cand, s, now_dt, pending.get(cand.id))
+        _score(cand, s, now_ts, pending.get(cand.id))
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
-        _expand(vault, cands, where, params, at, s, now_dt, pending, current=as_of is None)
+        _expand(vault, cands, where, params, at, s, now_ts, pending, edges, current=as_of is None)
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     best: float | None = None
     if not raw:
-        lexical = [c for c in ranked if c.lexical_rank is not None][: limit * 2]
-        _relevance(vault, parsed, lexical, fragments=fragments)
-        best = max((c.relevance or 0.0 for c in lexical), default=0.0)
+        best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
     status: Status = "ok"
     near: list[_Cand] = []
     if best is not None and best < floor:
@@ -309,8 +359,8 @@ def search(
         # Weak lexical matches go, unless a confident hit links to them.
         ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor or c.activation]
     chosen = ranked[:limit]
-    hits, tokens = _disclose(vault, chosen, tier, budget if budget is not None else s.token_budget)
-    misses, _ = _disclose(vault, near, "catalog", 10**9)
+    hits, tokens = _disclose(vault, chosen, tier, budget if budget is not None else s.token_budget, edges)
+    misses, _ = _disclose(vault, near, "catalog", 10**9, edges)
     if record and hits:
         journal_for(vault).record([(h.id, h.score) for h in hits], now())
     return SearchResult(
@@ -344,20 +394,22 @@ def _lexical(
     params: Sequence[Any],
     pool: int,
     s: RecallSettings,
+    stats: tuple[int, Mapping[str, int]],
 ) -> tuple[dict[str, _Cand], bool]:
     """Lexical candidates by id, and whether words were matched as fragments."""
     index = vault.index
     fragments = False
     word_weights = (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight)
     tri_weights = (s.title_weight, s.tags_weight, s.body_weight)
-    paths: list[tuple[float, list[tuple[int, float]]]] = []
-    match = raw_query if raw_query is not None else parsed.word_match()
+    paths: list[tuple[float, list[Hit]]] = []
+    cols = _ROW_COLUMNS
+    match = raw_query if raw_query is not None else _word_match(parsed, stats[1], s.candidate_postings)
     if match:
-        paths.append((1.0, index.word_hits(match, word_weights, where, params, pool, raw=raw_query is not None)))
+        paths.append((1.0, index.word_hits(match, word_weights, where, params, pool, columns=cols, raw=raw_query is not None)))
     if raw_query is None:
         tri = parsed.trigram_match()
         if tri:
-            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool)))
+            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
         short = list(parsed.short_fragments())
         if not any(hits for _, hits in paths):
             # Nothing as typed: try word fragments as substrings ("atabas" → database).
@@ -365,27 +417,48 @@ def _lexical(
             if pieces:
                 fragments = True
                 substrings = " OR ".join(quote(t.text) for t in pieces)
-                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool)))
+                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool, columns=cols)))
             short += [t for t in parsed.words if len(t.text) < 3]
         for term in short:
-            paths.append((0.5, index.scan_hits(term.text, where, params, pool)))
+            paths.append((0.5, index.scan_hits(term.text, where, params, pool, columns=cols)))
     combined: dict[int, float] = {}
+    rows: dict[int, Mapping[str, Any]] = {}
     for weight, hits in paths:
-        top = max((score for _, score in hits), default=0.0)
-        for rowid, score in hits:
+        top = max((score for _, score, _ in hits), default=0.0)
+        for rowid, score, row in hits:
             if top > 0:
                 combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
+                rows[rowid] = row
     if not combined:
         return {}, fragments
     order = sorted(combined, key=lambda r: -combined[r])[:pool]
     best = combined[order[0]]
-    rows = {r["rowid"]: r for r in _rows(vault, _in("rowid", order), order)}
     out: dict[str, _Cand] = {}
     for rank, rowid in enumerate(order, start=1):
-        row = rows.get(rowid)
-        if row is not None and row["id"] not in out:
-            out[row["id"]] = _Cand(row, lexical=combined[rowid] / best, lexical_rank=rank)
+        found = rows[rowid]
+        if found["id"] not in out:
+            out[found["id"]] = _Cand(found, lexical=combined[rowid] / best, lexical_rank=rank)
     return out, fragments
+
+
+def _word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> str | None:
+    """The word-index query. FTS5 computes BM25 for every item that contains any query
+    term (about 1.4 µs each), so candidates are selected by the rarest terms whose
+    combined item counts stay within ``budget`` (``candidatePostings``); commoner terms are
+    left out of the selection — they would cost thousands of rows for a weight near zero —
+    but still count towards each candidate's relevance. The rarest term always stays."""
+    terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
+    if not terms:
+        return None
+    chosen: list[Term] = []
+    spent = 0
+    for term in sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0):
+        cost = df.get(term.text, 0) if term.kind == "word" else 0
+        if chosen and spent + cost > budget:
+            break
+        chosen.append(term)
+        spent += cost
+    return " OR ".join(t.fts for t in chosen)
 
 
 def _retired(row: Mapping[str, Any], at: str) -> bool:
@@ -394,7 +467,7 @@ def _retired(row: Mapping[str, Any], at: str) -> bool:
 
 
 def _succession(
-    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str
+    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str, edges: _Edges
 ) -> dict[str, _Cand]:
     """Replace candidates that have a visible successor by it (see the module docstring)."""
     if not cands:
@@ -403,8 +476,8 @@ def _succession(
     successor: dict[str, str] = {
         c.id: str(c.row["superseded_by"]) for c in cands.values() if c.row["superseded_by"]
     }
-    for edge in vault.index.edges(ids, kinds=("supersedes",)):
-        if edge.target in cands and edge.source != edge.target:
+    for edge in edges(ids):
+        if edge.kind == "supersedes" and edge.target in cands and edge.source != edge.target:
             successor.setdefault(edge.target, edge.source)
     out: dict[str, _Cand] = {}
     for cand in sorted(cands.values(), key=lambda c: -c.lexical):
@@ -434,27 +507,22 @@ def _succession(
 # ---------------------------------------------------------------------- scoring
 
 
-def _days_since(stamp: Any, now_dt: datetime) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return max(0.0, (now_dt - instant(str(stamp))).total_seconds() / _DAY)
-    except ValueError:
-        return None
-
-
-def _score(cand: _Cand, s: RecallSettings, now_dt: datetime, usage: Usage | None) -> None:
+def _score(cand: _Cand, s: RecallSettings, now_ts: float, usage: Usage | None) -> None:
     row = cand.row
-    age = _days_since(row["updated_at"], now_dt)
-    recency = 0.5 ** (age / s.recency_half_life_days) if age is not None and s.recency_half_life_days > 0 else 0.0
+    recency = 0.0
+    if row["updated_ts"] is not None and s.recency_half_life_days > 0:
+        age = max(0.0, now_ts - float(row["updated_ts"])) / _DAY
+        recency = 0.5 ** (age / s.recency_half_life_days)
     signal = float(row["reinforcement"]) + 0.5 * int(row["effective_retrievals"]) - int(row["failed_uses"])
     count = int(row["retrieval_count"]) + (usage.count if usage else 0)
-    last = row["last_retrieved_at"]
-    if usage and (not last or usage.last_at > str(last)):
-        last = usage.last_at
-    since = _days_since(last, now_dt)
+    last = row["retrieved_ts"]
+    if usage:
+        pending_ts = _epoch(usage.last_at)
+        if pending_ts is not None and (last is None or pending_ts > last):
+            last = pending_ts
     heat = 0.0
-    if since is not None and s.heat_half_life_days > 0:
+    if last is not None and s.heat_half_life_days > 0:
+        since = max(0.0, now_ts - float(last)) / _DAY
         heat = (1 - math.exp(-count / 10)) * 0.5 ** (since / s.heat_half_life_days)
     cand.parts = {
         "relevance": round(s.relevance * cand.lexical, 4),
@@ -467,6 +535,13 @@ def _score(cand: _Cand, s: RecallSettings, now_dt: datetime, usage: Usage | None
     cand.score = round(sum(cand.parts.values()), 4)
 
 
+def _epoch(stamp: str) -> float | None:
+    try:
+        return instant(stamp).timestamp()
+    except ValueError:
+        return None
+
+
 def _expand(
     vault: Vault,
     cands: dict[str, _Cand],
@@ -474,8 +549,9 @@ def _expand(
     params: Sequence[Any],
     at: str,
     s: RecallSettings,
-    now_dt: datetime,
+    now_ts: float,
     pending: Mapping[str, Usage],
+    edges: _Edges,
     *,
     current: bool,
 ) -> None:
@@ -499,7 +575,7 @@ def _expand(
         kind_weights=s.edge_weights, max_hops=s.max_hops, decay=s.hop_decay,
         min_activation=s.min_activation, fan_limit=s.fan_limit,
     )
-    reached = spread({c.id: c.lexical for c in seeds}, vault.index.edges, admit, settings)
+    reached = spread({c.id: c.lexical for c in seeds}, edges, admit, settings)
     for node, activation in reached.items():
         cand = cands.get(node)
         if cand is None:
@@ -507,37 +583,40 @@ def _expand(
             if row is None:
                 continue
             cand = cands[node] = _Cand(row)
-            _score(cand, s, now_dt, pending.get(node))
+            _score(cand, s, now_ts, pending.get(node))
         cand.activation = activation
         cand.parts["graph"] = round(s.graph * activation.value, 4)
         cand.score = round(sum(cand.parts.values()), 4)
 
 
 def _relevance(
-    vault: Vault, parsed: ParsedQuery, cands: Sequence[_Cand], *, fragments: bool
+    vault: Vault,
+    parsed: ParsedQuery,
+    cands: Sequence[_Cand],
+    stats: tuple[int, Mapping[str, int]],
+    *,
+    fragments: bool,
 ) -> None:
     """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
     words were looked up as substrings, so a substring match counts)."""
     if not cands or not parsed.terms:
         return
-    words = [t.text for t in parsed.terms if t.kind == "word"]
-    total, df = vault.index.term_stats(words)
+    total, df = stats
     rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
+    index = vault.index
     matched: dict[Term, set[int]] = {}
     for term in _informative(parsed.terms, df, total):
         if term.kind == "word":
-            matched[term] = vault.index.matching(term.fts, rowids)
+            matched[term] = index.matching(term.fts, rowids, df=df.get(term.text, 0))
             if fragments and len(term.text) >= 3:
-                matched[term] |= vault.index.matching(term.fts, rowids, trigram=True)
+                matched[term] |= index.matching(term.fts, rowids, trigram=True)
         elif term.kind == "phrase":
-            matched[term] = vault.index.matching(term.fts, rowids) | vault.index.matching(
-                term.fts, rowids, trigram=True
-            )
+            matched[term] = index.matching(term.fts, rowids) | index.matching(term.fts, rowids, trigram=True)
         elif len(term.text) >= 3:
-            matched[term] = vault.index.matching(term.fts, rowids, trigram=True)
+            matched[term] = index.matching(term.fts, rowids, trigram=True)
         else:
-            hits = vault.index.scan_hits(term.text, _in("rowid", rowids), rowids, len(rowids))
-            matched[term] = {r for r, _ in hits}
+            hits = index.scan_hits(term.text, _in("rowid", rowids), rowids, len(rowids))
+            matched[term] = {r for r, _, _ in hits}
 
     def idf(term: Term) -> float:
         n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))
@@ -574,22 +653,24 @@ def _tokens(text: str | None) -> int:
 
 
 def _disclose(
-    vault: Vault, cands: Sequence[_Cand], tier: str, budget: int
+    vault: Vault, cands: Sequence[_Cand], tier: str, budget: int, edges: _Edges
 ) -> tuple[list[SearchHit], int]:
     """Hits at the requested tier; ``auto`` upgrades in rank order while the budget lasts
     (every hit first gets its catalog line, so the list is never cut for a long body)."""
     if not cands:
         return [], 0
     ids = [c.id for c in cands]
-    bodies = {
-        r["id"]: r["body"] for r in vault.index.query(f"SELECT id, body FROM items WHERE {_in('id', ids)}", ids)
+    texts = {
+        r["id"]: (r["body"], r["meta"])
+        for r in vault.index.query(f"SELECT id, body, meta FROM items WHERE {_in('id', ids)}", ids)
     }
-    warnings = _warnings(vault, ids)
-    base = [_hit(c, "catalog", None, bodies.get(c.id, ""), warnings.get(c.id, ())) for c in cands]
-    costs = [_tokens(f"{h.id} {h.title} {h.path} {h.kind}") + 4 for h in base]
+    bodies = {k: v[0] for k, v in texts.items()}
+    metas = {k: v[1] for k, v in texts.items()}
+    warnings = _warnings(vault, ids, edges)
+    costs = [_tokens(f"{c.id} {c.row['title']} {c.row['path']} {c.row['kind']}") + 4 for c in cands]
     used = 0
     hits: list[SearchHit] = []
-    for i, (hit, cand) in enumerate(zip(base, cands, strict=True)):
+    for i, cand in enumerate(cands):
         reserve = sum(costs[i + 1 :]) if tier == "auto" else 0
         body = bodies.get(cand.id, "")
         digest = _digest(cand, body)
@@ -600,7 +681,7 @@ def _disclose(
             extra = _tokens(digest) if option == "digest" else _tokens(body) + _tokens(digest) if option == "content" else 0
             cost = costs[i] + extra
             if used + cost + reserve <= budget or (option == "catalog" and not hits):
-                hits.append(_hit(cand, option, digest, body, hit.warnings))
+                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), metas.get(cand.id, "")))
                 used += cost
                 break
         else:
@@ -616,9 +697,11 @@ def _digest(cand: _Cand, body: str) -> str:
     return text[:280] + ("…" if len(text) > 280 else "")
 
 
-def _hit(cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...]) -> SearchHit:
+def _hit(
+    cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...], meta: str
+) -> SearchHit:
     row = cand.row
-    tags = tuple(json.loads(row["meta"]).get("tags", ())) if tier != "catalog" else ()
+    tags = tuple(json.loads(meta).get("tags", ())) if tier != "catalog" and meta else ()
     explanation = Explanation(
         matched_terms=cand.matched,
         missing_terms=cand.missing,
@@ -637,8 +720,8 @@ def _hit(cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[
     )
 
 
-def _warnings(vault: Vault, ids: Sequence[str]) -> dict[str, tuple[HitWarning, ...]]:
-    edges = vault.index.edges(ids, kinds=("contradicts",))
+def _warnings(vault: Vault, ids: Sequence[str], cache: _Edges) -> dict[str, tuple[HitWarning, ...]]:
+    edges = [e for e in cache(ids) if e.kind == "contradicts"]
     if not edges:
         return {}
     others = sorted({e.source for e in edges} | {e.target for e in edges})

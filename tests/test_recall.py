@@ -132,3 +132,12 @@ def test_paths_overview_counts_cumulatively(notes: Vault) -> None:
     assert notes.paths(include_hidden=True).total == 5
     with pytest.raises(InvalidInput):
         notes.paths(depth=0)
+
+
+def test_a_filter_that_empties_the_ranked_shortlist_still_finds_the_match(vault: Vault) -> None:
+    for i in range(70):
+        vault.create(f"Widget note {i}", "widget widget widget calibration", domain=["noise"], dedupe=False)
+    filler = " ".join(f"word{i}" for i in range(300))
+    vault.create("Quiet one", f"{filler} widget {filler}", domain=["quiet"])  # ranks last
+    result = vault.search("widget", domain="quiet", min_relevance=0.0)
+    assert titles(result) == ["Quiet one"]
