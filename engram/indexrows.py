@@ -19,6 +19,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,24 +163,33 @@ def _parse_batch(root: str, rels: list[str]) -> list[Parsed]:
 
 
 
-def parse_all(root: Path, rels: list[str]) -> list[Parsed]:
-    """Parse many files, in worker processes when there are enough to pay for them."""
-    workers = min(os.cpu_count() or 1, 4)
+def parse_batches(root: Path, rels: list[str]) -> Generator[list[Parsed], None, None]:
+    """Parse many files, yielding batches in order. With enough files, worker processes
+    parse ahead while the caller writes the batches already parsed, so the parsing (most
+    of the cost) and the index writes overlap."""
+    workers = min(os.cpu_count() or 1, 8)
     if len(rels) < PARALLEL_MIN or workers < 2:
-        return [parse_file(root, rel) for rel in rels]
+        yield [parse_file(root, rel) for rel in rels]
+        return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # fork is cheap and the child only parses files; elsewhere the default start
     # method re-imports engram in each worker, still worth it for a cold index.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    chunk = max(200, len(rels) // (workers * 8))
+    chunk = 500
     batches = [rels[i : i + chunk] for i in range(0, len(rels), chunk)]
-    out: list[Parsed] = []
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-            for result in pool.map(_parse_batch, [str(root)] * len(batches), batches):
-                out.extend(result)
-    except (OSError, RuntimeError):  # no processes allowed here: parse in-process
-        return [parse_file(root, rel) for rel in rels]
-    return out
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    except (OSError, RuntimeError, ValueError):  # no processes allowed here
+        yield [parse_file(root, rel) for rel in rels]
+        return
+    try:
+        yield from pool.map(_parse_batch, [str(root)] * len(batches), batches)
+    finally:  # also when the caller stops early: do not parse what nobody will read
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def parse_all(root: Path, rels: list[str]) -> list[Parsed]:
+    """Every file parsed (see :func:`parse_batches`)."""
+    return [p for batch in parse_batches(root, rels) for p in batch]
