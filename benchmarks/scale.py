@@ -1,0 +1,165 @@
+"""Scale: cold indexing, incremental refresh, recall latency, index size, peak memory.
+
+For each size, on a synthetic vault (:mod:`benchmarks.synth`):
+
+- ``cold``: delete ``.engram/`` and rebuild the index from the files, in a child process
+  so that its peak memory (with the parsing workers') is measured alone. Rate = items
+  per second of wall time (synapse files are indexed too but not counted).
+- ``incremental``: change 100 item files the way ``git pull`` does (new bytes, new
+  mtime), then bring the index up to date — once as a one-shot command does (full stat
+  walk + re-parse, :meth:`Vault.refresh`), once as a long-lived process does (the watcher
+  reports the 100 paths, :meth:`Index.ensure_fresh`).
+- ``recall``: a long-lived vault (watcher on) answers 300 queries after 30 warm-up
+  queries, expansion on, default tier and settings, usage journaling on, as an agent's
+  MCP server would; p50/p95/p99 of wall time per ``Vault.search`` call. Queries are 2-4
+  words drawn from random items' titles, bodies and identifiers, so most have answers
+  and some words are common.
+- ``size``: the database file after a WAL checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.synth import generate
+from engram.vault import Vault
+from mergedriver import codec
+
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def cold_index(root: Path) -> dict[str, Any]:
+    """Rebuild the index of ``root`` in a child process; its timing and peak memory."""
+    shutil.rmtree(root / ".engram", ignore_errors=True)
+    code = (
+        "import json, resource, sys, time; from engram.vault import Vault;"
+        "v = Vault.open(sys.argv[1]); t = time.perf_counter(); s = v.reindex();"
+        "d = time.perf_counter() - t; c = v.index.counts(); v.close();"
+        "print(json.dumps({'seconds': d, 'items': c.get('item', 0), 'files': s.scanned,"
+        " 'maxrss_self_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
+        " 'maxrss_workers_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
+    data: dict[str, Any] = json.loads(out.stdout)
+    data["items_per_s"] = round(data["items"] / data["seconds"], 1)
+    data["seconds"] = round(data["seconds"], 2)
+    return data
+
+
+def _touch_items(root: Path, paths: list[str], rng: random.Random, tag: str) -> None:
+    for rel in paths:
+        path = root / rel
+        meta, content, derived = codec.parse_engram(path.read_bytes())
+        content += f"\nPulled change {tag} {rng.randint(0, 10**9)}.\n"
+        meta["contentHash"] = codec.content_hash(content)
+        path.write_bytes(codec.render_engram(meta, content, derived.splitlines()))
+
+
+def incremental(root: Path, item_paths: tuple[str, ...], changed: int = 100) -> dict[str, Any]:
+    rng = random.Random(11)
+    vault = Vault.open(root)
+    try:
+        vault.refresh()
+        time.sleep(2.1)  # let the racy window of the cold build pass
+        vault.refresh()
+        _touch_items(root, rng.sample(item_paths, changed), rng, "walk")
+        started = time.perf_counter()
+        stats = vault.refresh()
+        walk_s = time.perf_counter() - started
+        for _ in range(3):  # first read walks, second starts the watcher, third polls
+            vault.index.ensure_fresh()
+        watching = vault.index.watching
+        _touch_items(root, rng.sample(item_paths, changed), rng, "watch")
+        started = time.perf_counter()
+        vault.index.ensure_fresh()
+        watch_s = time.perf_counter() - started
+        found = vault.index.query("SELECT count(*) AS n FROM items WHERE body LIKE '%Pulled change watch%'")[0]["n"]
+    finally:
+        vault.close()
+    return {
+        "changed": changed, "reparsed_by_walk": stats.changed, "walk_refresh_s": round(walk_s, 3),
+        "watcher": watching, "watcher_refresh_s": round(watch_s, 4), "watcher_saw": int(found),
+    }
+
+
+def _queries(root: Path, item_paths: tuple[str, ...], n: int) -> list[str]:
+    rng = random.Random(5)
+    out: list[str] = []
+    while len(out) < n:
+        meta, content, _ = codec.parse_engram((root / rng.choice(item_paths)).read_bytes())
+        words = _WORD.findall(str(meta["title"])) + rng.sample(_WORD.findall(content) or ["note"], 2)
+        query = " ".join(rng.sample(words, min(len(words), rng.randint(2, 4))))
+        if rng.random() < 0.1:
+            ident = re.findall(r"`([^`]+)`", content)
+            query = ident[0] if ident else query
+        out.append(query)
+    return out
+
+
+def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup: int = 30) -> dict[str, Any]:
+    queries = _queries(root, item_paths, n + warmup)
+    vault = Vault.open(root)
+    try:
+        for q in queries[:warmup]:
+            vault.search(q)
+        times: list[float] = []
+        statuses: dict[str, int] = {}
+        expanded = 0
+        for q in queries[warmup:]:
+            started = time.perf_counter()
+            result = vault.search(q)
+            times.append((time.perf_counter() - started) * 1000)
+            statuses[result.status] = statuses.get(result.status, 0) + 1
+            expanded += any(h.via == "graph" or h.explanation.path for h in result.hits)
+        watching = vault.index.watching
+    finally:
+        vault.close()
+    times.sort()
+    return {
+        "queries": n, "p50_ms": round(statistics.median(times), 3),
+        "p95_ms": round(times[int(0.95 * len(times)) - 1], 3),
+        "p99_ms": round(times[int(0.99 * len(times)) - 1], 3),
+        "mean_ms": round(statistics.fmean(times), 3), "statuses": statuses,
+        "with_linked_hits": expanded, "watcher": watching,
+    }
+
+
+def index_size(root: Path) -> dict[str, float]:
+    vault = Vault.open(root)
+    try:
+        vault.index.query("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        vault.close()
+    db = root / ".engram" / "index.sqlite"
+    files = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and ".engram" not in p.parts)
+    return {"index_mb": round(db.stat().st_size / 2**20, 1), "vault_files_mb": round(files / 2**20, 1)}
+
+
+def run_scale(sizes: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"load_before": os.getloadavg()}
+    for size in sizes:
+        started = time.perf_counter()
+        synth = generate(size)
+        entry: dict[str, Any] = {
+            "items": synth.items, "synapses": synth.synapses,
+            "generate_s": round(time.perf_counter() - started, 1),
+        }
+        entry["cold"] = cold_index(synth.root)
+        entry["size"] = index_size(synth.root)
+        entry["incremental"] = incremental(synth.root, synth.paths)
+        entry["recall"] = recall_latency(synth.root, synth.paths)
+        entry["load_after"] = os.getloadavg()
+        out[str(size)] = entry
+    out["maxrss_harness_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
