@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram import items
 from engram.errors import InvalidInput
 from engram.graph import Activation, SpreadSettings, Step, spread
-from engram.index import Edge, Hit
+from engram.indexsearch import Edge, Hit
 from engram.model import HIDDEN_STATUSES, instant, now
 from engram.query import ParsedQuery, Term, parse, quote
 from engram.usage import Usage, journal_for

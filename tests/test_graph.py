@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engram.graph import SpreadSettings, spread
-from engram.index import Edge
+from engram.indexsearch import Edge
 from engram.vault import Vault
 
 

@@ -141,3 +141,28 @@ def test_a_filter_that_empties_the_ranked_shortlist_still_finds_the_match(vault:
     vault.create("Quiet one", f"{filler} widget {filler}", domain=["quiet"])  # ranks last
     result = vault.search("widget", domain="quiet", min_relevance=0.0)
     assert titles(result) == ["Quiet one"]
+
+
+def test_the_cli_searches_explains_abstains_and_shows_the_tree(notes: Vault) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from engram.cli import cli
+
+    runner = CliRunner()
+    base = ["--vault", str(notes.root)]
+    shown = runner.invoke(cli, [*base, "search", "connection pool", "--explain", "--limit", "2"])
+    assert shown.exit_code == 0, shown.output
+    assert "Connection pool sizing" in shown.output and "terms: matched" in shown.output
+    data = json.loads(runner.invoke(cli, [*base, "search", "db_url_v2", "--json", "--tier", "catalog"]).output)
+    assert data["status"] == "ok" and data["hits"][0]["title"] == "Settings reference"
+    assert "content" not in data["hits"][0] and data["hits"][0]["explanation"]["matchedTerms"] == ["db_url_v2"]
+    missing = runner.invoke(cli, [*base, "search", "kubernetes eviction"])
+    assert missing.exit_code == 1 and "no confident match" in missing.output
+    bad = runner.invoke(cli, [*base, "search", "*"])
+    assert bad.exit_code == 2 and "no words to search for" in bad.output
+    tree = runner.invoke(cli, [*base, "paths", "--json"])
+    assert json.loads(tree.output)["total"] == 4
+    flushed = runner.invoke(cli, [*base, "flush"])
+    assert flushed.exit_code == 0 and "folded" in flushed.output

@@ -1,0 +1,170 @@
+"""Search primitives of the derived index: what :mod:`engram.recall` composes.
+
+A mixin of :class:`engram.index.Index`, kept apart so each module stays readable. Every
+statement runs through the index's ``_fts`` / ``_rows`` helpers, which hold the index
+lock and translate ``sqlite3`` errors (a bad raw FTS5 query becomes
+:class:`~engram.errors.InvalidInput`, anything else :class:`~engram.errors.StorageError`);
+this module never imports ``sqlite3``.
+
+Ranking cost: FTS5 computes BM25 for every row that contains any term of the MATCH, about
+a microsecond each, and keeps no top-k shortcut. Callers therefore choose which terms
+select candidates (see ``candidatePostings`` in :mod:`engram.recall`); here, ranking
+happens inside the FTS table (faster than sorting a join), and filters and row reads run
+on that shortlist in one statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: A search hit from the index: (rowid, score, the requested columns by name).
+Hit = tuple[int, float, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One synapse as the graph sees it."""
+
+    source: str
+    target: str
+    kind: str
+    weight: float
+
+
+class SearchPrimitives:
+    """Read-only search queries over the index tables (see the module docstring)."""
+
+    def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
+        raise NotImplementedError  # provided by engram.index.Index
+
+    def _rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
+        raise NotImplementedError  # provided by engram.index.Index
+
+    def word_hits(
+        self,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        columns: str = "rowid",
+        raw: bool = False,
+    ) -> list[Hit]:
+        """The best ``limit`` items for an FTS5 query on the word index that pass the SQL
+        filter ``where``, as (rowid, score, row of ``columns``); score = −BM25 with
+        per-column weights (title, summary, tags, body), higher is better.
+
+        FTS5 ranks inside the virtual table first (much faster than sorting a join), and
+        the filters apply to that shortlist in the same query that reads the rows; when
+        filters leave too few, the query is run again as a join that filters first.
+        """
+        return self._ranked("items_fts", match, weights, where, params, limit, columns, raw=raw)
+
+    def trigram_hits(
+        self,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        columns: str = "rowid",
+    ) -> list[Hit]:
+        """Like :meth:`word_hits` on the trigram index (title, tags, identifiers)."""
+        return self._ranked("items_tri", match, weights, where, params, limit, columns)
+
+    def _ranked(
+        self,
+        table: str,
+        match: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        columns: str,
+        *,
+        raw: bool = False,
+    ) -> list[Hit]:
+        rank = "bm25(" + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
+        inner = max(limit * 3, 60)
+        ranked = self._fts(
+            f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? AND rank MATCH ?"
+            " ORDER BY rank LIMIT ?",
+            (match, rank, inner),
+            raw,
+        )
+        if not ranked:
+            return []
+        score = {int(r[0]): float(r[1]) for r in ranked}
+        rows = self._rows(
+            f"SELECT rowid AS rowid_, {columns} FROM items"
+            f" WHERE rowid IN ({','.join('?' * len(score))}) AND {where}",
+            (*score, *params),
+        )
+        hits = sorted(((r["rowid_"], score[r["rowid_"]], r) for r in rows), key=lambda h: -h[1])[:limit]
+        if len(hits) < limit and len(ranked) == inner:
+            # Filters emptied the shortlist: rank the filtered set itself (slower).
+            rows = self._rows(
+                f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
+                f" FROM (SELECT rowid AS r, -rank AS score_ FROM {table}"
+                f" WHERE {table} MATCH ? AND rank MATCH ?) f JOIN items ON items.rowid = f.r"
+                f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
+                (match, rank, *params, limit),
+                raw,
+            )
+            hits = [(r["rowid_"], float(r["score_"]), r) for r in rows]
+        return hits
+
+    def scan_hits(
+        self, needle: str, where: str, params: Sequence[Any], limit: int, *, columns: str = "rowid"
+    ) -> list[Hit]:
+        """Items whose title, summary, tags or body contain ``needle`` (case-insensitive for
+        ASCII): the path for fragments too short for trigrams. A table scan that stops at
+        ``limit`` hits; a title hit scores 3, tags 2, summary 1.5, body 1."""
+        rows = self._rows(
+            "SELECT rowid AS rowid_, (CASE WHEN instr(lower(title), lower(?1)) THEN 3.0 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(tags_text), lower(?1)) THEN 2.0 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(summary), lower(?1)) THEN 1.5 ELSE 0 END)"
+            " + (CASE WHEN instr(lower(body), lower(?1)) THEN 1.0 ELSE 0 END) AS score_,"
+            f" {columns} FROM items WHERE score_ > 0 AND {where} LIMIT ?",
+            (needle, *params, limit),
+        )
+        return sorted(((r["rowid_"], float(r["score_"]), r) for r in rows), key=lambda h: -h[1])
+
+    def matching(
+        self, match: str, rowids: Sequence[int], *, trigram: bool = False, df: int | None = None
+    ) -> set[int]:
+        """Which of ``rowids`` match the FTS5 query ``match`` (one term, for relevance and
+        explanations). ``df``, the term's item count when known, picks the cheaper plan:
+        read a short posting list whole, or probe a long one once per rowid."""
+        if not rowids:
+            return set()
+        table = "items_tri" if trigram else "items_fts"
+        if df is not None and df <= 1000:
+            wanted = set(rowids)
+            rows = self._fts(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,), False)
+            return {int(r[0]) for r in rows if int(r[0]) in wanted}
+        marks = ",".join("?" * len(rowids))
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
+        return {int(r[0]) for r in self._fts(sql, (match, *rowids), False)}
+
+    def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:
+        """Every synapse touching one of ``ids`` (either end), optionally of some kinds."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
+        kind_params = list(kinds or ())
+        sql = (
+            f"SELECT path, source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
+            f" UNION ALL SELECT path, source, target, kind, weight FROM synapses"
+            f" WHERE target IN ({marks}){kind_sql}"
+        )
+        rows = self._fts(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
+        # An edge between two wanted ids comes back twice (UNION ALL skips a sort).
+        unique = {r[0]: r for r in rows}
+        return [Edge(r[1], r[2], r[3], float(r[4])) for r in unique.values()]
