@@ -22,6 +22,8 @@ Invariants:
 - :class:`UsageJournal` tails the journal (reading only bytes appended since it last
   looked), so ranking sees unflushed retrievals — its own and other processes' — at the
   cost of one ``stat`` per search.
+- A journal past 4 MB (a long-lived server nobody flushes) is compacted in place to one
+  line per item, atomically and under the exclusive lock; totals do not change.
 
 Deleting ``.engram/`` loses only retrievals not yet flushed.
 """
@@ -37,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engram.errors import EngramError, FormatError, StorageError
+from engram.errors import FormatError, StorageError
 from engram.format import read_engram
-from engram.fsio import append_line
+from engram.fsio import append_line, atomic_write
 from engram.model import instant, now
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ JOURNAL = "usage.jsonl"
 FLUSHING = "usage.flushing.jsonl"
 DONE = "usage.flushing.done"
 LOCK = "usage.lock"
+#: A journal larger than this is compacted to one line per item on the next append.
+COMPACT_BYTES = 4 * 2**20
 
 try:
     import fcntl
@@ -88,15 +92,17 @@ def _fold(agg: dict[str, Usage], line: str) -> None:
     for hit in hits:
         try:
             item_id, score = str(hit[0]), float(hit[1])
+            n = int(hit[2]) if len(hit) > 2 else 1  # a compacted line carries a count
+            last = str(hit[3]) if len(hit) > 3 else at
         except (IndexError, TypeError, ValueError):
             continue
         old = agg.get(item_id)
         if old is None:
-            agg[item_id] = Usage(1, at, score)
-        elif at >= old.last_at:
-            agg[item_id] = Usage(old.count + 1, at, score)
+            agg[item_id] = Usage(n, last, score)
+        elif last >= old.last_at:
+            agg[item_id] = Usage(old.count + n, last, score)
         else:
-            agg[item_id] = Usage(old.count + 1, old.last_at, old.last_score)
+            agg[item_id] = Usage(old.count + n, old.last_at, old.last_score)
 
 
 class UsageJournal:
@@ -136,6 +142,31 @@ class UsageJournal:
         )
         with self._locked(exclusive=False):
             append_line(self.path, line)
+            try:
+                big = self.path.stat().st_size > COMPACT_BYTES
+            except OSError:
+                big = False
+        if big:
+            self.compact()
+
+    def compact(self) -> None:
+        """Rewrite the journal as one line per item (count, last time, last score), so a
+        long-lived process that is never flushed keeps a small journal. Atomic: readers
+        see the old file or the new one, and the totals are the same."""
+        with self._locked(exclusive=True):
+            agg: dict[str, Usage] = {}
+            try:
+                text = self.path.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                return
+            for line in text.splitlines():
+                _fold(agg, line)
+            lines = [
+                json.dumps({"at": u.last_at, "hits": [[i, u.last_score, u.count, u.last_at]]},
+                           ensure_ascii=False, separators=(",", ":"))
+                for i, u in sorted(agg.items())
+            ]
+            atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8") if lines else b"")
 
     def pending(self) -> Mapping[str, Usage]:
         """Unflushed retrievals by item id (reads only what was appended since last time)."""
@@ -244,4 +275,4 @@ def journal_for(vault: Vault) -> UsageJournal:
         return journal
 
 
-__all__ = ["EngramError", "FlushStats", "Usage", "UsageJournal", "flush", "journal_for"]
+__all__ = ["FlushStats", "Usage", "UsageJournal", "flush", "journal_for"]

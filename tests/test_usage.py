@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from engram.format import read_engram
 from engram.usage import DONE, FLUSHING, JOURNAL, journal_for
 from engram.vault import Vault
@@ -90,3 +92,25 @@ def test_journal_lines_for_missing_items_are_dropped(vault: Vault) -> None:
         fh.write("not json\n")
     stats = vault.flush_usage()
     assert stats.missing == 1 and stats.items == 0
+
+
+def test_a_big_journal_is_compacted_without_changing_the_totals(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram import usage
+
+    a = vault.create("Cache warmup", "Warm the cache before traffic.").item
+    b = vault.create("Cache eviction", "Evict the cache by LRU.").item
+    journal = journal_for(vault)
+    for _ in range(50):
+        journal.record([(a.id, 0.9), (b.id, 0.4)], "2026-01-01T00:00:00.000Z")
+    journal.record([(a.id, 0.7)], "2026-02-01T00:00:00.000Z")
+    before = dict(journal.pending())
+    journal.compact()
+    assert len((vault.state_dir / JOURNAL).read_text().splitlines()) == 2
+    after = dict(journal.pending())
+    assert after == before and after[a.id].count == 51 and after[a.id].last_at.startswith("2026-02")
+    monkeypatch.setattr(usage, "COMPACT_BYTES", 10)
+    journal.record([(b.id, 0.5)])  # over the limit: compacted on append
+    assert len((vault.state_dir / JOURNAL).read_text().splitlines()) == 2
+    assert vault.flush_usage().retrievals == 102
