@@ -2,7 +2,7 @@
 
 One call brings a clone level with its upstream:
 
-1. fold journaled usage into the items (``flush_usage``, the recall journal's flush);
+1. fold journaled usage into the items (:meth:`Vault.flush_usage`);
 2. commit the vault's local changes;
 3. fetch the upstream branch (a missing branch is fine: the first push creates it; an
    unreachable remote is reported, and the local commits stay for the next sync);
@@ -24,7 +24,7 @@ before anything changes and name the files. Local work is never thrown away.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,8 +38,6 @@ from engram.vault import Vault
 from mergedriver import codec
 from mergedriver.records import append_records
 
-#: The usage journal's flush (``engram.usage.flush``), called before committing.
-UsageFlush = Callable[[Vault], object]
 #: Hooks see this and skip engram's own post-merge work (sync does it itself).
 HOOK_ENV = {"ENGRAM_SYNC": "1"}
 
@@ -99,7 +97,6 @@ def sync(
     remote: str | None = None,
     branch: str | None = None,
     push: bool = True,
-    flush_usage: UsageFlush | None = None,
     message: str | None = None,
     max_attempts: int = 3,
 ) -> SyncReport:
@@ -116,8 +113,7 @@ def sync(
         prefix = vault.root.relative_to(repo.top).as_posix()
         prefix = "" if prefix == "." else prefix
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
-        if flush_usage is not None:
-            flush_usage(vault)
+        vault.flush_usage()
         with vault.lock.hold():
             report.committed += _commit_local(repo, vault, prefix, message)
         report.remote = _remote_for(repo, current, remote)
@@ -256,7 +252,7 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     if head is None or repo.is_ancestor(head, theirs):
         _move_work_tree(repo, theirs)
         report.fast_forward = True
-        vault.refresh()
+        _refresh_changed(repo, vault, prefix, head, theirs)
         return
     base = repo.merge_base(head, theirs) or EMPTY_TREE
     merger = TreeMerger(repo.read_blobs, lambda path: repo.has_path(head, path), prefix)
@@ -280,11 +276,24 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     )
     _move_work_tree(repo, commit)
     append_records(vault.state_dir, plan.records, via="sync")
-    vault.refresh()
+    _refresh_changed(repo, vault, prefix, head, commit)
     regenerated = _regenerate(vault, plan.touched | merger.endpoints())
     report.regenerated += regenerated
     if regenerated:
         _commit_local(repo, vault, prefix, "engram sync: regenerate derived links after merge")
+
+
+def _refresh_changed(repo: GitRepo, vault: Vault, prefix: str, old: str | None, new: str) -> None:
+    """Re-index only the files git changed between ``old`` and ``new``: after a pull
+    into a 100k-item vault that is a hundred stats instead of a full walk."""
+    if old is None:
+        vault.refresh()
+        return
+    lead = prefix + "/" if prefix else ""
+    changed = [
+        path[len(lead):] for path in repo.diff_tree(old, new) if path.startswith(lead)
+    ]
+    vault.index.refresh_paths(changed)
 
 
 def _move_work_tree(repo: GitRepo, commit: str) -> None:

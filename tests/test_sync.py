@@ -254,9 +254,12 @@ def test_sync_refuses_to_start_in_the_middle_of_a_merge(pair: tuple[Vault, Vault
 
 def test_sync_flushes_usage_before_committing(tmp_path: Path) -> None:
     vault = Vault.init(tmp_path / "solo")
-    calls: list[Path] = []
-    sync(vault, flush_usage=lambda v: calls.append(v.root))
-    assert calls == [vault.root]
+    item = vault.create("Searched for", "pg_repack rebuilds tables online").item
+    vault.search("pg_repack rebuilds")  # journaled, not yet in the file
+    assert vault.get(item.id).retrieval_count == 0
+    sync(vault)
+    assert vault.get(item.id).retrieval_count == 1
+    assert git(vault.root, "status", "--porcelain").stdout == ""  # the fold was committed
 
 
 def test_sync_works_for_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path, origin: Path) -> None:
@@ -286,3 +289,18 @@ def test_an_item_renamed_differently_on_both_sides_lands_at_the_winning_title(pa
     assert (got.title, got.path) == ("Bob's title", later.path)
     assert got.merge_conflicts and any("Alice's title" in note for note in got.merge_conflicts)
     assert len([p for p in tracked(alice.root) if p.startswith("notes/")]) == 1
+
+
+def test_search_sees_pulled_changes_right_after_sync(pair: tuple[Vault, Vault]) -> None:
+    alice, bob = pair
+    item = alice.create("Connection pool size", "Use a pool of 20 per worker.").item
+    sync(alice)
+    sync(bob)
+    assert [h.id for h in bob.search("pool per worker").hits][:1] == [item.id]
+    alice.update(item.id, {"content": "Use a pool of 12 per worker; pgbouncer does the rest."})
+    other = alice.create("Statement timeout", "Set statement_timeout to 30s for web requests.").item
+    sync(alice)
+    sync(bob)  # fast-forward: only the changed files are re-read
+    assert [h.id for h in bob.search("pgbouncer").hits] == [item.id]
+    assert bob.search("statement_timeout").hits[0].id == other.id
+    assert "20 per worker" not in bob.get(item.id).content

@@ -33,7 +33,7 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
       engram sync --remote origin --no-push
     """
     report = run_sync(
-        vault, remote=remote, branch=branch, push=not no_push, flush_usage=Vault.flush_usage, message=message
+        vault, remote=remote, branch=branch, push=not no_push, message=message
     )
     if as_json:
         emit_json(report.to_json())

@@ -10,7 +10,6 @@ from engram.mcp.errors import tools_phrasing
 from engram.mcp.models import SyncOut
 from engram.mcp.registry import NETWORK, OptionalText, Toolbox
 from engram.sync import sync
-from engram.vault import Vault
 
 
 def register(box: Toolbox) -> None:
@@ -31,7 +30,7 @@ def register(box: Toolbox) -> None:
         your commits stay for the next sync. Not for reading: use engram_search.
         """
         report = sync(
-            box.vault(), remote=remote, branch=branch, push=push, flush_usage=Vault.flush_usage, message=message
+            box.vault(), remote=remote, branch=branch, push=push, message=message
         )
         return SyncOut(
             branch=report.branch,
