@@ -168,22 +168,18 @@ class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
 
 # Only null, true/false and decimal numbers are resolved implicitly; everything else a
 # plain scalar can hold stays a string.
+_NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT_RE = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_FLOAT_RE = re.compile(
+    r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
 _Loader.yaml_implicit_resolvers = {}
-_Loader.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
-_Loader.add_implicit_resolver(
-    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Loader.add_implicit_resolver(
-    _INT, re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
-)
-_Loader.add_implicit_resolver(
-    _FLOAT,
-    re.compile(
-        r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
+_Loader.add_implicit_resolver(_NULL, _NULL_RE, ["~", "n", "N", ""])
+_Loader.add_implicit_resolver(_BOOL, _BOOL_RE, list("tTfF"))
+_Loader.add_implicit_resolver(_INT, _INT_RE, list("-+0123456789"))
+_Loader.add_implicit_resolver(_FLOAT, _FLOAT_RE, list("-+0123456789."))
 
 
 def _construct_number(loader: yaml.SafeLoader, node: yaml.Node) -> _Number:
@@ -250,8 +246,80 @@ def load_yaml(text: str) -> Any:
     return _plain(_load_raw(text))
 
 
+# --------------------------------------------------------------------------- fast path
+# Files engram writes are flat mappings of plain or single-quoted scalars and indented
+# lists of them. Reading those line by line is ~10x cheaper than PyYAML and matters when
+# a 100k-item vault is indexed. Anything else (block scalars, double quotes, nesting,
+# comments, flow collections, continuation lines …) returns None and goes to PyYAML. A
+# property test holds the two paths to identical results.
+
+_FAST_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
+_PLAIN_START = re.compile(r"^[^-?:,\[\]{}#&*!|>'\"%@`\s]")
+_NOT_FAST = object()
+
+
+def _fast_scalar(text: str) -> Any:
+    if not text or text != text.strip() or not text.isprintable():
+        return _NOT_FAST
+    first = text[0]
+    if first == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            return _NOT_FAST
+        return inner.replace("''", "'")
+    if first in "-+.0123456789" and (_INT_RE.match(text) or _FLOAT_RE.match(text)):
+        return _Number(text)
+    if not _PLAIN_START.match(text) or " #" in text or ": " in text or text[-1] == ":":
+        return _NOT_FAST
+    if first in "~nNtTfF":
+        if _NULL_RE.match(text):
+            return None
+        if _BOOL_RE.match(text):
+            return text.lower() == "true"
+    return text
+
+
+def _fast_mapping(text: str) -> dict[str, Any] | None:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out: dict[str, Any] = {}
+    i, n = 0, len(lines)
+    while i < n:
+        match = _FAST_KEY.match(lines[i])
+        if match is None:
+            return None
+        key, rest = match.group(1), match.group(2)
+        if _NULL_RE.match(key) or _BOOL_RE.match(key):
+            return None
+        i += 1
+        value: Any
+        if not rest:
+            items: list[Any] = []
+            while i < n and lines[i].startswith("  - "):
+                item = _fast_scalar(lines[i][4:])
+                if item is _NOT_FAST:
+                    return None
+                items.append(item)
+                i += 1
+            value = items if items else None
+        elif rest == "[]":
+            value = []
+        else:
+            value = _fast_scalar(rest)
+            if value is _NOT_FAST:
+                return None
+        if i < n and lines[i][:1] in (" ", "\t"):
+            return None  # a continuation line or a nested block
+        out[key] = value
+    return out
+
+
 def _load_raw(text: str) -> Any:
     """Parse YAML, keeping number-like scalars as source text (``_Number``)."""
+    fast = _fast_mapping(text)
+    if fast is not None:
+        return fast
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -373,8 +441,17 @@ def parse_time(value: Any) -> datetime:
     return dt.astimezone(UTC)
 
 
+_CANONICAL_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.\d{3}Z$")
+
+
 def format_time(value: datetime | str) -> str:
     """The canonical form of an instant: UTC, milliseconds, ``Z``."""
+    if isinstance(value, str) and (m := _CANONICAL_TIME.match(value)):
+        try:  # already canonical: only check that it names a real instant
+            datetime(*(int(part) for part in m.groups()))  # type: ignore[misc]
+            return str(value)
+        except ValueError:
+            raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)") from None
     dt = parse_time(value)
     # Truncate (not round) to milliseconds so formatting is idempotent.
     dt = dt - timedelta(microseconds=dt.microsecond % 1000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -212,3 +213,42 @@ def test_fast_mapping_emitter_matches_pyyaml(data: dict[str, object]) -> None:
 def test_fast_emitter_matches_pyyaml_on_frontmatter(item: Engram) -> None:
     meta = codec.normalize_engram_meta(item.to_meta())
     assert codec.dump_mapping(meta) == codec.dump_yaml(meta)
+
+
+yaml_lines = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["id: x", "title: 'it''s'", "tags:", "  - a", "  - 'b'", "  - 3", "n: 07", "t: yes", "e: []",
+             "f: 1.5e3", "g: null", "h: ~", "k: True", "x: a: b", "y: a #c", "z: |-", "  text", "q: \"dq\"",
+             "w: [1, 2]", "v: {a: 1}", "u:", "  nested: 1", "# comment", "", "- item", "s: -", "r: - x",
+             "p: 'open", "o: it's", "m: &a x", "l: *a", "j: !!str 1", "i: @x", "c: `x`", "b: x  ", "a:  x",
+             "true: 1", "2: x", "d: .inf", "dd: -0.5", "de: 2026-01-01", "df: 12:30"]
+        ),
+        st.from_regex(r"[a-z]{1,5}: [ -~]{0,12}", fullmatch=True),
+    ),
+    max_size=12,
+)
+
+
+@given(yaml_lines)
+def test_fast_frontmatter_reader_agrees_with_pyyaml(lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    fast = codec._fast_mapping(text)
+    if fast is None:
+        return
+    slow = yaml.load(text, Loader=codec._Loader)
+    assert fast == slow
+    assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]
+    for key, value in fast.items():
+        if isinstance(value, list):
+            assert [type(v) for v in value] == [type(v) for v in slow[key]]
+
+
+@given(engrams())
+def test_files_engram_writes_take_the_fast_path(item: Engram) -> None:
+    data = codec.render_engram(item.to_meta(), item.content)
+    front = data.decode().split("---\n")[1]
+    slow = yaml.load(front, Loader=codec._Loader)
+    fast = codec._fast_mapping(front)
+    if fast is not None:
+        assert fast == slow
