@@ -37,7 +37,9 @@ class DedupSettings:
 
 def normalize_text(text: str) -> str:
     """Case-folded words joined by single spaces (punctuation and layout ignored)."""
-    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+    if not text.isascii():  # NFKC changes nothing in ASCII; skip its cost
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def fingerprint(title: str, content: str) -> str:

@@ -170,6 +170,8 @@ _SCHEMA: tuple[str, ...] = (
     """,
 )
 
+_INSERT_TRIGGER = next(st for st in _SCHEMA if "CREATE TRIGGER items_ai" in st)
+
 _ITEM_COLUMNS = (
     "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
     " visibility, importance, confidence, created_at, updated_at, activated_at,"
@@ -484,10 +486,20 @@ class Index(SearchPrimitives):
         try:
             first = next(batches, [])
             with self.transaction() as conn:
+                if cold:
+                    # Indexing text row by row through the trigger costs 3x more than
+                    # one FTS5 'rebuild' over the finished table.
+                    conn.execute("DROP TRIGGER items_ai")
                 for path in gone:
                     self._forget(conn, path)
                 for batch in itertools.chain([first], batches):
                     errors += self._write_batch(conn, batch, cold)
+                if cold:
+                    conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
+                    conn.execute("INSERT INTO items_tri(items_tri) VALUES ('rebuild')")
+                    conn.execute(_INSERT_TRIGGER)
+                    conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
+                    conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
         finally:
             batches.close()
         return errors

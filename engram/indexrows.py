@@ -21,6 +21,7 @@ import re
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,9 @@ def is_plain_note(data: bytes) -> bool:
 def identifiers(text: str) -> str:
     """The body tokens the trigram index keeps (distinct, in order of appearance)."""
     seen: dict[str, None] = {}
-    for token in [
-        t for t in text.split() if not t.isalpha() or not (t.islower() or t.istitle())
-    ]:
+    for token in dict.fromkeys(text.split()):  # each distinct token once, in order
+        if token.isalpha() and (token.islower() or token.istitle()):
+            continue  # a plain word: the word index has it
         token = token.strip(_TOKEN_EDGES)
         if len(token) > 1 and _SPECIAL.search(token):
             seen[token] = None
@@ -114,6 +115,8 @@ def _epoch(stamp: str | None) -> float | None:
     if not stamp:
         return None
     try:
+        if stamp.endswith("Z"):  # canonical instants: skip the general parser
+            return datetime.fromisoformat(stamp[:-1] + "+00:00").timestamp()
         return instant(stamp).timestamp()
     except ValueError:
         return None
@@ -140,9 +143,11 @@ class Parsed:
 def parse_file(root: Path, rel: str) -> Parsed:
     """Read and parse one vault file; never raises for file content (module-level so a
     process pool can run it)."""
+    path = os.path.join(root, rel)  # plain strings: Path objects cost more than parsing here
     try:
-        st = os.stat(root / rel, follow_symlinks=False)
-        data = (root / rel).read_bytes()
+        st = os.stat(path, follow_symlinks=False)
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError:
         return Parsed(rel, "gone", None)
     stamp = FileStamp.of(st)

@@ -253,9 +253,12 @@ def load_yaml(text: str) -> Any:
 # comments, flow collections, continuation lines …) returns None and goes to PyYAML. A
 # property test holds the two paths to identical results.
 
-_FAST_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
 _PLAIN_START = re.compile(r"^[^-?:,\[\]{}#&*!|>'\"%@`\s]")
 _NOT_FAST = object()
+#: Identifier-shaped keys YAML would type (null/bool): leave those to PyYAML.
+_TYPED_KEYS = frozenset(
+    w for base in ("null", "true", "false") for w in (base, base.title(), base.upper())
+)
 
 
 def _fast_scalar(text: str) -> Any:
@@ -286,11 +289,14 @@ def _fast_mapping(text: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     i, n = 0, len(lines)
     while i < n:
-        match = _FAST_KEY.match(lines[i])
-        if match is None:
-            return None
-        key, rest = match.group(1), match.group(2)
-        if _NULL_RE.match(key) or _BOOL_RE.match(key):
+        line = lines[i]
+        if line[-1:] == ":":
+            key, rest = line[:-1], ""
+        else:
+            key, sep, rest = line.partition(": ")
+            if not sep:
+                return None
+        if not (key.isascii() and key.isidentifier()) or key in _TYPED_KEYS:
             return None
         i += 1
         value: Any
@@ -448,7 +454,8 @@ def format_time(value: datetime | str) -> str:
     """The canonical form of an instant: UTC, milliseconds, ``Z``."""
     if isinstance(value, str) and (m := _CANONICAL_TIME.match(value)):
         try:  # already canonical: only check that it names a real instant
-            datetime(*(int(part) for part in m.groups()))  # type: ignore[misc]
+            year, month, day, hour, minute, second = (int(part) for part in m.groups())
+            datetime(year, month, day, hour, minute, second)
             return str(value)
         except ValueError:
             raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)") from None
@@ -475,7 +482,13 @@ def _as_number(key: str, value: Any) -> float:
     if isinstance(value, bool):
         raise CodecError(f"field {key!r} must be a number, got a boolean")
     try:
-        number = float(_Number(value).value() if isinstance(value, str) else value)
+        if isinstance(value, str):
+            try:
+                number = float(value)  # plain decimal text, the common case
+            except ValueError:
+                number = float(_Number(value).value())
+        else:
+            number = float(value)
     except (TypeError, ValueError):
         raise CodecError(f"field {key!r} must be a number, got {value!r}") from None
     if math.isnan(number) or math.isinf(number):
@@ -484,6 +497,10 @@ def _as_number(key: str, value: Any) -> float:
 
 
 def _as_int(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _INT_RE.match(value):
+        return int(value)  # exact, even beyond a float's 53 bits
     number = _as_number(key, value)
     if number != int(number):
         raise CodecError(f"field {key!r} must be a whole number, got {value!r}")
@@ -492,7 +509,7 @@ def _as_int(key: str, value: Any) -> int:
 
 def _normalize_value(key: str, kind: str, value: Any) -> Any:
     if kind == TEXT:
-        return _as_text(key, value)
+        return value if type(value) is str else _as_text(key, value)
     if kind == TEXTS:
         items = value if isinstance(value, list) else [value]
         out: list[str] = []
