@@ -244,3 +244,66 @@ def start_watcher(root: Path, skip: Iterable[str] = ()) -> Watcher | None:
         watcher.close()
         return None
     return watcher
+
+
+# --------------------------------------------------------------------------- one-shot processes
+
+#: Subtracted from a scan's start when it is recorded: file systems with coarse timestamps
+#: and a little clock jitter must not let a change slip between two scans.
+SCAN_MARGIN_NS = 2_000_000_000
+
+
+def changed_since(root: Path, since_ns: int, skip: Iterable[str] = ()) -> Changes | None:
+    """Files and folders whose inode changed after ``since_ns``, found by ``find -cnewer``.
+
+    A one-shot process has no watcher; a stat walk in Python costs ~10 µs a file (1.5 s
+    at 100k items). ``find`` does the same stats in C. It compares *ctime*, which the
+    kernel sets on every write, rename, link or permission change and which no tool can
+    set back — so copies that preserve mtime (``cp -p``, ``rsync -t``, ``tar x``) are
+    still seen. A folder is reported when entries were added, removed or renamed in it;
+    the caller re-lists it. Returns None when ``find`` is not available or fails: the
+    caller walks.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+
+    finder = shutil.which("find")
+    if finder is None or os.name != "posix":
+        return None
+    fd, reference = tempfile.mkstemp(prefix=".engram-scan-")
+    os.close(fd)
+    try:
+        os.utime(reference, ns=(since_ns, since_ns))
+        prune: list[str] = ["-name", ".*"]
+        for name in skip:
+            prune += ["-o", "-name", name]
+        proc = subprocess.run(
+            [finder, str(root), "-mindepth", "1", "(", *prune, ")", "-prune",
+             "-o", "-cnewer", reference, "-print0"],
+            capture_output=True, check=False,
+        )
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(reference)
+    if proc.returncode != 0:
+        return None
+    changes = Changes()
+    prefix = len(str(root)) + 1
+    for raw in proc.stdout.split(b"\0"):
+        if not raw:
+            continue
+        path = os.fsdecode(raw)
+        rel = path[prefix:].replace(os.sep, "/")
+        if os.path.isdir(path) and not os.path.islink(path):
+            changes.dirs.add(rel)
+        else:
+            changes.files.add(rel)
+    try:
+        if os.stat(root).st_ctime_ns > since_ns:
+            changes.dirs.add("")
+    except OSError:
+        return None
+    return changes

@@ -5,7 +5,7 @@ loses nothing but time. A schema-version mismatch drops and rebuilds it instead 
 migrating.
 
 Freshness. :meth:`Index.refresh` walks the vault and compares each file's
-``(mtime_ns, size, inode)`` with what it recorded, re-parsing only what differs and
+``(ctime_ns, size, inode)`` with what it recorded, re-parsing only what differs and
 dropping rows for files that are gone. A file modified within the last two seconds is
 recorded as "racy" and re-read on the next refresh, so an edit that lands within the file
 system's timestamp granularity is never missed. Writes made through the vault update the
@@ -43,13 +43,14 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engram.errors import InvalidInput, StorageError
-from engram.freshness import Watcher, start_watcher
+from engram.freshness import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
 from engram.indexrows import (
     FileStamp,
     Parsed,
@@ -61,7 +62,7 @@ from engram.indexrows import (
 from engram.indexsearch import SearchPrimitives
 from engram.model import Engram, Synapse
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 _SCHEMA: tuple[str, ...] = (
@@ -73,7 +74,7 @@ _SCHEMA: tuple[str, ...] = (
     CREATE TABLE files(
         path TEXT PRIMARY KEY,
         kind TEXT NOT NULL,            -- item | synapse | other | bad
-        mtime_ns INTEGER NOT NULL,
+        ctime_ns INTEGER NOT NULL,
         size INTEGER NOT NULL,
         ino INTEGER NOT NULL,
         error TEXT
@@ -188,7 +189,7 @@ _INSERT_SYNAPSE = (
     " VALUES (?,?,?,?,?,?,?)"
 )
 _INSERT_FILE = (
-    "INSERT OR REPLACE INTO files(path, kind, mtime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
+    "INSERT OR REPLACE INTO files(path, kind, ctime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
 )
 
 @dataclass(frozen=True, slots=True)
@@ -412,7 +413,78 @@ class Index(SearchPrimitives):
                     continue
 
     def refresh(self) -> RefreshStats:
-        """Bring the index in line with the files on disk (see module docstring)."""
+        """Bring the index in line with the files on disk (see module docstring).
+
+        When an earlier refresh completed, only what changed since it started is
+        re-checked (found by ``find -cnewer``, see :func:`engram.freshness.changed_since`);
+        otherwise, or where ``find`` cannot run, every file is stat'ed.
+        """
+        with self._lock:
+            started = time.time_ns()
+            mark = self._scan_mark()
+            if mark is not None:
+                changes = changed_since(self.root, mark, SKIP_DIRS)
+                if changes is not None:
+                    stats = self._refresh_changes(changes)
+                    self._set_scan_mark(started)
+                    return stats
+            stats = self._refresh_walk()
+            self._set_scan_mark(started)
+            return stats
+
+    def _scan_mark(self) -> int | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
+        return int(row[0]) if row else None
+
+    def _set_scan_mark(self, started_ns: int) -> None:
+        """Record that every change completed before ``started_ns`` is indexed (kept at
+        the latest such instant any process recorded)."""
+        mark = started_ns - SCAN_MARGIN_NS
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('scanned', ?) ON CONFLICT(key) DO UPDATE"
+                " SET value = CASE WHEN CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)"
+                " THEN excluded.value ELSE value END",
+                (str(mark),),
+            )
+
+    def _refresh_changes(self, changes: Changes) -> RefreshStats:
+        """Re-check reported files; re-list reported folders (new or vanished children)."""
+        dirs: set[str] = set()
+        files = set(changes.files)
+        for folder in changes.dirs:
+            prefix = folder + "/" if folder else ""
+            like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            known_children: set[str] = set()
+            known_subdirs: set[str] = set()
+            for (path,) in self.conn.execute(
+                "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (like + "%",)
+            ):
+                rest = path[len(prefix):]
+                head, sep, _ = rest.partition("/")
+                (known_subdirs if sep else known_children).add(head)
+            try:
+                entries = list(os.scandir(self.root / folder if folder else self.root))
+            except OSError:
+                if not folder:
+                    return self._refresh_walk()  # the vault root itself is unreadable
+                dirs.add(folder)  # the folder itself went away: drop what it held
+                continue
+            present: set[str] = set()
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                    continue
+                present.add(entry.name)
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in known_subdirs:
+                        dirs.add(prefix + entry.name)  # new or moved in: its files are unknown
+                else:
+                    files.add(prefix + entry.name)
+            files.update(prefix + name for name in known_children - present)
+            dirs.update(prefix + name for name in known_subdirs - present)
+        return self.refresh_paths(files, sorted(dirs))
+
+    def _refresh_walk(self) -> RefreshStats:
         with self._lock:
             known = self._stamps()
             seen: set[str] = set()
@@ -469,10 +541,10 @@ class Index(SearchPrimitives):
         if only is not None and len(only) < 500:
             marks = ",".join("?" * len(only))
             rows = self.conn.execute(
-                f"SELECT path, mtime_ns, size, ino FROM files WHERE path IN ({marks})", list(only)
+                f"SELECT path, ctime_ns, size, ino FROM files WHERE path IN ({marks})", list(only)
             )
         else:
-            rows = self.conn.execute("SELECT path, mtime_ns, size, ino FROM files")
+            rows = self.conn.execute("SELECT path, ctime_ns, size, ino FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def _apply(self, changed: list[str], gone: list[str], cold: bool = False) -> int:
@@ -520,7 +592,7 @@ class Index(SearchPrimitives):
             elif p.kind == "synapse" and p.values is not None:
                 synapses.append(p.values)
             errors += p.kind == "bad"
-            files.append((p.rel, p.kind, s.mtime_ns, s.size, s.ino, p.error))
+            files.append((p.rel, p.kind, s.ctime_ns, s.size, s.ino, p.error))
         conn.executemany(_INSERT_ITEM, items)
         conn.executemany(_INSERT_SYNAPSE, synapses)
         conn.executemany(_INSERT_FILE, files)
@@ -551,7 +623,7 @@ class Index(SearchPrimitives):
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
     ) -> None:
-        conn.execute(_INSERT_FILE, (rel, kind, stamp.mtime_ns, stamp.size, stamp.ino, error))
+        conn.execute(_INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
 
     def _forget(self, conn: sqlite3.Connection, rel: str) -> None:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))
@@ -680,4 +752,4 @@ class Index(SearchPrimitives):
 
 def _stale(stamp: tuple[int, int, int] | None, st: os.stat_result) -> bool:
     """Whether a file must be (re-)read: unknown, racily stamped, or changed."""
-    return stamp is None or stamp[0] < 0 or stamp != (st.st_mtime_ns, st.st_size, st.st_ino)
+    return stamp is None or stamp[0] < 0 or stamp != (st.st_ctime_ns, st.st_size, st.st_ino)

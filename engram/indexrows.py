@@ -9,7 +9,7 @@ in one writer.
 
 :func:`identifiers` picks the body tokens the trigram index keeps (see
 :mod:`engram.index`). A file is "racy" when it changed less than two seconds before it
-was stamped; its stamp records ``mtime_ns = -1`` so the next refresh re-reads it, since a
+was stamped; its stamp records ``ctime_ns = -1`` so the next refresh re-reads it, since a
 second write within the file system's timestamp granularity could leave the stamp equal.
 """
 
@@ -37,16 +37,18 @@ PARALLEL_MIN = 4_000
 
 @dataclass(frozen=True, slots=True)
 class FileStamp:
-    mtime_ns: int
+    # ctime, not mtime: the kernel sets it on every write and no tool can set it back,
+    # so a copy that preserves mtime (cp -p, rsync -t, tar x) still reads as changed.
+    ctime_ns: int
     size: int
     ino: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> FileStamp:
-        mtime = st.st_mtime_ns
-        if time.time_ns() - mtime < RACY_NS:
-            mtime = -1  # racily clean: re-read on the next refresh
-        return cls(mtime, st.st_size, st.st_ino)
+        ctime = st.st_ctime_ns
+        if time.time_ns() - ctime < RACY_NS:
+            ctime = -1  # racily clean: re-read on the next refresh
+        return cls(ctime, st.st_size, st.st_ino)
 
 
 
