@@ -401,13 +401,9 @@ def _like_escape(text_: str) -> str:
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
-def candidate_query(title: str, content: str, limit: int = 24) -> str:
-    """An FTS5 OR-query of an item's most telling words (each quoted, never raw syntax)."""
-    words: list[str] = []
-    for word in _WORD.findall(title + " " + content[:4000]):
-        w = word.lower()
-        if w not in words:
-            words.append(w)
-        if len(words) >= limit:
-            break
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+def candidate_words(title: str, content: str, limit: int = 12) -> list[str]:
+    """The words most likely to be rare in a vault: the longest distinct words of five or
+    more characters from the title and the start of the content, lower-cased. (Looking up
+    exact document frequencies costs most for common words, so they are not asked about.)"""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(title + " " + content[:8000]) if len(w) >= 5)
+    return sorted(words, key=lambda w: (-len(w), w))[:limit]

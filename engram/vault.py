@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram import items
-from engram.dedup import fingerprint, similarity
+from engram.dedup import candidate_match, fingerprint, similarity
 from engram.errors import FormatError, VaultNotFound
 from engram.fsio import prune_empty_dirs
 from engram.index import RefreshStats
@@ -278,14 +278,24 @@ class Vault(LinksMixin, RepairMixin):
         return None
 
     def _near_candidates(self, item: Engram) -> builtins.list[Engram]:
-        query = items.candidate_query(item.title, item.content)
-        if not query:
-            return []
-        return self.index.items(
-            "rowid IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
-            " ORDER BY rank LIMIT ?) AND status NOT IN ('forgotten', 'quarantined')",
-            (query, self.dedup_settings.candidates),
-        )
+        """Items that may nearly duplicate ``item``: the same title, or sharing its rarest
+        words (see :func:`engram.dedup.candidate_match`)."""
+        live = "status NOT IN ('forgotten', 'quarantined')"
+        found = self.index.items(f"title_key = ? AND {live}", (item.title.casefold(),))
+        words = items.candidate_words(item.title, item.content)
+        match = candidate_match(words, self.index.term_stats(words)[1])
+        if match is not None:
+            seen = {c.path for c in found}
+            found += [
+                c
+                for c in self.index.items(
+                    f"rowid IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
+                    f" ORDER BY rank LIMIT ?) AND {live}",
+                    (match, self.dedup_settings.candidates),
+                )
+                if c.path not in seen
+            ]
+        return found
 
     def _reinforce(self, original: Engram) -> Engram:
         assert original.path is not None

@@ -309,3 +309,15 @@ def test_open_walks_up_and_refuses_non_vaults(vault: Vault, tmp_path: Path, monk
         Vault.open()
     with pytest.raises(VaultNotFound):
         Vault.open(tmp_path / "missing")
+
+
+def test_near_duplicates_are_found_by_their_rare_words_under_another_title(vault: Vault) -> None:
+    body = (
+        "Autovacuum on the orders table falls behind after the nightly retention job; "
+        "lowering autovacuum_vacuum_scale_factor to 0.01 with ALTER TABLE kept bloat under five percent."
+    )
+    first = vault.create("Tune autovacuum for orders", body)
+    for n in range(20):  # unrelated items sharing the common words
+        vault.create(f"Unrelated note {n}", f"The table and the job number {n} ran after the nightly window.")
+    near = vault.create("Orders table autovacuum settings", body.replace("five percent", "5 percent"))
+    assert near.outcome == "UPDATE" and near.id == first.id
