@@ -88,17 +88,18 @@ class SearchPrimitives:
         *,
         raw: bool = False,
     ) -> list[Hit]:
-        rank = "bm25(" + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
+        # bm25() as a column sorted by SQLite's top-k sorter: a third faster than FTS5's
+        # own ``ORDER BY rank``, which runs a nested statement to sort every match.
+        rank = f"bm25({table}, " + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
         inner = max(limit * 3, 60)
         ranked = self._fts(
-            f"SELECT rowid, -rank FROM {table} WHERE {table} MATCH ? AND rank MATCH ?"
-            " ORDER BY rank LIMIT ?",
-            (match, rank, inner),
+            f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ? ORDER BY r_ LIMIT ?",
+            (match, inner),
             raw,
         )
         if not ranked:
             return []
-        score = {int(r[0]): float(r[1]) for r in ranked}
+        score = {int(r[0]): -float(r[1]) for r in ranked}
         rows = self._rows(
             f"SELECT rowid AS rowid_, {columns} FROM items"
             f" WHERE rowid IN ({','.join('?' * len(score))}) AND {where}",
@@ -109,10 +110,10 @@ class SearchPrimitives:
             # Filters emptied the shortlist: rank the filtered set itself (slower).
             rows = self._rows(
                 f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
-                f" FROM (SELECT rowid AS r, -rank AS score_ FROM {table}"
-                f" WHERE {table} MATCH ? AND rank MATCH ?) f JOIN items ON items.rowid = f.r"
+                f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
+                f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
                 f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
-                (match, rank, *params, limit),
+                (match, *params, limit),
                 raw,
             )
             hits = [(r["rowid_"], float(r["score_"]), r) for r in rows]
@@ -137,19 +138,37 @@ class SearchPrimitives:
     def matching(
         self, match: str, rowids: Sequence[int], *, trigram: bool = False, df: int | None = None
     ) -> set[int]:
-        """Which of ``rowids`` match the FTS5 query ``match`` (one term, for relevance and
-        explanations). ``df``, the term's item count when known, picks the cheaper plan:
-        read a short posting list whole, or probe a long one once per rowid."""
-        if not rowids:
-            return set()
-        table = "items_tri" if trigram else "items_fts"
-        if df is not None and df <= 1000:
-            wanted = set(rowids)
-            rows = self._fts(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,), False)
-            return {int(r[0]) for r in rows if int(r[0]) in wanted}
+        """Which of ``rowids`` match the FTS5 query ``match`` (one term); see
+        :meth:`matching_many`."""
+        return self.matching_many([(match, trigram, df)], rowids)[0]
+
+    def matching_many(
+        self, terms: Sequence[tuple[str, bool, int | None]], rowids: Sequence[int]
+    ) -> list[set[int]]:
+        """For each ``(match, trigram, df)``, which of ``rowids`` match the FTS5 query
+        ``match`` on the word (or trigram) index; one statement for all of them.
+
+        ``df``, the term's item count when known, picks the cheaper plan per term: FTS5
+        answers ``rowid IN (…)`` by one lookup per rowid (about 15 µs each), while reading
+        a posting list whole costs about 0.07 µs an item, so a list shorter than a few
+        hundred items per wanted rowid is read whole."""
+        out: list[set[int]] = [set() for _ in terms]
+        if not rowids or not terms:
+            return out
         marks = ",".join("?" * len(rowids))
-        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
-        return {int(r[0]) for r in self._fts(sql, (match, *rowids), False)}
+        parts: list[str] = []
+        params: list[Any] = []
+        for i, (match, trigram, df) in enumerate(terms):
+            table = "items_tri" if trigram else "items_fts"
+            # ``+rowid`` keeps the rowid test out of FTS5 (no per-rowid lookups).
+            column = "+rowid" if df is not None and df <= 200 * len(rowids) else "rowid"
+            parts.append(
+                f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ? AND {column} IN ({marks})"
+            )
+            params += [match, *rowids]
+        for i, rowid in self._fts(" UNION ALL ".join(parts), params, False):
+            out[int(i)].add(int(rowid))
+        return out
 
     def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         """Every synapse touching one of ``ids`` (either end), optionally of some kinds."""

@@ -403,9 +403,19 @@ def _lexical(
     tri_weights = (s.title_weight, s.tags_weight, s.body_weight)
     paths: list[tuple[float, list[Hit]]] = []
     cols = _ROW_COLUMNS
-    match = raw_query if raw_query is not None else _word_match(parsed, stats[1], s.candidate_postings)
-    if match:
-        paths.append((1.0, index.word_hits(match, word_weights, where, params, pool, columns=cols, raw=raw_query is not None)))
+    if raw_query is not None:
+        paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
+    else:
+        match, wider = _word_match(parsed, stats[1], s.candidate_postings)
+        if match:
+            hits = index.word_hits(match, word_weights, where, params, pool, columns=cols)
+            if wider and len(hits) < pool:
+                # Too few items hold both rare terms: add those holding the rarest one. Both
+                # scores are BM25 over the same statistics, so they rank together.
+                have = {h[0] for h in hits}
+                more = index.word_hits(wider, word_weights, where, params, pool, columns=cols)
+                hits = sorted(hits + [h for h in more if h[0] not in have], key=lambda h: -h[1])[:pool]
+            paths.append((1.0, hits))
     if raw_query is None:
         tri = parsed.trigram_match()
         if tri:
@@ -441,24 +451,35 @@ def _lexical(
     return out, fragments
 
 
-def _word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> str | None:
-    """The word-index query. FTS5 computes BM25 for every item that contains any query
-    term (about 1.4 µs each), so candidates are selected by the rarest terms whose
-    combined item counts stay within ``budget`` (``candidatePostings``); commoner terms are
-    left out of the selection — they would cost thousands of rows for a weight near zero —
-    but still count towards each candidate's relevance. The rarest term always stays."""
+def _word_match(
+    parsed: ParsedQuery, df: Mapping[str, int], budget: int
+) -> tuple[str | None, str | None]:
+    """The word-index query that selects candidates, and a wider one to add when it
+    finds too few.
+
+    FTS5 computes BM25 for every item that contains any term of an OR query (about a
+    microsecond each), so candidates are selected by the rarest terms whose combined item
+    counts stay within ``budget`` (``candidatePostings``); commoner terms are left out of
+    the selection — they would cost thousands of rows for a weight near zero — but still
+    count towards each candidate's relevance. When even the rarest term is over budget,
+    the candidates are the items holding both rarest terms (an AND costs about what its
+    rarer list costs to walk, and BM25 is computed only for the items in both), and the
+    rarest term alone is the wider query for when that leaves too few."""
     terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
     if not terms:
-        return None
+        return None, None
+    ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
+    cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
+    if cost[0] > budget and len(ordered) > 1:
+        return f"{ordered[0].fts} AND {ordered[1].fts}", ordered[0].fts
     chosen: list[Term] = []
     spent = 0
-    for term in sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0):
-        cost = df.get(term.text, 0) if term.kind == "word" else 0
-        if chosen and spent + cost > budget:
+    for term, n in zip(ordered, cost, strict=True):
+        if chosen and spent + n > budget:
             break
         chosen.append(term)
-        spent += cost
-    return " OR ".join(t.fts for t in chosen)
+        spent += n
+    return " OR ".join(t.fts for t in chosen), None
 
 
 def _retired(row: Mapping[str, Any], at: str) -> bool:
@@ -605,18 +626,23 @@ def _relevance(
     rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
     index = vault.index
     matched: dict[Term, set[int]] = {}
+    specs: list[tuple[Term, tuple[str, bool, int | None]]] = []
     for term in _informative(parsed.terms, df, total):
+        matched[term] = set()
         if term.kind == "word":
-            matched[term] = index.matching(term.fts, rowids, df=df.get(term.text, 0))
+            specs.append((term, (term.fts, False, df.get(term.text, 0))))
             if fragments and len(term.text) >= 3:
-                matched[term] |= index.matching(term.fts, rowids, trigram=True)
+                specs.append((term, (term.fts, True, None)))
         elif term.kind == "phrase":
-            matched[term] = index.matching(term.fts, rowids) | index.matching(term.fts, rowids, trigram=True)
+            specs += [(term, (term.fts, False, None)), (term, (term.fts, True, None))]
         elif len(term.text) >= 3:
-            matched[term] = index.matching(term.fts, rowids, trigram=True)
+            specs.append((term, (term.fts, True, None)))
         else:
             hits = index.scan_hits(term.text, _in("rowid", rowids), rowids, len(rowids))
             matched[term] = {r for r, _, _ in hits}
+    found = index.matching_many([spec for _, spec in specs], rowids)
+    for (term, _), rowset in zip(specs, found, strict=True):
+        matched[term] |= rowset
 
     def idf(term: Term) -> float:
         n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))

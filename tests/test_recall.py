@@ -166,3 +166,21 @@ def test_the_cli_searches_explains_abstains_and_shows_the_tree(notes: Vault) -> 
     assert json.loads(tree.output)["total"] == 4
     flushed = runner.invoke(cli, [*base, "flush"])
     assert flushed.exit_code == 0 and "folded" in flushed.output
+
+
+def test_an_item_holding_both_common_terms_is_found_past_the_postings_budget(vault: Vault) -> None:
+    # Both words are over candidatePostings, so candidates come from the items holding
+    # both; the 60 best items for the rarer word alone would not include this one.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    reopened = Vault.open(vault.root)
+    try:
+        for i in range(70):
+            reopened.create(f"Tide note {i}", "harbor harbor harbor tides", domain=["a"], dedupe=False)
+            reopened.create(f"Wick note {i}", "lantern lantern lantern wicks", domain=["b"], dedupe=False)
+        reopened.create("Quiet one", "harbor lantern", domain=["c"])
+        result = reopened.search("harbor lantern")
+        assert titles(result)[0] == "Quiet one" and result.hits[0].relevance == 1.0
+        # Too few items hold both, so items with the rarer word alone fill the list.
+        assert len(result.hits) == 10 and all(t.startswith(("Tide", "Quiet")) for t in titles(result))
+    finally:
+        reopened.close()
