@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram.query import quote
+
 #: A search hit from the index: (rowid, score, the requested columns by name).
 Hit = tuple[int, float, dict[str, Any]]
 
@@ -36,11 +38,47 @@ class Edge:
 class SearchPrimitives:
     """Read-only search queries over the index tables (see the module docstring)."""
 
+    #: Item counts per query word, valid at the ``changes`` tally they were counted at.
+    _word_counts: tuple[int, dict[str, int]] | None = None
+
     def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
         raise NotImplementedError  # provided by engram.index.Index
 
     def _rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
         raise NotImplementedError  # provided by engram.index.Index
+
+    def doc_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(number of items, {word: number of items whose word index holds it}), stemmed
+        as the word index stems. One statement counts the words not seen since the last
+        item change and reads the item tally; counts are cached until the ``changes``
+        tally moves (any item written or removed, by any process)."""
+        cached = self._word_counts
+        known = cached[1] if cached is not None else {}
+        wanted = list(dict.fromkeys(words))
+        total, changes, counts = self._count([w for w in wanted if w not in known])
+        if cached is None or cached[0] != changes:
+            known = {}
+            stale = [w for w in wanted if w not in counts]
+            if stale:
+                total, changes, more = self._count(stale)
+                counts.update(more)
+        if len(known) > 50_000:
+            known = {}
+        known.update(counts)
+        self._word_counts = (changes, known)
+        return total, {w: known[w] for w in words}
+
+    def _count(self, words: Sequence[str]) -> tuple[int, int, dict[str, int]]:
+        # count(*) walks a posting list without decoding positions: as cheap as fts5vocab,
+        # and the word goes through the index's own tokenizer (no second stemmer).
+        counts = ", ".join(["(SELECT count(*) FROM items_fts WHERE items_fts MATCH ?)"] * len(words))
+        row = self._fts(
+            "SELECT (SELECT n FROM tally WHERE key = 'items'), (SELECT n FROM tally WHERE key = 'changes')"
+            + (", " + counts if counts else ""),
+            [quote(w) for w in words],
+            False,
+        )[0]
+        return int(row[0]), int(row[1]), {w: int(n) for w, n in zip(words, row[2:], strict=True)}
 
     def word_hits(
         self,

@@ -274,7 +274,10 @@ _ROW_COLUMNS = (
     "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
     " created_at, updated_at, activated_at, deactivated_at, superseded_by, retrieval_count,"
     " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility,"
-    " updated_ts, retrieved_ts"
+    " updated_ts, retrieved_ts,"
+    # the item a `supersedes` synapse names as this one's successor (index on target, kind)
+    " (SELECT min(source) FROM synapses WHERE target = items.id AND kind = 'supersedes'"
+    " AND source != items.id) AS successor_edge"
 )
 
 
@@ -323,10 +326,10 @@ def search(
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
-    stats = vault.index.term_stats([t.text for t in parsed.words])
+    stats = vault.index.doc_counts([t.text for t in parsed.words])
     cands, fragments = _lexical(vault, parsed, query if raw else None, where, params, pool, s, stats)
     edges = _Edges(vault)
-    cands = _succession(vault, cands, where, params, at, edges)
+    cands = _succession(vault, cands, where, params, at)
     if not raw and cands:
         # Coverage first: it is the abstention signal and it re-weighs BM25, which lets a
         # document repeating one query word outrank one that answers the whole question.
@@ -487,24 +490,23 @@ def _retired(row: Mapping[str, Any], at: str) -> bool:
     return bool(deactivated) and str(deactivated) <= at
 
 
+def _successor(row: Mapping[str, Any]) -> str | None:
+    """The item named as this one's successor: ``supersededBy``, else a ``supersedes``
+    synapse pointing at it."""
+    return str(row["superseded_by"] or row["successor_edge"] or "") or None
+
+
 def _succession(
-    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str, edges: _Edges
+    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str
 ) -> dict[str, _Cand]:
     """Replace candidates that have a visible successor by it (see the module docstring)."""
     if not cands:
         return cands
-    ids = list(cands)
-    successor: dict[str, str] = {
-        c.id: str(c.row["superseded_by"]) for c in cands.values() if c.row["superseded_by"]
-    }
-    for edge in edges(ids):
-        if edge.kind == "supersedes" and edge.target in cands and edge.source != edge.target:
-            successor.setdefault(edge.target, edge.source)
     out: dict[str, _Cand] = {}
     for cand in sorted(cands.values(), key=lambda c: -c.lexical):
         current: _Cand | None = cand
         seen = {cand.id}
-        nxt = successor.get(cand.id)
+        nxt = _successor(cand.row)
         while nxt and nxt not in seen and current is not None:
             seen.add(nxt)
             found = cands.get(nxt)
@@ -512,7 +514,7 @@ def _succession(
             if row is None or _retired(row, at):
                 break  # not visible (yet, or any more): the chain stops here
             current = _Cand(row, lexical=0.0, lexical_rank=None)
-            nxt = successor.get(nxt) or (str(row["superseded_by"]) if row["superseded_by"] else None)
+            nxt = _successor(row)
         if current is not None and current.id != cand.id:
             held = out.get(current.id) or cands.get(current.id) or current
             if cand.lexical > held.lexical:
