@@ -184,3 +184,17 @@ def test_an_item_holding_both_common_terms_is_found_past_the_postings_budget(vau
         assert len(result.hits) == 10 and all(t.startswith(("Tide", "Quiet")) for t in titles(result))
     finally:
         reopened.close()
+
+
+def test_word_counts_are_exact_below_the_cap_and_estimated_above(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engram.indexsearch
+
+    for i in range(40):
+        vault.create(f"Note {i}", "harbor tides" if i % 2 else "harbor wicks", dedupe=False)
+    monkeypatch.setattr(engram.indexsearch, "COUNT_CAP", 10)
+    total, counts = vault.index.doc_counts(["harbor", "tides", "absent"])
+    assert total == 40 and counts["absent"] == 0
+    assert counts["harbor"] == 40  # spread evenly: the first 10 fill a quarter of the rowids
+    assert 15 <= counts["tides"] <= 25
+    vault.create("One more", "harbor again", dedupe=False)  # an item change recounts
+    assert vault.index.doc_counts(["harbor"]) == (41, {"harbor": 41})
