@@ -199,34 +199,35 @@ class SearchPrimitives:
     ) -> set[int]:
         """Which of ``rowids`` match the FTS5 query ``match`` (one term); see
         :meth:`matching_many`."""
-        return self.matching_many([(match, trigram, df)], rowids)[0]
+        return self.matching_many([(match, trigram, df, rowids)])[0]
 
     def matching_many(
-        self, terms: Sequence[tuple[str, bool, int | None]], rowids: Sequence[int]
+        self, terms: Sequence[tuple[str, bool, int | None, Sequence[int]]]
     ) -> list[set[int]]:
-        """For each ``(match, trigram, df)``, which of ``rowids`` match the FTS5 query
-        ``match`` on the word (or trigram) index; one statement for all of them.
+        """For each ``(match, trigram, df, rowids)``, which of ``rowids`` match the FTS5
+        query ``match`` on the word (or trigram) index; one statement for all of them.
 
         ``df``, the term's item count when known, picks the cheaper plan per term: FTS5
         answers ``rowid IN (…)`` by one lookup per rowid (about 15 µs each), while reading
         a posting list whole costs about 0.07 µs an item, so a list shorter than a few
         hundred items per wanted rowid is read whole."""
         out: list[set[int]] = [set() for _ in terms]
-        if not rowids or not terms:
-            return out
-        marks = ",".join("?" * len(rowids))
         parts: list[str] = []
         params: list[Any] = []
-        for i, (match, trigram, df) in enumerate(terms):
+        for i, (match, trigram, df, rowids) in enumerate(terms):
+            if not rowids:
+                continue
             table = "items_tri" if trigram else "items_fts"
             # ``+rowid`` keeps the rowid test out of FTS5 (no per-rowid lookups).
             column = "+rowid" if df is not None and df <= 200 * len(rowids) else "rowid"
             parts.append(
-                f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ? AND {column} IN ({marks})"
+                f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ?"
+                f" AND {column} IN ({','.join('?' * len(rowids))})"
             )
             params += [match, *rowids]
-        for i, rowid in self._fts(" UNION ALL ".join(parts), params, False):
-            out[int(i)].add(int(rowid))
+        if parts:
+            for i, rowid in self._fts(" UNION ALL ".join(parts), params, False):
+                out[int(i)].add(int(rowid))
         return out
 
     def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:

@@ -327,7 +327,7 @@ def search(
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
     stats = vault.index.doc_counts([t.text for t in parsed.words])
-    cands, fragments = _lexical(vault, parsed, query if raw else None, where, params, pool, s, stats)
+    cands, fragments, known = _lexical(vault, parsed, query if raw else None, where, params, pool, s, stats)
     edges = _Edges(vault)
     cands = _succession(vault, cands, where, params, at)
     if not raw and cands:
@@ -336,7 +336,7 @@ def search(
         # Only the best candidates are judged; the rest could not make the cut anyway.
         judged = sorted(cands.values(), key=lambda c: -c.lexical)[: limit + 2]
         cands = {c.id: c for c in judged}
-        _relevance(vault, parsed, judged, stats, fragments=fragments)
+        _relevance(vault, parsed, judged, stats, known, fragments=fragments)
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
@@ -398,10 +398,12 @@ def _lexical(
     pool: int,
     s: RecallSettings,
     stats: tuple[int, Mapping[str, int]],
-) -> tuple[dict[str, _Cand], bool]:
-    """Lexical candidates by id, and whether words were matched as fragments."""
+) -> tuple[dict[str, _Cand], bool, dict[int, frozenset[Term]]]:
+    """Lexical candidates by id, whether words were matched as fragments, and the terms
+    each word-index hit is known to hold (its query was one term, or an AND)."""
     index = vault.index
     fragments = False
+    known: dict[int, frozenset[Term]] = {}
     word_weights = (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight)
     tri_weights = (s.title_weight, s.tags_weight, s.body_weight)
     paths: list[tuple[float, list[Hit]]] = []
@@ -409,15 +411,19 @@ def _lexical(
     if raw_query is not None:
         paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
     else:
-        match, wider = _word_match(parsed, stats[1], s.candidate_postings)
-        if match:
-            hits = index.word_hits(match, word_weights, where, params, pool, columns=cols)
-            if wider and len(hits) < pool:
+        wq = _word_match(parsed, stats[1], s.candidate_postings)
+        if wq is not None:
+            hits = index.word_hits(wq.match, word_weights, where, params, pool, columns=cols)
+            known.update((h[0], wq.holds) for h in hits)
+            if wq.wider and len(hits) < pool:
                 # Too few items hold both rare terms: add those holding the rarest one. Both
                 # scores are BM25 over the same statistics, so they rank together.
-                have = {h[0] for h in hits}
-                more = index.word_hits(wider, word_weights, where, params, pool, columns=cols)
-                hits = sorted(hits + [h for h in more if h[0] not in have], key=lambda h: -h[1])[:pool]
+                more = [
+                    h for h in index.word_hits(wq.wider, word_weights, where, params, pool, columns=cols)
+                    if h[0] not in known
+                ]
+                known.update((h[0], wq.wider_holds) for h in more)
+                hits = sorted(hits + more, key=lambda h: -h[1])[:pool]
             paths.append((1.0, hits))
     if raw_query is None:
         tri = parsed.trigram_match()
@@ -443,7 +449,7 @@ def _lexical(
                 combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
                 rows[rowid] = row
     if not combined:
-        return {}, fragments
+        return {}, fragments, known
     order = sorted(combined, key=lambda r: -combined[r])[:pool]
     best = combined[order[0]]
     out: dict[str, _Cand] = {}
@@ -451,12 +457,20 @@ def _lexical(
         found = rows[rowid]
         if found["id"] not in out:
             out[found["id"]] = _Cand(found, lexical=combined[rowid] / best, lexical_rank=rank)
-    return out, fragments
+    return out, fragments, known
 
 
-def _word_match(
-    parsed: ParsedQuery, df: Mapping[str, int], budget: int
-) -> tuple[str | None, str | None]:
+@dataclass(frozen=True, slots=True)
+class _WordQuery:
+    """The word-index query that selects candidates (see :func:`_word_match`)."""
+
+    match: str
+    holds: frozenset[Term]  # terms every hit holds (one term, or an AND); else empty
+    wider: str | None = None  # to add when ``match`` finds too few
+    wider_holds: frozenset[Term] = frozenset()
+
+
+def _word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> _WordQuery | None:
     """The word-index query that selects candidates, and a wider one to add when it
     finds too few.
 
@@ -470,11 +484,14 @@ def _word_match(
     rarest term alone is the wider query for when that leaves too few."""
     terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
     if not terms:
-        return None, None
+        return None
     ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
     cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
     if cost[0] > budget and len(ordered) > 1:
-        return f"{ordered[0].fts} AND {ordered[1].fts}", ordered[0].fts
+        first, second = ordered[0], ordered[1]
+        return _WordQuery(
+            f"{first.fts} AND {second.fts}", frozenset((first, second)), first.fts, frozenset((first,))
+        )
     chosen: list[Term] = []
     spent = 0
     for term, n in zip(ordered, cost, strict=True):
@@ -482,7 +499,7 @@ def _word_match(
             break
         chosen.append(term)
         spent += n
-    return " OR ".join(t.fts for t in chosen), None
+    return _WordQuery(" OR ".join(t.fts for t in chosen), frozenset(chosen) if len(chosen) == 1 else frozenset())
 
 
 def _retired(row: Mapping[str, Any], at: str) -> bool:
@@ -617,32 +634,37 @@ def _relevance(
     parsed: ParsedQuery,
     cands: Sequence[_Cand],
     stats: tuple[int, Mapping[str, int]],
+    known: Mapping[int, frozenset[Term]],
     *,
     fragments: bool,
 ) -> None:
     """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
-    words were looked up as substrings, so a substring match counts)."""
+    words were looked up as substrings, so a substring match counts; ``known``: terms
+    the word-index query already showed a row to hold, which need no lookup)."""
     if not cands or not parsed.terms:
         return
     total, df = stats
     rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
     index = vault.index
     matched: dict[Term, set[int]] = {}
-    specs: list[tuple[Term, tuple[str, bool, int | None]]] = []
+    specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
     for term in _informative(parsed.terms, df, total):
-        matched[term] = set()
+        matched[term] = {r for r in rowids if term in known.get(r, ())}
+        todo = [r for r in rowids if r not in matched[term]]
+        if not todo:
+            continue
         if term.kind == "word":
-            specs.append((term, (term.fts, False, df.get(term.text, 0))))
+            specs.append((term, (term.fts, False, df.get(term.text, 0), todo)))
             if fragments and len(term.text) >= 3:
-                specs.append((term, (term.fts, True, None)))
+                specs.append((term, (term.fts, True, None, todo)))
         elif term.kind == "phrase":
-            specs += [(term, (term.fts, False, None)), (term, (term.fts, True, None))]
+            specs += [(term, (term.fts, False, None, todo)), (term, (term.fts, True, None, todo))]
         elif len(term.text) >= 3:
-            specs.append((term, (term.fts, True, None)))
+            specs.append((term, (term.fts, True, None, todo)))
         else:
-            hits = index.scan_hits(term.text, _in("rowid", rowids), rowids, len(rowids))
-            matched[term] = {r for r, _, _ in hits}
-    found = index.matching_many([spec for _, spec in specs], rowids)
+            hits = index.scan_hits(term.text, _in("rowid", todo), todo, len(todo))
+            matched[term] |= {r for r, _, _ in hits}
+    found = index.matching_many([spec for _, spec in specs])
     for (term, _), rowset in zip(specs, found, strict=True):
         matched[term] |= rowset
 
