@@ -74,14 +74,16 @@ class SpreadSettings:
 def spread(
     seeds: Mapping[str, float],
     edges_of: Callable[[Sequence[str]], Iterable[Edge]],
-    admit: Callable[[set[str]], set[str]],
+    admit: Callable[[Mapping[str, float], bool], set[str]],
     settings: SpreadSettings,
 ) -> dict[str, Activation]:
     """Activation reached by every non-seed item, keyed by id.
 
     ``seeds`` maps item ids to starting activation (0..1). ``edges_of(ids)`` returns the
-    synapses touching those ids; ``admit(ids)`` returns the subset that may appear in
-    results and carry activation further (filters, visibility, status).
+    synapses touching those ids; ``admit(reached, final)`` gets the newly reached ids with
+    the activation each has gathered and returns the subset that may appear in results
+    and carry activation further (filters, visibility, status). On the ``final`` hop
+    nothing spreads further, so it may also refuse items that could not matter.
     """
     best: dict[str, Activation] = {}
     total: dict[str, float] = {}
@@ -122,9 +124,9 @@ def spread(
                     best[other] = arrival
                 if other not in reached or value > reached[other].value:
                     reached[other] = arrival
-        unknown = {n for n in reached if n not in verdict}
+        unknown = {n: total[n] for n in reached if n not in verdict}
         if unknown:
-            allowed = admit(unknown)
+            allowed = admit(unknown, hop == settings.max_hops)
             verdict.update({n: n in allowed for n in unknown})
         for node in [n for n in reached if not verdict[n]]:
             del reached[node]

@@ -349,7 +349,11 @@ def search(
         _score(cand, s, now_ts, pending.get(cand.id))
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
-        _expand(vault, cands, where, params, at, s, now_ts, pending, edges, current=as_of is None)
+        # Scores only grow during expansion, so the limit-th score of the hits that will
+        # be kept bounds what a newly reached item must be able to beat.
+        kept = sorted((c.score for c in cands.values() if raw or (c.relevance or 0.0) >= floor), reverse=True)
+        cutoff = kept[limit - 1] if len(kept) >= limit else -math.inf
+        _expand(vault, cands, where, params, at, s, now_ts, pending, edges, current=as_of is None, cutoff=cutoff)
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     best: float | None = None
     if not raw:
@@ -594,20 +598,27 @@ def _expand(
     edges: _Edges,
     *,
     current: bool,
+    cutoff: float,
 ) -> None:
     seeds = sorted(
         (c for c in cands.values() if c.lexical_rank is not None), key=lambda c: (-c.score, c.id)
     )[: s.expansion_seeds]
     fetched: dict[str, Mapping[str, Any]] = {}
+    # The most any part but the graph's can add (each factor is at most 1).
+    priors = s.recency + s.importance + s.reinforcement + s.heat
 
-    def admit(ids: set[str]) -> set[str]:
-        known = {i for i in ids if i in cands}
-        rest = sorted(ids - known)
+    def admit(reached: Mapping[str, float], final: bool) -> set[str]:
+        known = {i for i in reached if i in cands}
+        rest = sorted(set(reached) - known)
+        if final:
+            # Nothing spreads from the last hop: an item whose best possible score is
+            # below the limit-th hit's cannot be returned, so its row is not read.
+            rest = [i for i in rest if s.graph * min(1.0, reached[i]) + priors + 1e-3 >= cutoff]
         for i in range(0, len(rest), 500):
             chunk = rest[i : i + 500]
             for row in _rows(vault, f"{_in('id', chunk)} AND {where}", [*chunk, *params]):
                 # Superseded items do not surface by association: their successor may.
-                if not _retired(row, at) and not (current and row["superseded_by"]):
+                if not _retired(row, at) and not (current and _successor(row)):
                     fetched[row["id"]] = row
         return known | (set(rest) & set(fetched))
 

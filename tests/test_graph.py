@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from engram.graph import SpreadSettings, spread
 from engram.indexsearch import Edge
 from engram.vault import Vault
@@ -95,15 +97,30 @@ def test_spread_sums_paths_damps_hubs_and_keeps_the_strongest_path() -> None:
         wanted = set(nodes)  # type: ignore[call-overload]
         return [e for e in edges if e.source in wanted or e.target in wanted]
 
-    out = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_: set(ids_), settings)
+    out = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_, final: set(ids_), settings)
     single = 0.9 * 0.75 * settings.decay
     assert abs(out["a"].value - round(single * 1.5, 4)) < 1e-3  # both seeds' paths add up
     assert out["a"].path[0].source == "s"  # the stronger seed explains it
     assert "x" not in out  # contradicts never spreads
-    hub = spread({"hub": 1.0}, edges_of, lambda ids_: set(ids_), settings)
+    hub = spread({"hub": 1.0}, edges_of, lambda ids_, final: set(ids_), settings)
     assert all(a.value < 0.1 for a in hub.values())  # a hub shares, it does not flood
-    refused = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_: set(), settings)
+    refused = spread({"s": 1.0, "t": 0.5}, edges_of, lambda ids_, final: set(), settings)
     assert refused == {}
+
+
+def test_spread_asks_admit_with_gathered_activation_and_marks_the_final_hop() -> None:
+    chain = [Edge("s", "a", "extends", 0.5), Edge("a", "b", "extends", 0.5)]
+    asked: list[tuple[dict[str, float], bool]] = []
+
+    def admit(reached: Mapping[str, float], final: bool) -> set[str]:
+        asked.append((dict(reached), final))
+        return set() if final else set(reached)
+
+    out = spread({"s": 1.0}, lambda ids_: [e for e in chain if {e.source, e.target} & set(ids_)], admit,
+                 SpreadSettings(kind_weights={"extends": 0.9}, max_hops=2))
+    assert [(sorted(r), final) for r, final in asked] == [(["a"], False), (["b"], True)]
+    assert abs(asked[0][0]["a"] - 0.9 * 0.75 * 0.6) < 1e-9
+    assert set(out) == {"a"}  # refused on the final hop: not returned
 
 
 def test_a_weak_lexical_match_stays_when_a_confident_hit_links_to_it(vault: Vault) -> None:
@@ -114,3 +131,14 @@ def test_a_weak_lexical_match_stays_when_a_confident_hit_links_to_it(vault: Vaul
     result = vault.search("alpha SLO")
     assert ids(result) == [a.id, b.id]
     assert result.hits[1].via == "lexical" and result.hits[1].explanation.path[0].kind == "depends_on"
+
+
+def test_succession_by_synapse_alone_replaces_the_hit_and_keeps_it_out_of_expansion(vault: Vault) -> None:
+    old = vault.create("Old cache key scheme", "Keys are user id plus locale.", domain=["eng"]).item
+    new = vault.create("Cache keys v2", "Keys carry a schema version.", domain=["eng"]).item
+    hub = vault.create("Cache invalidation notes", "Purge by prefix.", domain=["eng"]).item
+    vault.link(new.id, "supersedes", old.id)  # no supersededBy in the old item's frontmatter
+    vault.link(old.id, "extends", hub.id)
+    assert ids(vault.search("user locale keys")) == [new.id]
+    # The old item does not surface by association with the hub it extends.
+    assert old.id not in ids(vault.search("purge prefix invalidation"))
