@@ -269,6 +269,15 @@ class _Edges:
                 seen[(edge.source, edge.target, edge.kind)] = edge
         return list(seen.values())
 
+    def contradicts(self, ids: Iterable[str]) -> list[Edge]:
+        """The ``contradicts`` synapses of ``ids``: from the cache where an item's edges
+        were read, else by an indexed lookup of that kind alone."""
+        wanted = list(dict.fromkeys(ids))
+        found = [e for e in self([i for i in wanted if i in self.by_id]) if e.kind == "contradicts"]
+        rest = [i for i in wanted if i not in self.by_id]
+        found += self.vault.index.edges(rest, kinds=("contradicts",))
+        return list({(e.source, e.target, e.kind): e for e in found}.values())
+
 
 _ROW_COLUMNS = (
     "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
@@ -721,19 +730,19 @@ def _disclose(
     if not cands:
         return [], 0
     ids = [c.id for c in cands]
-    texts = {
-        r["id"]: (r["body"], r["meta"])
-        for r in vault.index.query(f"SELECT id, body, meta FROM items WHERE {_in('id', ids)}", ids)
-    }
-    bodies = {k: v[0] for k, v in texts.items()}
-    metas = {k: v[1] for k, v in texts.items()}
+    bodies: dict[int, str] = {}
+    metas: dict[int, str] = {}
+    if tier != "catalog":  # a catalog line needs neither the body nor the tags
+        rowids = [int(c.row["rowid"]) for c in cands]
+        for r in vault.index.query(f"SELECT rowid, body, meta FROM items WHERE {_in('rowid', rowids)}", rowids):
+            bodies[r["rowid"]], metas[r["rowid"]] = r["body"], r["meta"]
     warnings = _warnings(vault, ids, edges)
     costs = [_tokens(f"{c.id} {c.row['title']} {c.row['path']} {c.row['kind']}") + 4 for c in cands]
     used = 0
     hits: list[SearchHit] = []
     for i, cand in enumerate(cands):
         reserve = sum(costs[i + 1 :]) if tier == "auto" else 0
-        body = bodies.get(cand.id, "")
+        body = bodies.get(int(cand.row["rowid"]), "")
         digest = _digest(cand, body)
         options = (
             ["content", "digest", "catalog"] if tier == "auto" else [tier]
@@ -742,7 +751,8 @@ def _disclose(
             extra = _tokens(digest) if option == "digest" else _tokens(body) + _tokens(digest) if option == "content" else 0
             cost = costs[i] + extra
             if used + cost + reserve <= budget or (option == "catalog" and not hits):
-                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), metas.get(cand.id, "")))
+                meta = metas.get(int(cand.row["rowid"]), "")
+                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), meta))
                 used += cost
                 break
         else:
@@ -782,7 +792,7 @@ def _hit(
 
 
 def _warnings(vault: Vault, ids: Sequence[str], cache: _Edges) -> dict[str, tuple[HitWarning, ...]]:
-    edges = [e for e in cache(ids) if e.kind == "contradicts"]
+    edges = cache.contradicts(ids)
     if not edges:
         return {}
     others = sorted({e.source for e in edges} | {e.target for e in edges})
