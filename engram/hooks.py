@@ -1,17 +1,19 @@
-"""The ``post-merge`` git hook: after a plain ``git pull``, refresh the index and report.
+"""Git hooks that report after a plain ``git pull``: ``post-merge`` and ``post-rewrite``.
 
-``engram hooks install`` writes a small ``sh`` script into the clone's hooks folder (as
-``git rev-parse --git-path hooks`` names it, so ``core.hooksPath`` is honoured). After
-every merge or fast-forward git runs it; it refreshes the derived index and prints the
-cross-file findings of :func:`engram.conflicts.checks` — edges to missing items,
-superseded items still active, items a merge flagged, files that no longer parse. The
-hook never fails a pull: it reports and exits with the status of the hook it chains.
+``engram hooks install`` writes a small ``sh`` script for each hook into the clone's
+hooks folder (as ``git rev-parse --git-path hooks`` names it, so ``core.hooksPath`` is
+honoured). git runs ``post-merge`` after every merge or fast-forward (``git pull``) and
+``post-rewrite`` after a rebase (``git pull --rebase``; engram's part ignores
+``commit --amend``). Each refreshes the derived index and prints the cross-file findings
+of :func:`engram.conflicts.checks` — edges to missing items, superseded items still
+active, items a merge flagged, files that no longer parse. A hook never fails a pull: it
+reports and exits with the status of the hook it chains.
 
-A user's existing ``post-merge`` hook is never overwritten: it is renamed to
-``post-merge.pre-engram`` and run first by engram's hook, with the same arguments; its
-exit status is the hook's. ``engram hooks uninstall`` puts it back. ``engram sync`` sets
-``ENGRAM_SYNC=1`` while it moves the work tree, so the hook skips engram's part (sync
-refreshes and reports itself) but still runs the chained hook.
+A user's existing hook is never overwritten: it is renamed to ``<hook>.pre-engram`` and
+run first by engram's hook, with the same arguments and standard input; its exit status
+is the hook's. ``engram hooks uninstall`` puts it back. ``engram sync`` sets
+``ENGRAM_SYNC=1`` while it moves the work tree, so the hooks skip engram's part (sync
+refreshes and reports itself) but still run the chained hooks.
 """
 
 from __future__ import annotations
@@ -26,88 +28,111 @@ from pathlib import Path
 from engram import gitstore
 from engram.errors import Conflict
 
-HOOK = "post-merge"
-CHAINED = HOOK + ".pre-engram"
-MARKER = "# engram post-merge hook"
+#: The hooks engram installs, and the git operation each reports on.
+HOOKS = {"post-merge": "merge", "post-rewrite": "rebase"}
+MARKER = "# engram {hook} hook"
+
+
+def chained_name(hook: str) -> str:
+    return f"{hook}.pre-engram"
 
 
 @dataclass(frozen=True, slots=True)
 class HookStatus:
+    hook: str
     path: Path
     installed: bool
     current: bool
     chained: bool
-    foreign: bool  # a post-merge hook that is not engram's
+    foreign: bool  # a hook of that name that is not engram's
 
 
-def _script(vault_rel: str) -> str:
+def _script(hook: str, vault_rel: str) -> str:
     python = shlex.quote(sys.executable)
+    chained = chained_name(hook)
+    # post-rewrite also runs after `commit --amend`; only a rebase brings others' work.
+    when = '[ -z "$ENGRAM_SYNC" ]' + (' && [ "$1" = rebase ]' if hook == "post-rewrite" else "")
+    # post-rewrite gets the rewritten commits on stdin; the chained hook must see them too.
+    stdin_copy = 'input=$(cat)\n' if hook == "post-rewrite" else ""
+    feed = 'printf \'%s\\n\' "$input" | ' if hook == "post-rewrite" else ""
     return (
         "#!/bin/sh\n"
-        f"{MARKER} (installed by `engram hooks install`; `engram hooks uninstall` removes it\n"
-        f"# and restores any hook it chained as {CHAINED}).\n"
+        f"{MARKER.format(hook=hook)} (installed by `engram hooks install`; `engram hooks uninstall`\n"
+        f"# removes it and restores any hook it chained as {chained}).\n"
         'hook_dir=$(dirname "$0")\n'
+        f"{stdin_copy}"
         "status=0\n"
-        f'if [ -x "$hook_dir/{CHAINED}" ]; then\n'
-        f'  "$hook_dir/{CHAINED}" "$@" || status=$?\n'
+        f'if [ -x "$hook_dir/{chained}" ]; then\n'
+        f'  {feed}"$hook_dir/{chained}" "$@" || status=$?\n'
         "fi\n"
-        'if [ -z "$ENGRAM_SYNC" ]; then\n'
-        f"  {python} -m engram.hooks {HOOK} --vault {shlex.quote(vault_rel)} || true\n"
+        f"if {when}; then\n"
+        f"  {python} -m engram.hooks {hook} --vault {shlex.quote(vault_rel)} || true\n"
         "fi\n"
         "exit $status\n"
     )
 
 
-def _paths(root: Path) -> tuple[Path, str]:
-    hook = gitstore.git_path(root, f"hooks/{HOOK}")
+def _paths(root: Path, hook: str) -> tuple[Path, str]:
+    path = gitstore.git_path(root, f"hooks/{hook}")
     rel = os.path.relpath(root.resolve(), gitstore.top_level(root))
-    return hook, rel
+    return path, rel
 
 
-def status(root: Path) -> HookStatus:
-    hook, rel = _paths(root)
-    text = hook.read_text(errors="replace") if hook.is_file() else ""
-    ours = MARKER in text
+def status(root: Path, hook: str = "post-merge") -> HookStatus:
+    path, rel = _paths(root, hook)
+    text = path.read_text(errors="replace") if path.is_file() else ""
+    ours = MARKER.format(hook=hook) in text
     return HookStatus(
-        path=hook,
+        hook=hook,
+        path=path,
         installed=ours,
-        current=ours and text == _script(rel),
-        chained=(hook.parent / CHAINED).exists(),
-        foreign=hook.exists() and not ours,
+        current=ours and text == _script(hook, rel),
+        chained=(path.parent / chained_name(hook)).exists(),
+        foreign=path.exists() and not ours,
     )
 
 
-def install(root: Path) -> HookStatus:
-    """Install (or update) the hook, chaining a user's existing one. Idempotent."""
-    hook, rel = _paths(root)
-    chained = hook.parent / CHAINED
-    if hook.exists() and MARKER not in hook.read_text(errors="replace"):
-        if chained.exists():
+def statuses(root: Path) -> tuple[HookStatus, ...]:
+    return tuple(status(root, hook) for hook in HOOKS)
+
+
+def install(root: Path) -> tuple[HookStatus, ...]:
+    """Install (or update) every hook, chaining a user's existing ones. Idempotent.
+
+    Checked before anything is written, so a refusal changes nothing."""
+    for hook in HOOKS:
+        path, _ = _paths(root, hook)
+        chained = path.parent / chained_name(hook)
+        if path.exists() and MARKER.format(hook=hook) not in path.read_text(errors="replace") and chained.exists():
             raise Conflict(
-                f"{hook} is not engram's and {chained} already exists.",
+                f"{path} is not engram's and {chained} already exists.",
                 hint=f"Merge the two hooks by hand (or remove {chained.name}), then run "
                 "`engram hooks install` again.",
             )
-        hook.rename(chained)
-    hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text(_script(rel), encoding="utf-8")
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return status(root)
+    for hook in HOOKS:
+        path, rel = _paths(root, hook)
+        if path.exists() and MARKER.format(hook=hook) not in path.read_text(errors="replace"):
+            path.rename(path.parent / chained_name(hook))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_script(hook, rel), encoding="utf-8")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return statuses(root)
 
 
-def uninstall(root: Path) -> HookStatus:
-    """Remove engram's hook and restore the chained one; a foreign hook is left alone."""
-    hook, _ = _paths(root)
-    chained = hook.parent / CHAINED
-    if hook.exists() and MARKER in hook.read_text(errors="replace"):
-        hook.unlink()
-        if chained.exists():
-            chained.rename(hook)
-    return status(root)
+def uninstall(root: Path) -> tuple[HookStatus, ...]:
+    """Remove engram's hooks and restore the chained ones; foreign hooks are left alone."""
+    for hook in HOOKS:
+        path, _ = _paths(root, hook)
+        chained = path.parent / chained_name(hook)
+        if path.exists() and MARKER.format(hook=hook) in path.read_text(errors="replace"):
+            path.unlink()
+            if chained.exists():
+                chained.rename(path)
+    return statuses(root)
 
 
-def post_merge(vault_path: Path) -> int:
-    """What the hook runs: refresh the index and print findings. Always returns 0."""
+def report(vault_path: Path, hook: str) -> int:
+    """What a hook runs: refresh the index and print findings. Always returns 0."""
     from engram.conflicts import checks
     from engram.errors import EngramError
     from engram.vault import Vault
@@ -116,19 +141,19 @@ def post_merge(vault_path: Path) -> int:
         with Vault.open(vault_path) as vault:
             findings = checks(vault)
     except EngramError as exc:
-        print(f"engram: could not check the vault after the merge: {exc}", file=sys.stderr)
+        print(f"engram: could not check the vault after the {HOOKS[hook]}: {exc}", file=sys.stderr)
         return 0
     if findings:
-        print(f"engram: {len(findings)} thing(s) to look at after this merge:")
+        print(f"engram: {len(findings)} thing(s) to look at after this {HOOKS[hook]}:")
         for finding in findings:
             print(f"  {finding.path}: {finding.message}")
     return 0
 
 
 def _main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == HOOK and argv[1] == "--vault":
-        return post_merge(Path(argv[2]))
-    print(f"usage: python -m engram.hooks {HOOK} --vault PATH", file=sys.stderr)
+    if len(argv) == 3 and argv[0] in HOOKS and argv[1] == "--vault":
+        return report(Path(argv[2]), argv[0])
+    print(f"usage: python -m engram.hooks {'|'.join(HOOKS)} --vault PATH", file=sys.stderr)
     return 2
 
 

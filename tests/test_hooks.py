@@ -1,4 +1,5 @@
-"""The post-merge hook: installed without clobbering, run by a real ``git pull``."""
+"""The post-merge and post-rewrite hooks: installed without clobbering, run by a real
+``git pull`` and ``git pull --rebase``."""
 
 from __future__ import annotations
 
@@ -26,44 +27,47 @@ def pair(tmp_path: Path) -> tuple[Vault, Vault]:
     return first_machine(tmp_path, origin, "alice"), clone_machine(tmp_path, origin, "bob")
 
 
-def user_hook(vault: Vault) -> Path:
-    path = vault.root / ".git" / "hooks" / "post-merge"
+def user_hook(vault: Vault, hook: str = "post-merge") -> Path:
+    path = vault.root / ".git" / "hooks" / hook
     path.write_text(USER_HOOK)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
 
-def test_install_writes_an_executable_hook_and_status_reports_it(vault: Vault) -> None:
-    status = hooks.install(vault.root)
-    assert status.installed and status.current and not status.chained
-    assert status.path == (vault.root / ".git" / "hooks" / "post-merge").resolve()
-    assert status.path.stat().st_mode & stat.S_IXUSR
-    assert hooks.install(vault.root) == status  # idempotent
-    assert not hooks.uninstall(vault.root).installed
-    assert not status.path.exists()
+def test_install_writes_executable_hooks_and_status_reports_them(vault: Vault) -> None:
+    merge, rewrite = hooks.install(vault.root)
+    assert (merge.hook, rewrite.hook) == ("post-merge", "post-rewrite")
+    for st in (merge, rewrite):
+        assert st.installed and st.current and not st.chained
+        assert st.path == (vault.root / ".git" / "hooks" / st.hook).resolve()
+        assert st.path.stat().st_mode & stat.S_IXUSR
+    assert hooks.install(vault.root) == (merge, rewrite)  # idempotent
+    assert not any(st.installed for st in hooks.uninstall(vault.root))
+    assert not merge.path.exists() and not rewrite.path.exists()
 
 
 def test_an_existing_hook_is_chained_and_restored_byte_for_byte(vault: Vault) -> None:
     path = user_hook(vault)
-    status = hooks.install(vault.root)
-    assert status.installed and status.chained
-    assert (path.parent / hooks.CHAINED).read_text() == USER_HOOK
+    merge, _ = hooks.install(vault.root)
+    assert merge.installed and merge.chained
+    assert (path.parent / hooks.chained_name("post-merge")).read_text() == USER_HOOK
     hooks.uninstall(vault.root)
-    assert path.read_text() == USER_HOOK and not (path.parent / hooks.CHAINED).exists()
+    assert path.read_text() == USER_HOOK and not (path.parent / hooks.chained_name("post-merge")).exists()
 
 
 def test_install_refuses_when_it_cannot_chain_without_clobbering(vault: Vault) -> None:
-    path = user_hook(vault)
-    (path.parent / hooks.CHAINED).write_text("#!/bin/sh\n")
+    path = user_hook(vault, "post-rewrite")
+    (path.parent / hooks.chained_name("post-rewrite")).write_text("#!/bin/sh\n")
     with pytest.raises(Conflict, match="already exists"):
         hooks.install(vault.root)
     assert path.read_text() == USER_HOOK
+    assert not (path.parent / "post-merge").exists()  # refused before writing anything
 
 
 def test_core_hooks_path_is_honoured(vault: Vault) -> None:
     git(vault.root, "config", "core.hooksPath", "githooks")
-    status = hooks.install(vault.root)
-    assert status.path == (vault.root / "githooks" / "post-merge").resolve() and status.path.exists()
+    merge, _ = hooks.install(vault.root)
+    assert merge.path == (vault.root / "githooks" / "post-merge").resolve() and merge.path.exists()
 
 
 def test_after_git_pull_the_hook_runs_the_users_hook_and_reports_problems(
@@ -105,17 +109,37 @@ def test_sync_skips_engrams_part_of_the_hook_but_still_runs_the_users(
     assert (tmp_path / "user-hook.log").read_text() == "user hook ran with 0\n"
 
 
+def test_after_git_pull_rebase_the_rewrite_hook_reports(pair: tuple[Vault, Vault], tmp_path: Path) -> None:
+    alice, bob = pair
+    answer = alice.create("Answer", "the answer is 41\n").item
+    sync(alice)
+    sync(bob)
+    user_hook(bob, "post-rewrite")
+    hooks.install(bob.root)
+    alice.update(answer.id, {"content": "the answer is 42\n"})
+    bob.update(answer.id, {"content": "the answer is 43\n"})
+    commit_all(alice)
+    commit_all(bob)
+    git(alice.root, "push", "--quiet")
+    proc = git(bob.root, "pull", "--rebase")
+    said = proc.stdout + proc.stderr
+    assert "thing(s) to look at after this rebase" in said and "flagged by a merge" in said
+    assert (tmp_path / "user-hook.log").read_text() == "user hook ran with rebase\n"
+
+
 def test_the_hooks_commands(vault: Vault) -> None:
     runner = CliRunner()
     base = ["--vault", str(vault.root), "hooks"]
     out = runner.invoke(cli, [*base, "status"])
     assert out.exit_code == 0 and "post-merge hook: not installed" in out.output
+    assert "post-rewrite hook: not installed" in out.output
     out = runner.invoke(cli, [*base, "install", "--json"])
-    assert out.exit_code == 0 and json.loads(out.output)["installed"] is True
+    data = json.loads(out.output)
+    assert out.exit_code == 0 and data["post-merge"]["installed"] and data["post-rewrite"]["installed"]
     out = runner.invoke(cli, [*base, "uninstall"])
     assert out.exit_code == 0 and "not installed" in out.output
 
 
 def test_the_hook_entry_point_rejects_wrong_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert hooks._main(["post-merge"]) == 2
-    assert "usage: python -m engram.hooks post-merge --vault PATH" in capsys.readouterr().err
+    assert "usage: python -m engram.hooks post-merge|post-rewrite --vault PATH" in capsys.readouterr().err

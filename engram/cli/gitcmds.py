@@ -168,25 +168,29 @@ def merge_anomalies(vault: Vault, days: int | None, as_json: bool) -> None:
 # --------------------------------------------------------------------------- hooks
 
 
-def _show_hook(status: hooks.HookStatus, as_json: bool) -> None:
+def _show_hooks(found: tuple[hooks.HookStatus, ...], as_json: bool) -> None:
     if as_json:
-        emit_json({"path": str(status.path), "installed": status.installed, "current": status.current,
-                   "chained": status.chained, "foreign": status.foreign})
+        emit_json({
+            st.hook: {"path": str(st.path), "installed": st.installed, "current": st.current,
+                      "chained": st.chained, "foreign": st.foreign}
+            for st in found
+        })
         return
-    if status.installed:
-        state = "installed" + ("" if status.current else " (outdated: run `engram hooks install`)")
-    elif status.foreign:
-        state = "not installed; a post-merge hook of yours is there (install chains it)"
-    else:
-        state = "not installed"
-    click.echo(f"post-merge hook: {state} — {status.path}")
-    if status.chained:
-        click.echo(f"  runs your previous hook first: {Path(status.path).parent / hooks.CHAINED}")
+    for st in found:
+        if st.installed:
+            state = "installed" + ("" if st.current else " (outdated: run `engram hooks install`)")
+        elif st.foreign:
+            state = f"not installed; a {st.hook} hook of yours is there (install chains it)"
+        else:
+            state = "not installed"
+        click.echo(f"{st.hook} hook: {state} — {st.path}")
+        if st.chained:
+            click.echo(f"  runs your previous hook first: {Path(st.path).parent / hooks.chained_name(st.hook)}")
 
 
 @click.group("hooks")
 def hooks_group() -> None:
-    """The post-merge hook: refresh the index and report problems after `git pull`.
+    """Hooks that refresh the index and report problems after `git pull` (and --rebase).
 
     \b
     Example:
@@ -198,24 +202,24 @@ def hooks_group() -> None:
 @json_option
 @pass_vault
 def hooks_install(vault: Vault, as_json: bool) -> None:
-    """Install the hook; an existing post-merge hook is kept and run first."""
-    _show_hook(hooks.install(vault.root), as_json)
+    """Install the post-merge and post-rewrite hooks; existing ones are kept and run first."""
+    _show_hooks(hooks.install(vault.root), as_json)
 
 
 @hooks_group.command("uninstall")
 @json_option
 @pass_vault
 def hooks_uninstall(vault: Vault, as_json: bool) -> None:
-    """Remove engram's hook and restore the one it chained, if any."""
-    _show_hook(hooks.uninstall(vault.root), as_json)
+    """Remove engram's hooks and restore the ones they chained, if any."""
+    _show_hooks(hooks.uninstall(vault.root), as_json)
 
 
 @hooks_group.command("status")
 @json_option
 @pass_vault
 def hooks_status(vault: Vault, as_json: bool) -> None:
-    """Show whether the hook is installed and what it chains."""
-    _show_hook(hooks.status(vault.root), as_json)
+    """Show whether the hooks are installed and what they chain."""
+    _show_hooks(hooks.statuses(vault.root), as_json)
 
 
 # --------------------------------------------------------------------------- conflicts
