@@ -57,18 +57,18 @@ class SearchPrimitives:
         item change and reads the item tally; counts are cached until the ``changes``
         tally moves (any item written or removed, by any process)."""
         cached = self._word_counts
-        known = cached[1] if cached is not None else {}
         wanted = list(dict.fromkeys(words))
+        known = cached[1] if cached is not None else {}
         total, changes, counts = self._count([w for w in wanted if w not in known])
-        if cached is None or cached[0] != changes:
+        if cached is not None and cached[0] != changes:
+            # Items changed since the cache was filled: count every word in one snapshot.
+            if any(w not in counts for w in wanted):
+                total, changes, counts = self._count(wanted)
             known = {}
-            stale = [w for w in wanted if w not in counts]
-            if stale:
-                total, changes, more = self._count(stale)
-                counts.update(more)
-        if len(known) > 50_000:
-            known = {}
-        known.update(counts)
+        if cached is not None and known is cached[1] and len(known) < 50_000:
+            known.update(counts)  # same snapshot as the cache's: still one consistent set
+        else:
+            known = dict(counts)
         self._word_counts = (changes, known)
         return total, {w: known[w] for w in words}
 
