@@ -161,12 +161,21 @@ class SearchPrimitives:
         if not ranked:
             return []
         score = {int(r[0]): -float(r[1]) for r in ranked}
-        rows = self._rows(
-            f"SELECT rowid AS rowid_, {columns} FROM items"
-            f" WHERE rowid IN ({','.join('?' * len(score))}) AND {where}",
-            (*score, *params),
-        )
-        hits = sorted(((r["rowid_"], score[r["rowid_"]], r) for r in rows), key=lambda h: -h[1])[:limit]
+        order = list(score)
+        hits: list[Hit] = []
+        start = 0
+        while len(hits) < limit and start < len(order):
+            # Rows of the best ``limit`` first; the rest only if filters turned some away
+            # (a row read is most of the cost once BM25 has ranked).
+            batch = order[start : start + (limit if start == 0 else len(order))]
+            start += len(batch)
+            rows = self._rows(
+                f"SELECT rowid AS rowid_, {columns} FROM items"
+                f" WHERE rowid IN ({','.join('?' * len(batch))}) AND {where}",
+                (*batch, *params),
+            )
+            hits += [(r["rowid_"], score[r["rowid_"]], r) for r in rows]
+        hits = sorted(hits, key=lambda h: -h[1])[:limit]
         if len(hits) < limit and len(ranked) == inner:
             # Filters emptied the shortlist: rank the filtered set itself (slower).
             rows = self._rows(
