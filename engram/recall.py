@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from engram import items
 from engram.errors import InvalidInput
-from engram.graph import Activation, SpreadSettings, Step, spread
-from engram.indexsearch import Edge, Hit
+from engram.graph import SpreadSettings, Step, spread
+from engram.indexsearch import Edge
+from engram.lexical import Candidate, candidates, judge, rows, sql_in
 from engram.model import HIDDEN_STATUSES, instant, now
-from engram.query import ParsedQuery, Term, parse, quote
+from engram.query import ParsedQuery, parse
 from engram.usage import Usage, journal_for
 
 if TYPE_CHECKING:
@@ -225,27 +226,6 @@ def recall_settings(vault: Vault) -> RecallSettings:
     return settings
 
 
-@dataclass(slots=True)
-class _Cand:
-    """A candidate while it is being ranked (mutable; becomes a SearchHit)."""
-
-    row: Mapping[str, Any]
-    lexical: float = 0.0  # 0..1, best path's normalised BM25
-    lexical_rank: int | None = None
-    activation: Activation | None = None
-    replaces: list[str] = field(default_factory=list)
-    replaced_rowids: list[int] = field(default_factory=list)
-    parts: dict[str, float] = field(default_factory=dict)
-    score: float = 0.0
-    relevance: float | None = None
-    matched: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-
-    @property
-    def id(self) -> str:
-        return str(self.row["id"])
-
-
 class _Edges:
     """Synapses by item id, fetched once per search: succession, expansion and warnings
     all read the same candidates' edges, so one query serves the three."""
@@ -277,17 +257,6 @@ class _Edges:
         rest = [i for i in wanted if i not in self.by_id]
         found += self.vault.index.edges(rest, kinds=("contradicts",))
         return list({(e.source, e.target, e.kind): e for e in found}.values())
-
-
-_ROW_COLUMNS = (
-    "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
-    " created_at, updated_at, activated_at, deactivated_at, superseded_by, retrieval_count,"
-    " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility,"
-    " updated_ts, retrieved_ts,"
-    # the item a `supersedes` synapse names as this one's successor (index on target, kind)
-    " (SELECT min(source) FROM synapses WHERE target = items.id AND kind = 'supersedes'"
-    " AND source != items.id) AS successor_edge"
-)
 
 
 def search(
@@ -336,7 +305,10 @@ def search(
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
     stats = vault.index.doc_counts([t.text for t in parsed.words])
-    cands, fragments, known = _lexical(vault, parsed, query if raw else None, where, params, pool, s, stats)
+    cands, fragments, known = candidates(
+        vault, parsed, query if raw else None, where, params, pool,
+        (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
+    )
     edges = _Edges(vault)
     cands = _succession(vault, cands, where, params, at)
     if not raw and cands:
@@ -345,7 +317,7 @@ def search(
         # Only the best candidates are judged; the rest could not make the cut anyway.
         judged = sorted(cands.values(), key=lambda c: -c.lexical)[: limit + 2]
         cands = {c.id: c for c in judged}
-        _relevance(vault, parsed, judged, stats, known, fragments=fragments)
+        judge(vault, parsed, judged, stats, known, fragments=fragments)
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
@@ -368,7 +340,7 @@ def search(
     if not raw:
         best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
     status: Status = "ok"
-    near: list[_Cand] = []
+    near: list[Candidate] = []
     if best is not None and best < floor:
         status, near, ranked = "no_confident_match", ranked[:3], []
     elif not raw:
@@ -388,133 +360,6 @@ def search(
     )
 
 
-# ---------------------------------------------------------------------- candidates
-
-
-def _rows(vault: Vault, where: str, params: Sequence[Any]) -> list[Mapping[str, Any]]:
-    rows: list[Mapping[str, Any]] = [
-        dict(r) for r in vault.index.query(f"SELECT {_ROW_COLUMNS} FROM items WHERE {where}", params)
-    ]
-    return rows
-
-
-def _in(column: str, values: Sequence[Any]) -> str:
-    return f"{column} IN ({','.join('?' * len(values))})"
-
-
-def _lexical(
-    vault: Vault,
-    parsed: ParsedQuery,
-    raw_query: str | None,
-    where: str,
-    params: Sequence[Any],
-    pool: int,
-    s: RecallSettings,
-    stats: tuple[int, Mapping[str, int]],
-) -> tuple[dict[str, _Cand], bool, dict[int, frozenset[Term]]]:
-    """Lexical candidates by id, whether words were matched as fragments, and the terms
-    each word-index hit is known to hold (its query was one term, or an AND)."""
-    index = vault.index
-    fragments = False
-    known: dict[int, frozenset[Term]] = {}
-    word_weights = (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight)
-    tri_weights = (s.title_weight, s.tags_weight, s.body_weight)
-    paths: list[tuple[float, list[Hit]]] = []
-    cols = _ROW_COLUMNS
-    if raw_query is not None:
-        paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
-    else:
-        wq = _word_match(parsed, stats[1], s.candidate_postings)
-        if wq is not None:
-            hits = index.word_hits(wq.match, word_weights, where, params, pool, columns=cols)
-            known.update((h[0], wq.holds) for h in hits)
-            if wq.wider and len(hits) < pool:
-                # Too few items hold both rare terms: add those holding the rarest one. Both
-                # scores are BM25 over the same statistics, so they rank together.
-                more = [
-                    h for h in index.word_hits(wq.wider, word_weights, where, params, pool, columns=cols)
-                    if h[0] not in known
-                ]
-                known.update((h[0], wq.wider_holds) for h in more)
-                hits = sorted(hits + more, key=lambda h: -h[1])[:pool]
-            paths.append((1.0, hits))
-    if raw_query is None:
-        tri = parsed.trigram_match()
-        if tri:
-            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
-        short = list(parsed.short_fragments())
-        if not any(hits for _, hits in paths):
-            # Nothing as typed: try word fragments as substrings ("atabas" → database).
-            pieces = [t for t in parsed.words if len(t.text) >= 3]
-            if pieces:
-                fragments = True
-                substrings = " OR ".join(quote(t.text) for t in pieces)
-                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool, columns=cols)))
-            short += [t for t in parsed.words if len(t.text) < 3]
-        for term in short:
-            paths.append((0.5, index.scan_hits(term.text, where, params, pool, columns=cols)))
-    combined: dict[int, float] = {}
-    rows: dict[int, Mapping[str, Any]] = {}
-    for weight, hits in paths:
-        top = max((score for _, score, _ in hits), default=0.0)
-        for rowid, score, row in hits:
-            if top > 0:
-                combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
-                rows[rowid] = row
-    if not combined:
-        return {}, fragments, known
-    order = sorted(combined, key=lambda r: -combined[r])[:pool]
-    best = combined[order[0]]
-    out: dict[str, _Cand] = {}
-    for rank, rowid in enumerate(order, start=1):
-        found = rows[rowid]
-        if found["id"] not in out:
-            out[found["id"]] = _Cand(found, lexical=combined[rowid] / best, lexical_rank=rank)
-    return out, fragments, known
-
-
-@dataclass(frozen=True, slots=True)
-class _WordQuery:
-    """The word-index query that selects candidates (see :func:`_word_match`)."""
-
-    match: str
-    holds: frozenset[Term]  # terms every hit holds (one term, or an AND); else empty
-    wider: str | None = None  # to add when ``match`` finds too few
-    wider_holds: frozenset[Term] = frozenset()
-
-
-def _word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> _WordQuery | None:
-    """The word-index query that selects candidates, and a wider one to add when it
-    finds too few.
-
-    FTS5 computes BM25 for every item that contains any term of an OR query (about a
-    microsecond each), so candidates are selected by the rarest terms whose combined item
-    counts stay within ``budget`` (``candidatePostings``); commoner terms are left out of
-    the selection — they would cost thousands of rows for a weight near zero — but still
-    count towards each candidate's relevance. When even the rarest term is over budget,
-    the candidates are the items holding both rarest terms (an AND costs about what its
-    rarer list costs to walk, and BM25 is computed only for the items in both), and the
-    rarest term alone is the wider query for when that leaves too few."""
-    terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
-    if not terms:
-        return None
-    ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
-    cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
-    if cost[0] > budget and len(ordered) > 1:
-        first, second = ordered[0], ordered[1]
-        return _WordQuery(
-            f"{first.fts} AND {second.fts}", frozenset((first, second)), first.fts, frozenset((first,))
-        )
-    chosen: list[Term] = []
-    spent = 0
-    for term, n in zip(ordered, cost, strict=True):
-        if chosen and spent + n > budget:
-            break
-        chosen.append(term)
-        spent += n
-    return _WordQuery(" OR ".join(t.fts for t in chosen), frozenset(chosen) if len(chosen) == 1 else frozenset())
-
-
 def _retired(row: Mapping[str, Any], at: str) -> bool:
     deactivated = row["deactivated_at"]
     return bool(deactivated) and str(deactivated) <= at
@@ -527,23 +372,23 @@ def _successor(row: Mapping[str, Any]) -> str | None:
 
 
 def _succession(
-    vault: Vault, cands: dict[str, _Cand], where: str, params: Sequence[Any], at: str
-) -> dict[str, _Cand]:
+    vault: Vault, cands: dict[str, Candidate], where: str, params: Sequence[Any], at: str
+) -> dict[str, Candidate]:
     """Replace candidates that have a visible successor by it (see the module docstring)."""
     if not cands:
         return cands
-    out: dict[str, _Cand] = {}
+    out: dict[str, Candidate] = {}
     for cand in sorted(cands.values(), key=lambda c: -c.lexical):
-        current: _Cand | None = cand
+        current: Candidate | None = cand
         seen = {cand.id}
         nxt = _successor(cand.row)
         while nxt and nxt not in seen and current is not None:
             seen.add(nxt)
             found = cands.get(nxt)
-            row = found.row if found else next(iter(_rows(vault, f"id = ? AND {where}", [nxt, *params])), None)
+            row = found.row if found else next(iter(rows(vault, f"id = ? AND {where}", [nxt, *params])), None)
             if row is None or _retired(row, at):
                 break  # not visible (yet, or any more): the chain stops here
-            current = _Cand(row, lexical=0.0, lexical_rank=None)
+            current = Candidate(row, lexical=0.0, lexical_rank=None)
             nxt = _successor(row)
         if current is not None and current.id != cand.id:
             held = out.get(current.id) or cands.get(current.id) or current
@@ -560,7 +405,7 @@ def _succession(
 # ---------------------------------------------------------------------- scoring
 
 
-def _score(cand: _Cand, s: RecallSettings, now_ts: float, usage: Usage | None) -> None:
+def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None) -> None:
     row = cand.row
     recency = 0.0
     if row["updated_ts"] is not None and s.recency_half_life_days > 0:
@@ -597,7 +442,7 @@ def _epoch(stamp: str) -> float | None:
 
 def _expand(
     vault: Vault,
-    cands: dict[str, _Cand],
+    cands: dict[str, Candidate],
     where: str,
     params: Sequence[Any],
     at: str,
@@ -625,7 +470,7 @@ def _expand(
             rest = [i for i in rest if s.graph * min(1.0, reached[i]) + priors + 1e-3 >= cutoff]
         for i in range(0, len(rest), 500):
             chunk = rest[i : i + 500]
-            for row in _rows(vault, f"{_in('id', chunk)} AND {where}", [*chunk, *params]):
+            for row in rows(vault, f"{sql_in('id', chunk)} AND {where}", [*chunk, *params]):
                 # Superseded items do not surface by association: their successor may.
                 if not _retired(row, at) and not (current and _successor(row)):
                     fetched[row["id"]] = row
@@ -642,77 +487,11 @@ def _expand(
             row = fetched.get(node)
             if row is None:
                 continue
-            cand = cands[node] = _Cand(row)
+            cand = cands[node] = Candidate(row)
             _score(cand, s, now_ts, pending.get(node))
         cand.activation = activation
         cand.parts["graph"] = round(s.graph * activation.value, 4)
         cand.score = round(sum(cand.parts.values()), 4)
-
-
-def _relevance(
-    vault: Vault,
-    parsed: ParsedQuery,
-    cands: Sequence[_Cand],
-    stats: tuple[int, Mapping[str, int]],
-    known: Mapping[int, frozenset[Term]],
-    *,
-    fragments: bool,
-) -> None:
-    """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
-    words were looked up as substrings, so a substring match counts; ``known``: terms
-    the word-index query already showed a row to hold, which need no lookup)."""
-    if not cands or not parsed.terms:
-        return
-    total, df = stats
-    rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
-    index = vault.index
-    matched: dict[Term, set[int]] = {}
-    specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
-    for term in _informative(parsed.terms, df, total):
-        matched[term] = {r for r in rowids if term in known.get(r, ())}
-        todo = [r for r in rowids if r not in matched[term]]
-        if not todo:
-            continue
-        if term.kind == "word":
-            specs.append((term, (term.fts, False, df.get(term.text, 0), todo)))
-            if fragments and len(term.text) >= 3:
-                specs.append((term, (term.fts, True, None, todo)))
-        elif term.kind == "phrase":
-            specs += [(term, (term.fts, False, None, todo)), (term, (term.fts, True, None, todo))]
-        elif len(term.text) >= 3:
-            specs.append((term, (term.fts, True, None, todo)))
-        else:
-            hits = index.scan_hits(term.text, _in("rowid", todo), todo, len(todo))
-            matched[term] |= {r for r, _, _ in hits}
-    found = index.matching_many([spec for _, spec in specs])
-    for (term, _), rowset in zip(specs, found, strict=True):
-        matched[term] |= rowset
-
-    def idf(term: Term) -> float:
-        n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))
-        return math.log(1 + (total - n + 0.5) / (n + 0.5))
-
-    weights = {t: idf(t) for t in matched}
-    denominator = sum(weights.values()) or 1.0
-    for cand in cands:
-        # A successor answers for the superseded text it stands in for.
-        own = [int(cand.row["rowid"]), *cand.replaced_rowids]
-        best: tuple[float, tuple[Term, ...]] = (-1.0, ())
-        for rid in own:
-            got = tuple(t for t in matched if rid in matched[t])
-            share = sum(weights[t] for t in got) / denominator
-            if share > best[0]:
-                best = (share, got)
-        cand.matched = tuple(t.text for t in best[1])
-        cand.missing = tuple(t.text for t in matched if t not in best[1])
-        cand.relevance = round(best[0], 4)
-
-
-def _informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 12) -> list[Term]:
-    """The query's rarest terms (explaining 32 terms per hit would cost more than it says)."""
-    if len(terms) <= most:
-        return list(terms)
-    return sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else -1)[:most]
 
 
 # ---------------------------------------------------------------------- disclosure
@@ -723,7 +502,7 @@ def _tokens(text: str | None) -> int:
 
 
 def _disclose(
-    vault: Vault, cands: Sequence[_Cand], tier: str, budget: int, edges: _Edges
+    vault: Vault, cands: Sequence[Candidate], tier: str, budget: int, edges: _Edges
 ) -> tuple[list[SearchHit], int]:
     """Hits at the requested tier; ``auto`` upgrades in rank order while the budget lasts
     (every hit first gets its catalog line, so the list is never cut for a long body)."""
@@ -734,7 +513,7 @@ def _disclose(
     metas: dict[int, str] = {}
     if tier != "catalog":  # a catalog line needs neither the body nor the tags
         rowids = [int(c.row["rowid"]) for c in cands]
-        for r in vault.index.query(f"SELECT rowid, body, meta FROM items WHERE {_in('rowid', rowids)}", rowids):
+        for r in vault.index.query(f"SELECT rowid, body, meta FROM items WHERE {sql_in('rowid', rowids)}", rowids):
             bodies[r["rowid"]], metas[r["rowid"]] = r["body"], r["meta"]
     warnings = _warnings(vault, ids, edges)
     costs = [_tokens(f"{c.id} {c.row['title']} {c.row['path']} {c.row['kind']}") + 4 for c in cands]
@@ -760,7 +539,7 @@ def _disclose(
     return hits, used
 
 
-def _digest(cand: _Cand, body: str) -> str:
+def _digest(cand: Candidate, body: str) -> str:
     summary = str(cand.row["summary"] or "").strip()
     if summary:
         return summary
@@ -769,7 +548,7 @@ def _digest(cand: _Cand, body: str) -> str:
 
 
 def _hit(
-    cand: _Cand, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...], meta: str
+    cand: Candidate, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...], meta: str
 ) -> SearchHit:
     row = cand.row
     tags = tuple(json.loads(meta).get("tags", ())) if tier != "catalog" and meta else ()
@@ -799,7 +578,7 @@ def _warnings(vault: Vault, ids: Sequence[str], cache: _Edges) -> dict[str, tupl
     visible = {
         r["id"]: r
         for r in vault.index.query(
-            f"SELECT id, title, path FROM items WHERE {_in('id', others)}"
+            f"SELECT id, title, path FROM items WHERE {sql_in('id', others)}"
             f" AND status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})",
             [*others, *HIDDEN_STATUSES],
         )

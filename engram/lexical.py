@@ -1,0 +1,257 @@
+"""Lexical candidates for recall: which items a query's words find, and how much of the
+query each one holds.
+
+:func:`candidates` runs the paths of :mod:`engram.indexsearch` — BM25 on the word index
+(candidates chosen by the query's rarest terms, see :func:`word_match`), the trigram
+index for identifiers, substrings and CJK, a bounded scan for fragments under three
+characters — divides each path's scores by its best and adds them up, so the best
+candidate has lexical relevance 1. :func:`judge` then computes each judged candidate's
+*relevance*: the IDF-weighted share of the query's terms it holds (the abstention signal
+and the coverage factor of the ranking), asking the index only about terms the
+candidate query did not already prove.
+
+Candidates are mutable :class:`Candidate` records that :mod:`engram.recall` goes on to
+score, expand and disclose.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engram.graph import Activation
+from engram.indexsearch import Hit
+from engram.query import ParsedQuery, Term, quote
+
+if TYPE_CHECKING:
+    from engram.vault import Vault
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A candidate while it is being ranked (mutable; becomes a
+    :class:`~engram.recall.SearchHit`)."""
+
+    row: Mapping[str, Any]
+    lexical: float = 0.0  # 0..1, best path's normalised BM25
+    lexical_rank: int | None = None
+    activation: Activation | None = None
+    replaces: list[str] = field(default_factory=list)
+    replaced_rowids: list[int] = field(default_factory=list)
+    parts: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    relevance: float | None = None
+    matched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+
+ROW_COLUMNS = (
+    "rowid, id, path, title, kind, domain, status, tags_text, summary, importance,"
+    " created_at, updated_at, activated_at, deactivated_at, superseded_by, retrieval_count,"
+    " last_retrieved_at, reinforcement, effective_retrievals, failed_uses, visibility,"
+    " updated_ts, retrieved_ts,"
+    # the item a `supersedes` synapse names as this one's successor (index on target, kind)
+    " (SELECT min(source) FROM synapses WHERE target = items.id AND kind = 'supersedes'"
+    " AND source != items.id) AS successor_edge"
+)
+
+
+def rows(vault: Vault, where: str, params: Sequence[Any]) -> list[Mapping[str, Any]]:
+    """Items passing the SQL condition ``where``, as dicts of :data:`ROW_COLUMNS`."""
+    sql = f"SELECT {ROW_COLUMNS} FROM items WHERE {where}"
+    return [dict(r) for r in vault.index.query(sql, params)]
+
+
+def sql_in(column: str, values: Sequence[Any]) -> str:
+    """``column IN (?, …)`` with one placeholder per value."""
+    return f"{column} IN ({','.join('?' * len(values))})"
+
+
+def candidates(
+    vault: Vault,
+    parsed: ParsedQuery,
+    raw_query: str | None,
+    where: str,
+    params: Sequence[Any],
+    pool: int,
+    weights: tuple[float, float, float, float],
+    budget: int,
+    stats: tuple[int, Mapping[str, int]],
+) -> tuple[dict[str, Candidate], bool, dict[int, frozenset[Term]]]:
+    """Lexical candidates by id, whether words were matched as fragments, and the terms
+    each word-index hit is known to hold (its query was one term, or an AND).
+
+    ``weights`` are the BM25 column weights (title, summary, tags, body); ``budget`` is
+    ``candidatePostings`` (see :func:`word_match`)."""
+    index = vault.index
+    fragments = False
+    known: dict[int, frozenset[Term]] = {}
+    title, summary, tags, text = weights
+    word_weights = (title, summary, tags, text)
+    tri_weights = (title, tags, text)
+    paths: list[tuple[float, list[Hit]]] = []
+    cols = ROW_COLUMNS
+    if raw_query is not None:
+        paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
+    else:
+        wq = word_match(parsed, stats[1], budget)
+        if wq is not None:
+            hits = index.word_hits(wq.match, word_weights, where, params, pool, columns=cols)
+            known.update((h[0], wq.holds) for h in hits)
+            if wq.wider and len(hits) < pool:
+                # Too few items hold both rare terms: add those holding the rarest one. Both
+                # scores are BM25 over the same statistics, so they rank together.
+                more = [
+                    h for h in index.word_hits(wq.wider, word_weights, where, params, pool, columns=cols)
+                    if h[0] not in known
+                ]
+                known.update((h[0], wq.wider_holds) for h in more)
+                hits = sorted(hits + more, key=lambda h: -h[1])[:pool]
+            paths.append((1.0, hits))
+    if raw_query is None:
+        tri = parsed.trigram_match()
+        if tri:
+            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
+        short = list(parsed.short_fragments())
+        if not any(hits for _, hits in paths):
+            # Nothing as typed: try word fragments as substrings ("atabas" → database).
+            pieces = [t for t in parsed.words if len(t.text) >= 3]
+            if pieces:
+                fragments = True
+                substrings = " OR ".join(quote(t.text) for t in pieces)
+                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool, columns=cols)))
+            short += [t for t in parsed.words if len(t.text) < 3]
+        for term in short:
+            paths.append((0.5, index.scan_hits(term.text, where, params, pool, columns=cols)))
+    combined: dict[int, float] = {}
+    rows: dict[int, Mapping[str, Any]] = {}
+    for weight, hits in paths:
+        top = max((score for _, score, _ in hits), default=0.0)
+        for rowid, score, row in hits:
+            if top > 0:
+                combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
+                rows[rowid] = row
+    if not combined:
+        return {}, fragments, known
+    order = sorted(combined, key=lambda r: -combined[r])[:pool]
+    best = combined[order[0]]
+    out: dict[str, Candidate] = {}
+    for rank, rowid in enumerate(order, start=1):
+        found = rows[rowid]
+        if found["id"] not in out:
+            out[found["id"]] = Candidate(found, lexical=combined[rowid] / best, lexical_rank=rank)
+    return out, fragments, known
+
+
+@dataclass(frozen=True, slots=True)
+class WordQuery:
+    """The word-index query that selects candidates (see :func:`word_match`)."""
+
+    match: str
+    holds: frozenset[Term]  # terms every hit holds (one term, or an AND); else empty
+    wider: str | None = None  # to add when ``match`` finds too few
+    wider_holds: frozenset[Term] = frozenset()
+
+
+def word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> WordQuery | None:
+    """The word-index query that selects candidates, and a wider one to add when it
+    finds too few.
+
+    FTS5 computes BM25 for every item that contains any term of an OR query (about a
+    microsecond each), so candidates are selected by the rarest terms whose combined item
+    counts stay within ``budget`` (``candidatePostings``); commoner terms are left out of
+    the selection — they would cost thousands of rows for a weight near zero — but still
+    count towards each candidate's relevance. When even the rarest term is over budget,
+    the candidates are the items holding both rarest terms (an AND costs about what its
+    rarer list costs to walk, and BM25 is computed only for the items in both), and the
+    rarest term alone is the wider query for when that leaves too few."""
+    terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
+    if not terms:
+        return None
+    ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
+    cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
+    if cost[0] > budget and len(ordered) > 1:
+        first, second = ordered[0], ordered[1]
+        return WordQuery(
+            f"{first.fts} AND {second.fts}", frozenset((first, second)), first.fts, frozenset((first,))
+        )
+    chosen: list[Term] = []
+    spent = 0
+    for term, n in zip(ordered, cost, strict=True):
+        if chosen and spent + n > budget:
+            break
+        chosen.append(term)
+        spent += n
+    return WordQuery(" OR ".join(t.fts for t in chosen), frozenset(chosen) if len(chosen) == 1 else frozenset())
+
+
+def judge(
+    vault: Vault,
+    parsed: ParsedQuery,
+    cands: Sequence[Candidate],
+    stats: tuple[int, Mapping[str, int]],
+    known: Mapping[int, frozenset[Term]],
+    *,
+    fragments: bool,
+) -> None:
+    """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
+    words were looked up as substrings, so a substring match counts; ``known``: terms
+    the word-index query already showed a row to hold, which need no lookup)."""
+    if not cands or not parsed.terms:
+        return
+    total, df = stats
+    rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
+    index = vault.index
+    matched: dict[Term, set[int]] = {}
+    specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
+    for term in informative(parsed.terms, df, total):
+        matched[term] = {r for r in rowids if term in known.get(r, ())}
+        todo = [r for r in rowids if r not in matched[term]]
+        if not todo:
+            continue
+        if term.kind == "word":
+            specs.append((term, (term.fts, False, df.get(term.text, 0), todo)))
+            if fragments and len(term.text) >= 3:
+                specs.append((term, (term.fts, True, None, todo)))
+        elif term.kind == "phrase":
+            specs += [(term, (term.fts, False, None, todo)), (term, (term.fts, True, None, todo))]
+        elif len(term.text) >= 3:
+            specs.append((term, (term.fts, True, None, todo)))
+        else:
+            hits = index.scan_hits(term.text, sql_in("rowid", todo), todo, len(todo))
+            matched[term] |= {r for r, _, _ in hits}
+    found = index.matching_many([spec for _, spec in specs])
+    for (term, _), rowset in zip(specs, found, strict=True):
+        matched[term] |= rowset
+
+    def idf(term: Term) -> float:
+        n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))
+        return math.log(1 + (total - n + 0.5) / (n + 0.5))
+
+    weights = {t: idf(t) for t in matched}
+    denominator = sum(weights.values()) or 1.0
+    for cand in cands:
+        # A successor answers for the superseded text it stands in for.
+        own = [int(cand.row["rowid"]), *cand.replaced_rowids]
+        best: tuple[float, tuple[Term, ...]] = (-1.0, ())
+        for rid in own:
+            got = tuple(t for t in matched if rid in matched[t])
+            share = sum(weights[t] for t in got) / denominator
+            if share > best[0]:
+                best = (share, got)
+        cand.matched = tuple(t.text for t in best[1])
+        cand.missing = tuple(t.text for t in matched if t not in best[1])
+        cand.relevance = round(best[0], 4)
+
+
+def informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 12) -> list[Term]:
+    """The query's rarest terms (explaining 32 terms per hit would cost more than it says)."""
+    if len(terms) <= most:
+        return list(terms)
+    return sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else -1)[:most]
