@@ -13,7 +13,9 @@ For each size, on a synthetic vault (:mod:`benchmarks.synth`):
   queries, expansion on, default tier and settings, usage journaling on, as an agent's
   MCP server would; p50/p95/p99 of wall time per ``Vault.search`` call. Queries are 2-4
   words drawn from random items' titles, bodies and identifiers, so most have answers
-  and some words are common.
+  and some words are common. ``source_first`` / ``source_in_top10``: the share of
+  queries whose own source item comes first / in the ten hits, a rough check that
+  ranking holds up at scale.
 - ``size``: the database file after a WAL checkpoint.
 """
 
@@ -93,9 +95,10 @@ def incremental(root: Path, item_paths: tuple[str, ...], changed: int = 100) -> 
     }
 
 
-def _queries(root: Path, item_paths: tuple[str, ...], n: int) -> list[str]:
+def _queries(root: Path, item_paths: tuple[str, ...], n: int) -> list[tuple[str, str]]:
+    """``n`` queries, each with the id of the item its words were drawn from."""
     rng = random.Random(5)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     while len(out) < n:
         meta, content, _ = codec.parse_engram((root / rng.choice(item_paths)).read_bytes())
         words = _WORD.findall(str(meta["title"])) + rng.sample(_WORD.findall(content) or ["note"], 2)
@@ -103,7 +106,7 @@ def _queries(root: Path, item_paths: tuple[str, ...], n: int) -> list[str]:
         if rng.random() < 0.1:
             ident = re.findall(r"`([^`]+)`", content)
             query = ident[0] if ident else query
-        out.append(query)
+        out.append((query, str(meta["id"])))
     return out
 
 
@@ -111,17 +114,20 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
     queries = _queries(root, item_paths, n + warmup)
     vault = Vault.open(root)
     try:
-        for q in queries[:warmup]:
+        for q, _ in queries[:warmup]:
             vault.search(q)
         times: list[float] = []
         statuses: dict[str, int] = {}
-        expanded = 0
-        for q in queries[warmup:]:
+        expanded = first = found = 0
+        for q, source in queries[warmup:]:
             started = time.perf_counter()
             result = vault.search(q)
             times.append((time.perf_counter() - started) * 1000)
             statuses[result.status] = statuses.get(result.status, 0) + 1
             expanded += any(h.via == "graph" or h.explanation.path for h in result.hits)
+            ids = [h.id for h in result.hits]
+            first += ids[:1] == [source]
+            found += source in ids
         watching = vault.index.watching
     finally:
         vault.close()
@@ -132,6 +138,9 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
         "p99_ms": round(times[int(0.99 * len(times)) - 1], 3),
         "mean_ms": round(statistics.fmean(times), 3), "statuses": statuses,
         "with_linked_hits": expanded, "watcher": watching,
+        # A sanity check of ranking at scale: the item a query's words came from (other
+        # items may hold them too, so this is a floor, not a relevance judgement).
+        "source_first": round(first / n, 3), "source_in_top10": round(found / n, 3),
     }
 
 
