@@ -15,6 +15,7 @@ on that shortlist in one statement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,7 +123,23 @@ class SearchPrimitives:
         the filters apply to that shortlist in the same query that reads the rows; when
         filters leave too few, the query is run again as a join that filters first.
         """
-        return self._ranked("items_fts", match, weights, where, params, limit, columns, raw=raw)
+        return self._ranked("items_fts", (match,), weights, where, params, limit, columns, raw=raw)[0]
+
+    def word_hits_many(
+        self,
+        matches: Sequence[str],
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        *,
+        columns: str = "rowid",
+    ) -> tuple[list[Hit], dict[int, int]]:
+        """:meth:`word_hits` for several queries ranked together (their BM25 scores share
+        the index's statistics; an item found by more than one keeps its best score), and
+        for each hit a bit mask of the queries whose shortlist held it. Rows are read
+        once, for the merged best."""
+        return self._ranked("items_fts", matches, weights, where, params, limit, columns)
 
     def trigram_hits(
         self,
@@ -135,12 +152,12 @@ class SearchPrimitives:
         columns: str = "rowid",
     ) -> list[Hit]:
         """Like :meth:`word_hits` on the trigram index (title, tags, identifiers)."""
-        return self._ranked("items_tri", match, weights, where, params, limit, columns)
+        return self._ranked("items_tri", (match,), weights, where, params, limit, columns)[0]
 
     def _ranked(
         self,
         table: str,
-        match: str,
+        matches: Sequence[str],
         weights: Sequence[float],
         where: str,
         params: Sequence[Any],
@@ -148,20 +165,27 @@ class SearchPrimitives:
         columns: str,
         *,
         raw: bool = False,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], dict[int, int]]:
         # bm25() as a column sorted by SQLite's top-k sorter: a third faster than FTS5's
         # own ``ORDER BY rank``, which runs a nested statement to sort every match.
         rank = f"bm25({table}, " + ", ".join(f"{float(w):.4f}" for w in weights) + ")"
         inner = max(limit * 2, 40)  # room for filters; too few left runs the join below
-        ranked = self._fts(
-            f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ? ORDER BY r_ LIMIT ?",
-            (match, inner),
-            raw,
-        )
-        if not ranked:
-            return []
-        score = {int(r[0]): -float(r[1]) for r in ranked}
-        order = list(score)
+        score: dict[int, float] = {}
+        found: dict[int, int] = {}
+        full = False
+        for i, match in enumerate(matches):
+            ranked = self._fts(
+                f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ? ORDER BY r_ LIMIT ?",
+                (match, inner),
+                raw,
+            )
+            full = full or len(ranked) == inner
+            for rowid, r in ranked:
+                rowid, value = int(rowid), -float(r)
+                found[rowid] = found.get(rowid, 0) | (1 << i)
+                if value > score.get(rowid, -math.inf):
+                    score[rowid] = value
+        order = sorted(score, key=lambda r: -score[r])
         hits: list[Hit] = []
         start = 0
         while len(hits) < limit and start < len(order):
@@ -175,19 +199,25 @@ class SearchPrimitives:
                 (*batch, *params),
             )
             hits += [(r["rowid_"], score[r["rowid_"]], r) for r in rows]
-        hits = sorted(hits, key=lambda h: -h[1])[:limit]
-        if len(hits) < limit and len(ranked) == inner:
-            # Filters emptied the shortlist: rank the filtered set itself (slower).
-            rows = self._rows(
-                f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
-                f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
-                f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
-                f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
-                (match, *params, limit),
-                raw,
-            )
-            hits = [(r["rowid_"], float(r["score_"]), r) for r in rows]
-        return hits
+        if len(hits) < limit and full:
+            # Filters emptied a shortlist: rank the filtered set itself (slower).
+            best: dict[int, Hit] = {}
+            for i, match in enumerate(matches):
+                rows = self._rows(
+                    f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
+                    f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
+                    f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
+                    f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
+                    (match, *params, limit),
+                    raw,
+                )
+                for r in rows:
+                    rowid = int(r["rowid_"])
+                    found[rowid] = found.get(rowid, 0) | (1 << i)
+                    if rowid not in best or float(r["score_"]) > best[rowid][1]:
+                        best[rowid] = (rowid, float(r["score_"]), r)
+            hits = list(best.values())
+        return sorted(hits, key=lambda h: -h[1])[:limit], found
 
     def scan_hits(
         self, needle: str, where: str, params: Sequence[Any], limit: int, *, columns: str = "rowid"

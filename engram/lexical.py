@@ -100,19 +100,23 @@ def candidates(
     if raw_query is not None:
         paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
     else:
-        wq = word_match(parsed, stats[1], budget)
+        wq = word_match(parsed, stats[1], budget, stats[0])
+        hits: list[Hit] = []
+        for step in wq.steps if wq is not None else ():
+            if len(hits) >= pool:
+                break
+            # A later step adds what the ones before missed. Every step's score is BM25
+            # over the same statistics, so they rank together.
+            step_hits, masks = index.word_hits_many(
+                [match for match, _ in step], word_weights, where, params, pool, columns=cols
+            )
+            for h in step_hits:
+                if h[0] not in known:
+                    held = [t for i, (_, t) in enumerate(step) if masks[h[0]] >> i & 1]
+                    known[h[0]] = frozenset().union(*held)
+                    hits.append(h)
+            hits = sorted(hits, key=lambda h: -h[1])[:pool]
         if wq is not None:
-            hits = index.word_hits(wq.match, word_weights, where, params, pool, columns=cols)
-            known.update((h[0], wq.holds) for h in hits)
-            if wq.wider and len(hits) < pool:
-                # Too few items hold both rare terms: add those holding the rarest one. Both
-                # scores are BM25 over the same statistics, so they rank together.
-                more = [
-                    h for h in index.word_hits(wq.wider, word_weights, where, params, pool, columns=cols)
-                    if h[0] not in known
-                ]
-                known.update((h[0], wq.wider_holds) for h in more)
-                hits = sorted(hits + more, key=lambda h: -h[1])[:pool]
             paths.append((1.0, hits))
     if raw_query is None:
         tri = parsed.trigram_match()
@@ -151,36 +155,47 @@ def candidates(
 
 @dataclass(frozen=True, slots=True)
 class WordQuery:
-    """The word-index query that selects candidates (see :func:`word_match`)."""
+    """The word-index queries that select candidates (see :func:`word_match`). A step is
+    one or more FTS5 queries ranked together, each with the terms every item it finds
+    holds; a step runs only while the ones before found fewer than the candidate pool."""
 
-    match: str
-    holds: frozenset[Term]  # terms every hit holds (one term, or an AND); else empty
-    wider: str | None = None  # to add when ``match`` finds too few
-    wider_holds: frozenset[Term] = frozenset()
+    steps: tuple[tuple[tuple[str, frozenset[Term]], ...], ...]
 
 
-def word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> WordQuery | None:
-    """The word-index query that selects candidates, and a wider one to add when it
-    finds too few.
+def word_match(
+    parsed: ParsedQuery, df: Mapping[str, int], budget: int, total: int
+) -> WordQuery | None:
+    """The word-index queries that select candidates.
 
     FTS5 computes BM25 for every item that contains any term of an OR query (about a
     microsecond each), so candidates are selected by the rarest terms whose combined item
     counts stay within ``budget`` (``candidatePostings``); commoner terms are left out of
     the selection — they would cost thousands of rows for a weight near zero — but still
-    count towards each candidate's relevance. When even the rarest term is over budget,
-    the candidates are the items holding both rarest terms (an AND costs about what its
-    rarer list costs to walk, and BM25 is computed only for the items in both), and the
-    rarest term alone is the wider query for when that leaves too few."""
+    count towards each candidate's relevance. Ranked with those are the items that also
+    hold one of the two next-rarest terms, scored by every term they hold (an AND seeks
+    into the long lists instead of walking them): together, the ranking an uncapped
+    query gives the items holding a rare term.
+
+    When even the rarest term is over budget, the candidates are the items holding all
+    of the fewest rarest terms expected (as if words were independent) to share at most
+    ``budget`` items: an AND costs about what walking its rarest list costs, and BM25 is
+    computed only for the items in all. If that finds too few, the items holding the two
+    rarest terms, then the rarest alone, are added."""
     terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
     if not terms:
         return None
     ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
     cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
     if cost[0] > budget and len(ordered) > 1:
-        first, second = ordered[0], ordered[1]
-        return WordQuery(
-            f"{first.fts} AND {second.fts}", frozenset((first, second)), first.fts, frozenset((first,))
-        )
+        expected = float(cost[0])
+        k = 1
+        while k < len(ordered) and k < 4 and expected > budget:
+            expected *= cost[k] / max(total, 1)
+            k += 1
+        widths = sorted({k, 2, 1}, reverse=True)
+        return WordQuery(tuple(
+            ((" AND ".join(t.fts for t in ordered[:w]), frozenset(ordered[:w])),) for w in widths
+        ))
     chosen: list[Term] = []
     spent = 0
     for term, n in zip(ordered, cost, strict=True):
@@ -188,7 +203,18 @@ def word_match(parsed: ParsedQuery, df: Mapping[str, int], budget: int) -> WordQ
             break
         chosen.append(term)
         spent += n
-    return WordQuery(" OR ".join(t.fts for t in chosen), frozenset(chosen) if len(chosen) == 1 else frozenset())
+    rare = " OR ".join(t.fts for t in chosen)
+    holds = frozenset(chosen) if len(chosen) == 1 else frozenset()
+    left = ordered[len(chosen):]
+    if not left:
+        return WordQuery((((rare, holds),),))
+    # Ranked together: the items that also hold a commoner term, scored by every term
+    # they hold (seeks into the common lists, not walks), and those with rare terms only.
+    # Together that is the uncapped query's ranking of the items holding a rare term.
+    left = left[:2]  # the commonest add little weight and cost the most seeks
+    common = " OR ".join(t.fts for t in left)
+    both = holds | (frozenset(left) if len(left) == 1 else frozenset())
+    return WordQuery((((f"({rare}) AND ({common})", both), (rare, holds)),))
 
 
 def judge(

@@ -198,3 +198,23 @@ def test_word_counts_are_exact_below_the_cap_and_estimated_above(vault: Vault, m
     assert 15 <= counts["tides"] <= 25
     vault.create("One more", "harbor again", dedupe=False)  # an item change recounts
     assert vault.index.doc_counts(["harbor"]) == (41, {"harbor": 41})
+
+
+def test_a_rare_term_with_a_common_one_ranks_as_an_uncapped_query_would(vault: Vault) -> None:
+    # "zircon" (45 items) is within candidatePostings, "quartz" (61) no longer fits. The
+    # 40 best items for zircon alone all repeat it; the one that holds both words is
+    # found because items holding a commoner term too are ranked by every term they hold.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 60\n")
+    reopened = Vault.open(vault.root)
+    try:
+        for i in range(44):
+            reopened.create(f"Mineral note {i}", "zircon zircon zircon crystals", domain=["a"], dedupe=False)
+        for i in range(60):
+            reopened.create(f"Rock note {i}", "quartz veins", domain=["b"], dedupe=False)
+        for i in range(300):
+            reopened.create(f"Field note {i}", "granite and basalt outcrops", domain=["d"], dedupe=False)
+        reopened.create("Both stones", "zircon beside quartz", domain=["c"])
+        result = reopened.search("zircon quartz")
+        assert titles(result)[0] == "Both stones" and result.hits[0].relevance == 1.0
+    finally:
+        reopened.close()
