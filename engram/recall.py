@@ -510,11 +510,14 @@ def _disclose(
         return [], 0
     ids = [c.id for c in cands]
     bodies: dict[int, str] = {}
-    metas: dict[int, str] = {}
+    tag_lists: dict[int, str] = {}
     if tier != "catalog":  # a catalog line needs neither the body nor the tags
         rowids = [int(c.row["rowid"]) for c in cands]
-        for r in vault.index.query(f"SELECT rowid, body, meta FROM items WHERE {sql_in('rowid', rowids)}", rowids):
-            bodies[r["rowid"]], metas[r["rowid"]] = r["body"], r["meta"]
+        # SQLite picks the tags out of the frontmatter JSON: parsing all of it here cost
+        # more than the rest of disclosure.
+        sql = f"SELECT rowid, body, json_extract(meta, '$.tags') AS tags FROM items WHERE {sql_in('rowid', rowids)}"
+        for r in vault.index.query(sql, rowids):
+            bodies[r["rowid"]], tag_lists[r["rowid"]] = r["body"], r["tags"] or ""
     warnings = _warnings(vault, ids, edges)
     costs = [_tokens(f"{c.id} {c.row['title']} {c.row['path']} {c.row['kind']}") + 4 for c in cands]
     used = 0
@@ -530,8 +533,8 @@ def _disclose(
             extra = _tokens(digest) if option == "digest" else _tokens(body) + _tokens(digest) if option == "content" else 0
             cost = costs[i] + extra
             if used + cost + reserve <= budget or (option == "catalog" and not hits):
-                meta = metas.get(int(cand.row["rowid"]), "")
-                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), meta))
+                tags = tag_lists.get(int(cand.row["rowid"]), "")
+                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), tags))
                 used += cost
                 break
         else:
@@ -548,10 +551,10 @@ def _digest(cand: Candidate, body: str) -> str:
 
 
 def _hit(
-    cand: Candidate, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...], meta: str
+    cand: Candidate, tier: str, digest: str | None, body: str, warnings: tuple[HitWarning, ...], tags_json: str
 ) -> SearchHit:
     row = cand.row
-    tags = tuple(json.loads(meta).get("tags", ())) if tier != "catalog" and meta else ()
+    tags = tuple(json.loads(tags_json)) if tier != "catalog" and tags_json else ()
     explanation = Explanation(
         matched_terms=cand.matched,
         missing_terms=cand.missing,
