@@ -43,8 +43,10 @@ class Edge:
 class SearchPrimitives:
     """Read-only search queries over the index tables (see the module docstring)."""
 
-    #: Item counts per query word, valid at the ``changes`` tally they were counted at.
-    _word_counts: tuple[int, dict[str, int]] | None = None
+    #: Item counts per query word, valid at the (``changes`` tally, schema version) they
+    #: were counted at: the tally moves with every item written or removed, and a rebuild,
+    #: which starts the tally again, changes the schema version.
+    _word_counts: tuple[tuple[int, int], dict[str, int]] | None = None
 
     def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
         raise NotImplementedError  # provided by engram.index.Index
@@ -56,7 +58,8 @@ class SearchPrimitives:
         """(number of items, {word: number of items whose word index holds it}), stemmed
         as the word index stems. One statement counts the words not seen since the last
         item change and reads the item tally; counts are cached until the ``changes``
-        tally moves (any item written or removed, by any process)."""
+        tally moves (any item written or removed, by any process) or the index is
+        rebuilt."""
         cached = self._word_counts
         wanted = list(dict.fromkeys(words))
         known = cached[1] if cached is not None else {}
@@ -73,7 +76,7 @@ class SearchPrimitives:
         self._word_counts = (changes, known)
         return total, {w: known[w] for w in words}
 
-    def _count(self, words: Sequence[str]) -> tuple[int, int, dict[str, int]]:
+    def _count(self, words: Sequence[str]) -> tuple[int, tuple[int, int], dict[str, int]]:
         # count(*) walks a posting list without decoding positions (as cheap as fts5vocab)
         # and the word goes through the index's own tokenizer (no second stemmer). A walk
         # stops after COUNT_CAP items; a commoner word's count is estimated from how far
@@ -89,14 +92,15 @@ class SearchPrimitives:
             params += [quote(word), COUNT_CAP]
         row = self._fts(
             "SELECT (SELECT n FROM tally WHERE key = 'items'),"
-            " (SELECT n FROM tally WHERE key = 'changes'), (SELECT max(rowid) FROM items)"
+            " (SELECT n FROM tally WHERE key = 'changes'),"
+            " (SELECT schema_version FROM pragma_schema_version()), (SELECT max(rowid) FROM items)"
             + (", " + counts if counts else ""),
             params,
             False,
         )[0]
-        total, changes, top = int(row[0]), int(row[1]), int(row[2] or 0)
+        total, changes, top = int(row[0]), (int(row[1]), int(row[2])), int(row[3] or 0)
         out: dict[str, int] = {}
-        for word, cell in zip(words, row[3:], strict=True):
+        for word, cell in zip(words, row[4:], strict=True):
             n, _, last = str(cell).partition(" ")
             count = int(n)
             if count >= COUNT_CAP and last and int(last) > 0:

@@ -198,6 +198,13 @@ def test_word_counts_are_exact_below_the_cap_and_estimated_above(vault: Vault, m
     assert 15 <= counts["tides"] <= 25
     vault.create("One more", "harbor again", dedupe=False)  # an item change recounts
     assert vault.index.doc_counts(["harbor"]) == (41, {"harbor": 41})
+    # A rebuild starts the change tally again; the counts must not outlive it.
+    vault.reindex()
+    assert vault.index.doc_counts(["quay"]) == (41, {"quay": 0})
+    edited = vault.root / vault.get("One more").path
+    edited.write_text(edited.read_text(encoding="utf-8").replace("harbor again", "quay again"), encoding="utf-8")
+    vault.reindex()
+    assert vault.index.doc_counts(["quay"]) == (41, {"quay": 1})
 
 
 def test_a_rare_term_with_a_common_one_ranks_as_an_uncapped_query_would(vault: Vault) -> None:
