@@ -208,10 +208,11 @@ def word_match(
     left = ordered[len(chosen):]
     if not left:
         return WordQuery((((rare, holds),),))
-    # Ranked together: the items that also hold a commoner term, scored by every term
-    # they hold (seeks into the common lists, not walks), and those with rare terms only.
-    # Together that is the uncapped query's ranking of the items holding a rare term.
-    left = left[:2]  # the commonest add little weight and cost the most seeks
+    # Ranked together: the items that also hold one of the next-rarest terms, scored by
+    # every term they hold (seeks into the common lists, not walks), and those found by
+    # the rare terms alone: nearly the uncapped query's ranking of the items holding a
+    # rare term. Only two commoner terms: the commonest weigh least and cost most seeks.
+    left = left[:2]
     common = " OR ".join(t.fts for t in left)
     both = holds | (frozenset(left) if len(left) == 1 else frozenset())
     return WordQuery((((f"({rare}) AND ({common})", both), (rare, holds)),))
