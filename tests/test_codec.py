@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
-from mergedriver import codec
+from mergedriver import codec, yamlio
 from tests.conftest import COMPAT
 
 # ---------------------------------------------------------------------- strategies
@@ -198,21 +198,22 @@ def test_bad_files_raise_codec_errors_with_the_problem(data: bytes, problem: str
         codec.parse_engram(data)
 
 
-def test_codec_module_imports_only_stdlib_and_yaml() -> None:
-    source = Path(codec.__file__).read_text(encoding="utf-8")
-    imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports <= {"__future__", "hashlib", "math", "re", "collections", "datetime", "typing", "yaml"}
+def test_codec_modules_import_only_stdlib_and_yaml() -> None:
+    for module in (codec, yamlio):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
+        assert imports <= {"__future__", "hashlib", "math", "re", "collections", "datetime", "typing", "yaml", "mergedriver"}
 
 
 @given(st.dictionaries(st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,12}", fullmatch=True), extra_values, max_size=8))
 def test_fast_mapping_emitter_matches_pyyaml(data: dict[str, object]) -> None:
-    assert codec.dump_mapping(data) == codec.dump_yaml(data)
+    assert yamlio.dump_mapping(data) == yamlio.dump_yaml(data)
 
 
 @given(engrams())
 def test_fast_emitter_matches_pyyaml_on_frontmatter(item: Engram) -> None:
     meta = codec.normalize_engram_meta(item.to_meta())
-    assert codec.dump_mapping(meta) == codec.dump_yaml(meta)
+    assert yamlio.dump_mapping(meta) == yamlio.dump_yaml(meta)
 
 
 yaml_lines = st.lists(
@@ -233,10 +234,10 @@ yaml_lines = st.lists(
 @given(yaml_lines)
 def test_fast_frontmatter_reader_agrees_with_pyyaml(lines: list[str]) -> None:
     text = "\n".join(lines) + "\n"
-    fast = codec._fast_mapping(text)
+    fast = yamlio.fast_mapping(text)
     if fast is None:
         return
-    slow = yaml.load(text, Loader=codec._Loader)
+    slow = yaml.load(text, Loader=yamlio.Loader)
     assert fast == slow
     assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]
     for key, value in fast.items():
@@ -248,7 +249,7 @@ def test_fast_frontmatter_reader_agrees_with_pyyaml(lines: list[str]) -> None:
 def test_files_engram_writes_take_the_fast_path(item: Engram) -> None:
     data = codec.render_engram(item.to_meta(), item.content)
     front = data.decode().split("---\n")[1]
-    slow = yaml.load(front, Loader=codec._Loader)
-    fast = codec._fast_mapping(front)
+    slow = yaml.load(front, Loader=yamlio.Loader)
+    fast = yamlio.fast_mapping(front)
     if fast is not None:
         assert fast == slow
