@@ -1,4 +1,8 @@
-"""``python -m benchmarks run [scale|quality|all]``: run the harness, write JSON and SVG.
+"""``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
+
+``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp`` or ``all``
+(every one of them, in that order; ``refresh`` and ``mcp`` reuse the vaults ``scale``
+generates).
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
 ``<kind>-latest.json``, and ``<kind>-latest.svg`` charts. Each JSON records the machine
@@ -9,6 +13,7 @@ numbers, because the machines that run this are shared and timing is noisy.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -22,6 +27,8 @@ from typing import Any
 from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Every benchmark ``run`` knows; the last four are modules ``benchmarks/bench_<kind>.py``.
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run benchmarks")
-    run.add_argument("what", choices=("scale", "quality", "all"), nargs="?", default="all")
+    run.add_argument("what", choices=(*KINDS, "all"), nargs="?", default="all")
     run.add_argument("--sizes", default="10000,100000", help="vault sizes for scale (comma separated)")
     run.add_argument("--granularity", default="session,turn,hybrid", help="LoCoMo item granularities")
     args = parser.parse_args(argv)
@@ -112,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         data["machine_after"] = machine()
         print(f"scale: {_write('scale', data, scale_charts(data))}")
         _summary_scale(data)
+    for kind in KINDS[2:]:
+        if args.what in (kind, "all"):
+            module = importlib.import_module(f"benchmarks.bench_{kind}")
+            print(f"{kind}:")
+            module.main([])
     return 0
 
 
