@@ -2,7 +2,7 @@
 
 Everything here is pure (no files, no index): :func:`build_new` makes a new
 :class:`~engram.model.Engram` from user input, :func:`normalize_changes` and
-:func:`apply_changes` turn an update request into a new value, and :func:`filter_sql`
+:func:`apply_changes` turn an update request into a new value, and :class:`Filters`
 turns list filters into an index query. Each refusal is an
 :class:`~engram.errors.InvalidInput` naming the field and saying what is accepted.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -23,7 +23,6 @@ from engram.model import (
     VERIFICATION_STATUSES,
     VISIBILITIES,
     Engram,
-    instant,
 )
 from engram.paths import normalize_domain, slugify, split_domain
 from mergedriver import codec
@@ -343,55 +342,66 @@ def changed_fields(old: Engram, new: Engram) -> tuple[str, ...]:
 # ---------------------------------------------------------------------- queries
 
 
-def filter_sql(
-    *,
-    domain: str | Sequence[str] | None = None,
-    kinds: Iterable[str] | None = None,
-    tags: Iterable[str] | None = None,
-    statuses: Iterable[str] | None = None,
-    visibility: Iterable[str] | None = None,
-    min_importance: float | None = None,
-    include_hidden: bool = False,
-    as_of: str | None = None,
-) -> tuple[str, list[Any]]:
-    """A WHERE clause over the ``items`` index table for the common filters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if domain:
-        segments = domain_tags(domain)
-        prefix = "/".join(segments)
-        clauses.append("(domain = ? OR domain LIKE ? ESCAPE '\\')")
-        params += [prefix, _like_escape(prefix) + "/%"]
-    if kinds is not None:
-        kind_list = [choice("kind", k, ENGRAM_KINDS) for k in kinds]
-        if kind_list:
-            clauses.append(f"kind IN ({','.join('?' * len(kind_list))})")
-            params += kind_list
-    if tags is not None:
-        for tag in tag_list(list(tags)):
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which items a listing or a search looks at; every part optional.
+
+    Build one with :meth:`of` (which validates and normalises, raising InvalidInput or
+    UnknownKind); :meth:`sql` is its WHERE clause over the ``items`` index table.
+    Frozen, forgotten and quarantined items are left out unless ``statuses`` names them
+    or ``include_hidden`` is set.
+    """
+
+    domain: str = ""  # a folder prefix, e.g. "ops/postgres"
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # an item must carry all of them
+    statuses: tuple[str, ...] = ()
+    visibility: tuple[str, ...] = ()
+    min_importance: float | None = None
+    include_hidden: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        domain: str | Sequence[str] | None = None,
+        kinds: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        statuses: Iterable[str] | None = None,
+        visibility: Iterable[str] | None = None,
+        min_importance: float | None = None,
+        include_hidden: bool = False,
+    ) -> Filters:
+        return cls(
+            domain="/".join(domain_tags(domain)) if domain else "",
+            kinds=tuple(choice("kind", k, ENGRAM_KINDS) for k in kinds or ()),
+            tags=tag_list(list(tags)) if tags is not None else (),
+            statuses=tuple(choice("status", s, STATUSES) for s in statuses or ()),
+            visibility=tuple(choice("visibility", v, VISIBILITIES) for v in visibility or ()),
+            min_importance=unit("min_importance", min_importance) if min_importance is not None else None,
+            include_hidden=include_hidden,
+        )
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.domain:
+            clauses.append("(domain = ? OR domain LIKE ? ESCAPE '\\')")
+            params += [self.domain, _like_escape(self.domain) + "/%"]
+        for column, values in (("kind", self.kinds), ("status", self.statuses), ("visibility", self.visibility)):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                params += values
+        if not self.statuses and not self.include_hidden:
+            clauses.append(f"status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})")
+            params += HIDDEN_STATUSES
+        for tag in self.tags:
             clauses.append("EXISTS (SELECT 1 FROM json_each(json_extract(meta, '$.tags')) WHERE value = ?)")
             params.append(tag)
-    status_list = [choice("status", s, STATUSES) for s in statuses] if statuses is not None else []
-    if status_list:
-        clauses.append(f"status IN ({','.join('?' * len(status_list))})")
-        params += status_list
-    elif not include_hidden:
-        clauses.append(f"status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})")
-        params += list(HIDDEN_STATUSES)
-    if visibility is not None:
-        vis = [choice("visibility", v, VISIBILITIES) for v in visibility]
-        if vis:
-            clauses.append(f"visibility IN ({','.join('?' * len(vis))})")
-            params += vis
-    if min_importance is not None:
-        clauses.append("importance >= ?")
-        params.append(unit("min_importance", min_importance))
-    if as_of is not None:
-        at = timestamp("as_of", as_of)
-        instant(at)
-        clauses.append("COALESCE(activated_at, created_at) <= ? AND (deactivated_at IS NULL OR deactivated_at > ?)")
-        params += [at, at]
-    return (" AND ".join(clauses) or "1"), params
+        if self.min_importance is not None:
+            clauses.append("importance >= ?")
+            params.append(self.min_importance)
+        return (" AND ".join(clauses) or "1"), params
 
 
 def _like_escape(text_: str) -> str:

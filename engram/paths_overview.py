@@ -57,7 +57,7 @@ def tree(
     (deeper folders are folded into their ancestor's total). Raises InvalidInput."""
     if depth is not None and (not isinstance(depth, int) or depth < 1):
         raise InvalidInput(f"depth must be 1 or more, not {depth!r}.", field="depth", hint="e.g. 2")
-    where, params = items.filter_sql(domain=domain, include_hidden=include_hidden)
+    where, params = items.Filters.of(domain=domain, include_hidden=include_hidden).sql()
     rows = index.query(f"SELECT domain, count(*) AS n FROM items WHERE {where} GROUP BY domain", params)
     base = tuple(items.domain_tags(domain)) if domain else ()
     trie: _Trie = {}

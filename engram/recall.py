@@ -262,15 +262,9 @@ class _Edges:
 def search(
     vault: Vault,
     query: str,
+    filters: items.Filters = items.Filters(),  # noqa: B008 - frozen, shared safely
     *,
     limit: int | None = None,
-    domain: str | Sequence[str] | None = None,
-    kinds: Iterable[str] | None = None,
-    tags: Iterable[str] | None = None,
-    statuses: Iterable[str] | None = None,
-    visibility: Iterable[str] | None = None,
-    min_importance: float | None = None,
-    include_hidden: bool = False,
     as_of: str | None = None,
     tier: str = "auto",
     budget: int | None = None,
@@ -296,10 +290,7 @@ def search(
             hint='Search for words, e.g. `engram search "vacuum lock"`.',
         )
     at = items.timestamp("as_of", as_of) if as_of is not None else now()
-    where, params = items.filter_sql(
-        domain=domain, kinds=kinds, tags=tags, statuses=statuses, visibility=visibility,
-        min_importance=min_importance, include_hidden=include_hidden,
-    )
+    where, params = filters.sql()
     if as_of is not None:  # what existed then; retirement is decided by succession below
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]

@@ -174,7 +174,7 @@ class Vault(LinksMixin, RepairMixin):
         :meth:`broken_files`), never fatal.
         """
         self._ensure_fresh()
-        where, params = items.filter_sql(
+        where, params = items.Filters.of(
             domain=domain,
             kinds=kinds,
             tags=tags,
@@ -182,7 +182,7 @@ class Vault(LinksMixin, RepairMixin):
             visibility=visibility,
             min_importance=min_importance,
             include_hidden=include_hidden,
-        )
+        ).sql()
         tail = "ORDER BY updated_at DESC, path"
         if limit is not None:
             tail += f" LIMIT {int(limit)} OFFSET {int(offset)}"
@@ -421,10 +421,12 @@ class Vault(LinksMixin, RepairMixin):
         from engram import recall
 
         self._ensure_fresh()
+        filters = items.Filters.of(
+            domain=domain, kinds=kinds, tags=tags, statuses=statuses, visibility=visibility,
+            min_importance=min_importance, include_hidden=include_hidden,
+        )
         return recall.search(
-            self, query, limit=limit, domain=domain, kinds=kinds, tags=tags,
-            statuses=statuses, visibility=visibility, min_importance=min_importance,
-            include_hidden=include_hidden, as_of=as_of, tier=tier, budget=budget,
+            self, query, filters, limit=limit, as_of=as_of, tier=tier, budget=budget,
             expand=expand, raw=raw, record=record, min_relevance=min_relevance,
         )
 
