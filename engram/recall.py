@@ -325,7 +325,10 @@ def search(
         # be kept bounds what a newly reached item must be able to beat.
         kept = sorted((c.score for c in cands.values() if raw or (c.relevance or 0.0) >= floor), reverse=True)
         cutoff = kept[limit - 1] if len(kept) >= limit else -math.inf
-        _expand(vault, cands, where, params, at, s, now_ts, pending, edges, current=as_of is None, cutoff=cutoff)
+        _expand(
+            vault, cands, where, params, at, s, now_ts, pending, edges,
+            current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor,
+        )
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     best: float | None = None
     if not raw:
@@ -444,9 +447,16 @@ def _expand(
     *,
     current: bool,
     cutoff: float,
+    floor: float,
 ) -> None:
+    # Only confident hits spread: a weak match below the relevance floor is not shown,
+    # so what it links to would surface without a reason the reader can see.
     seeds = sorted(
-        (c for c in cands.values() if c.lexical_rank is not None), key=lambda c: (-c.score, c.id)
+        (
+            c for c in cands.values()
+            if c.lexical_rank is not None and (c.relevance is None or c.relevance >= floor)
+        ),
+        key=lambda c: (-c.score, c.id),
     )[: s.expansion_seeds]
     fetched: dict[str, Mapping[str, Any]] = {}
     # The most any part but the graph's can add (each factor is at most 1).

@@ -142,3 +142,18 @@ def test_succession_by_synapse_alone_replaces_the_hit_and_keeps_it_out_of_expans
     assert ids(vault.search("user locale keys")) == [new.id]
     # The old item does not surface by association with the hub it extends.
     assert old.id not in ids(vault.search("purge prefix invalidation"))
+
+
+def test_only_confident_hits_spread_activation(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A weak match that is not shown must not pull its neighbours into the results."""
+    from engram.demo import build_demo
+
+    demo = build_demo(tmp_path / "demo")
+    hits = {h.title: h.via for h in demo.search("rerun red builds", record=False).hits}
+    assert hits["Flaky integration tests hide real failures"] == "lexical"
+    assert hits["Quarantine a flaky test within one day"] == "graph"  # linked to the hit
+    # "Copy a frozen dataclass…" matches a fragment of the query too weakly to be shown;
+    # what it links to must not surface either.
+    assert "Prefer immutable value objects" not in hits
+    loose = {h.title for h in demo.search("rerun red builds", min_relevance=0.0, record=False).hits}
+    assert "Prefer immutable value objects" in loose  # with no floor the weak match spreads

@@ -93,6 +93,11 @@ def demo(app: AppContext, path: str) -> None:
     for syn in vault.synapses(target.id):
         other = vault.get(syn.other(target.id))
         say(f"  --{syn.kind}--> {other.title}")
+    say('\n$ engram search "exclusive lock on orders" --tier catalog')
+    found = vault.search("exclusive lock on orders", tier="catalog", limit=4, record=False)
+    for n, hit in enumerate(found.hits, 1):
+        how = "matched words" if hit.via == "lexical" else "reached through a link"
+        say(f"  {n}. {hit.title}  ({how})")
     say('\n$ engram add "Use pg_repack instead of VACUUM FULL on live tables" ... (same text again)')
     again = vault.create(target.title, target.content, domain=list(target.domain_tags))
     say(f"  {again.outcome}: the original {again.id[:8]} was reinforced, nothing new was written")
