@@ -160,6 +160,7 @@ def test_demo_builds_and_rebuilds(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     first = subprocess.run([engram_exe(), "demo", str(target)], env=env, capture_output=True, text=True, check=True)
     assert "DUPLICATE" in first.stdout and "is at version" in first.stdout
+    assert "(reached through a link)" in first.stdout  # graph expansion at work
     assert "0 problems" in first.stdout
     again = subprocess.run([engram_exe(), "demo", str(target)], env=env, capture_output=True, text=True, check=True)
     assert again.returncode == 0

@@ -93,8 +93,8 @@ def demo(app: AppContext, path: str) -> None:
     for syn in vault.synapses(target.id):
         other = vault.get(syn.other(target.id))
         say(f"  --{syn.kind}--> {other.title}")
-    say('\n$ engram search "exclusive lock on orders" --tier catalog')
-    found = vault.search("exclusive lock on orders", tier="catalog", limit=4, record=False)
+    say('\n$ engram search "charge a customer twice" --tier catalog')
+    found = vault.search("charge a customer twice", tier="catalog", limit=4, record=False)
     for n, hit in enumerate(found.hits, 1):
         how = "matched words" if hit.via == "lexical" else "reached through a link"
         say(f"  {n}. {hit.title}  ({how})")
