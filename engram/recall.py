@@ -48,6 +48,7 @@ from engram.query import ParsedQuery, parse
 from engram.usage import Usage, journal_for
 
 if TYPE_CHECKING:
+    from engram.settings import Settings
     from engram.vault import Vault
 
 Tier = Literal["catalog", "digest", "content", "auto"]
@@ -206,24 +207,20 @@ class SearchResult:
         }
 
 
-_settings_cache: dict[int, tuple[object, RecallSettings]] = {}
+def read_settings(settings: Settings) -> RecallSettings:
+    """The ``recall`` section of ``engram.yaml``, validated."""
+    recall = settings.section("recall", RecallSettings)
+    if recall.freshness not in ("auto", "walk"):
+        raise InvalidInput(
+            f"engram.yaml: recall.freshness is {recall.freshness!r}.",
+            field="recall.freshness", hint="Use auto or walk.",
+        )
+    return recall
 
 
 def recall_settings(vault: Vault) -> RecallSettings:
-    """The vault's ``recall`` settings (read once per loaded ``engram.yaml``)."""
-    cached = _settings_cache.get(id(vault.settings))
-    if cached is not None and cached[0] is vault.settings:
-        return cached[1]
-    settings = vault.settings.section("recall", RecallSettings)
-    if settings.freshness not in ("auto", "walk"):
-        raise InvalidInput(
-            f"engram.yaml: recall.freshness is {settings.freshness!r}.",
-            field="recall.freshness", hint="Use auto or walk.",
-        )
-    if len(_settings_cache) > 64:
-        _settings_cache.clear()
-    _settings_cache[id(vault.settings)] = (vault.settings, settings)
-    return settings
+    """The vault's ``recall`` settings (read once per opened vault)."""
+    return vault.recall_settings
 
 
 class _Edges:

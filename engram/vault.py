@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +40,7 @@ from engram.vaultbase import STATE_DIR
 
 if TYPE_CHECKING:
     from engram.paths_overview import DomainNode
-    from engram.recall import SearchResult
+    from engram.recall import RecallSettings, SearchResult
     from engram.usage import FlushStats
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
@@ -128,9 +129,14 @@ class Vault(LinksMixin, RepairMixin):
         self._fresh = True
 
     def _freshness_mode(self) -> str:
-        from engram.recall import recall_settings
+        return self.recall_settings.freshness
 
-        return recall_settings(self).freshness
+    @functools.cached_property
+    def recall_settings(self) -> RecallSettings:
+        """The ``recall`` section of ``engram.yaml``, read once like the rest of it."""
+        from engram.recall import read_settings
+
+        return read_settings(self.settings)
 
     def reindex(self) -> RefreshStats:
         """Rebuild the index from the files alone."""
