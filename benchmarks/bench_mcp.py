@@ -31,8 +31,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks import synth
-from engram.format import read_engram
 from engram.mcp import build_server
+from engram.store.format import read_engram
 from engram.vault import Vault
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engram.model import new_id
-from engram.sync import sync
+from engram.store.model import new_id
+from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 

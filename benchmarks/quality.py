@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.model import new_id, now, synapse_id
-from engram.query import STOPWORDS
+from engram.index.query import STOPWORDS
+from engram.store.model import new_id, now, synapse_id
 from engram.vault import Vault
 from mergedriver import codec
 

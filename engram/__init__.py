@@ -10,7 +10,7 @@ adapters on top and the core never imports them. Start with :class:`engram.vault
 """
 
 from engram.errors import EngramError
-from engram.model import Engram, Evidence, Synapse
+from engram.store.model import Engram, Evidence, Synapse
 from engram.vault import CreateResult, Vault
 
 __all__ = ["CreateResult", "Engram", "EngramError", "Evidence", "Synapse", "Vault"]

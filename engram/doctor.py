@@ -37,12 +37,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from engram import conflicts, derived
 from engram.errors import EngramError
-from engram.format import read_engram, read_synapse
-from engram.fsio import TEMP_SUFFIX, remove
-from engram.model import Engram, synapse_id
-from engram.paths import id_suffix, item_relpath, slugify
+from engram.items import derived
+from engram.store.format import read_engram, read_synapse
+from engram.store.fsio import TEMP_SUFFIX, remove
+from engram.store.model import Engram, synapse_id
+from engram.store.paths import id_suffix, item_relpath, slugify
+from engram.team import conflicts
 from engram.vault import Vault
 from mergedriver import codec
 

@@ -9,7 +9,7 @@ Invariants:
 - Every read-modify-write runs under the vault lock and re-reads the file from disk
   inside it, so concurrent writers (other processes, other agents) never lose an update;
   the loser of a race on ``update`` gets :class:`~engram.errors.VersionConflict`.
-- Files are replaced atomically (:mod:`engram.fsio`); a crash leaves the old bytes.
+- Files are replaced atomically (:mod:`engram.store.fsio`); a crash leaves the old bytes.
 - Input is validated before anything is written: a refused call changes nothing.
 - An item's path follows its domain, title and visibility; its id never changes. Every
   synapse write regenerates the derived wikilink section of both endpoints; synapses that
@@ -27,21 +27,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engram import items
-from engram.dedup import candidate_match, fingerprint, similarity
 from engram.errors import FormatError, VaultNotFound
-from engram.fsio import prune_empty_dirs
-from engram.index import RefreshStats
-from engram.links import LinksMixin
-from engram.model import Engram, new_id, now
-from engram.repair import RepairMixin
-from engram.settings import SETTINGS_FILE
-from engram.vaultbase import STATE_DIR
+from engram.index.catalog import RefreshStats
+from engram.items.links import LinksMixin
+from engram.items.repair import RepairMixin
+from engram.items.state import STATE_DIR
+from engram.store import rules
+from engram.store.dedup import candidate_match, fingerprint, similarity
+from engram.store.fsio import prune_empty_dirs
+from engram.store.model import Engram, new_id, now
+from engram.store.settings import SETTINGS_FILE
 
 if TYPE_CHECKING:
-    from engram.paths_overview import DomainNode
-    from engram.recall import RecallSettings, SearchResult
-    from engram.usage import FlushStats
+    from engram.index.overview import DomainNode
+    from engram.recall.search import RecallSettings, SearchResult
+    from engram.recall.usage import FlushStats
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
 
@@ -105,8 +105,8 @@ class Vault(LinksMixin, RepairMixin):
 
     @classmethod
     def init(cls, path: str | Path, *, actor: str | None = None) -> Vault:
-        """Create (or complete) a vault at ``path``; safe to run again. See :mod:`engram.setup`."""
-        from engram.setup import init_vault
+        """Create (or complete) a vault at ``path``; safe to run again. See :mod:`engram.team.setup`."""
+        from engram.team.setup import init_vault
 
         root = init_vault(Path(path))
         return cls(root, actor=actor)
@@ -124,7 +124,7 @@ class Vault(LinksMixin, RepairMixin):
 
     def _ensure_fresh(self) -> None:
         """Before a read: the index reflects every file change that completed before this
-        call (a watcher in long-lived processes, a stat walk otherwise; see engram.index)."""
+        call (a watcher in long-lived processes, a stat walk otherwise; see engram.index.catalog)."""
         self.index.ensure_fresh(self._freshness_mode())
         self._fresh = True
 
@@ -134,7 +134,7 @@ class Vault(LinksMixin, RepairMixin):
     @functools.cached_property
     def recall_settings(self) -> RecallSettings:
         """The ``recall`` section of ``engram.yaml``, read once like the rest of it."""
-        from engram.recall import read_settings
+        from engram.recall.search import read_settings
 
         return read_settings(self.settings)
 
@@ -180,7 +180,7 @@ class Vault(LinksMixin, RepairMixin):
         :meth:`broken_files`), never fatal.
         """
         self._ensure_fresh()
-        where, params = items.Filters.of(
+        where, params = rules.Filters.of(
             domain=domain,
             kinds=kinds,
             tags=tags,
@@ -232,7 +232,7 @@ class Vault(LinksMixin, RepairMixin):
         from). Raises InvalidInput / UnknownKind before writing anything.
         """
         stamp = now()
-        item = items.build_new(
+        item = rules.build_new(
             new_id(),
             title=title,
             content=content,
@@ -288,7 +288,7 @@ class Vault(LinksMixin, RepairMixin):
         words (see :func:`engram.dedup.candidate_match`)."""
         live = "status NOT IN ('forgotten', 'quarantined')"
         found = self.index.items(f"title_key = ? AND {live}", (item.title.casefold(),))
-        words = items.candidate_words(item.title, item.content)
+        words = rules.candidate_words(item.title, item.content)
         match = candidate_match(words, self.index.term_stats(words)[1])
         if match is not None:
             seen = {c.path for c in found}
@@ -340,14 +340,14 @@ class Vault(LinksMixin, RepairMixin):
         domain or visibility moves the file; the id stays. An update that changes
         nothing writes nothing. Raises NotFound, InvalidInput, VersionConflict.
         """
-        normalized = items.normalize_changes(changes)
+        normalized = rules.normalize_changes(changes)
         with self.lock.hold():
             self._ensure_indexed()
             rel = self._resolve(ref)
             current, _ = self._read(rel)
             self._check_version(current, expected_version)
-            updated = items.apply_changes(current, normalized)
-            changed = items.changed_fields(current, updated)
+            updated = rules.apply_changes(current, normalized)
+            changed = rules.changed_fields(current, updated)
             if not changed:
                 return current
             updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=self.actor)
@@ -416,7 +416,7 @@ class Vault(LinksMixin, RepairMixin):
         min_relevance: float | None = None,
     ) -> SearchResult:
         """Graph-expanded recall: lexical hits blended with recency, importance,
-        reinforcement and heat, expanded along synapses; see :mod:`engram.recall`.
+        reinforcement and heat, expanded along synapses; see :mod:`engram.recall.search`.
 
         Filters are those of :meth:`list`; ``as_of`` recalls what the vault held at an
         instant; ``tier`` is catalog, digest, content or auto (with a token ``budget``);
@@ -424,10 +424,10 @@ class Vault(LinksMixin, RepairMixin):
         ``record=False`` leaves the usage journal alone. Below the relevance floor the
         result's status is ``no_confident_match``. Raises InvalidInput.
         """
-        from engram import recall
+        from engram.recall import search as recall
 
         self._ensure_fresh()
-        filters = items.Filters.of(
+        filters = rules.Filters.of(
             domain=domain, kinds=kinds, tags=tags, statuses=statuses, visibility=visibility,
             min_importance=min_importance, include_hidden=include_hidden,
         )
@@ -445,13 +445,13 @@ class Vault(LinksMixin, RepairMixin):
     ) -> DomainNode:
         """The domain tree under ``domain`` (default: the whole vault) with each folder's
         own and cumulative item counts, to ``depth`` levels; see engram.paths_overview."""
-        from engram import paths_overview
+        from engram.index import overview as paths_overview
 
         self._ensure_fresh()
         return paths_overview.tree(self.index, domain=domain, depth=depth, include_hidden=include_hidden)
 
     def flush_usage(self) -> FlushStats:
-        """Fold journaled retrievals into frontmatter in one batch (see engram.usage)."""
-        from engram import usage
+        """Fold journaled retrievals into frontmatter in one batch (see engram.recall.usage)."""
+        from engram.recall import usage
 
         return usage.flush(self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from engram.sync import SyncReport, sync
+from engram.team.sync import SyncReport, sync
 from engram.vault import Vault
 
 

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
+from engram.store.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
 from mergedriver import codec, yamlio
 from tests.conftest import COMPAT
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engram.doctor import diagnose
-from engram.format import read_engram
+from engram.store.format import read_engram
 from engram.vault import Vault
 from mergedriver import codec
 from tests.conftest import COMPAT

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.format import read_engram
+from engram.store.format import read_engram
 from engram.vault import Vault
 
 CREATE_SCRIPT = textwrap.dedent(

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from engram import conflicts
 from engram.cli import cli
 from engram.errors import Conflict, InvalidInput
-from engram.format import render_engram
-from engram.model import Engram
+from engram.store.format import render_engram
+from engram.store.model import Engram
+from engram.team import conflicts
 from engram.vault import Vault
 from mergedriver.merge import merge_file
 

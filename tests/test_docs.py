@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import click
 
 from engram.cli import cli
-from engram.model import ENGRAM_KINDS, STATUSES, SYNAPSE_FAMILIES, VISIBILITIES
+from engram.store.model import ENGRAM_KINDS, STATUSES, SYNAPSE_FAMILIES, VISIBILITIES
 from mergedriver import codec
 from tests.conftest import ROOT
 

@@ -7,7 +7,7 @@ import shutil
 import time
 
 from engram.doctor import diagnose
-from engram.format import read_engram
+from engram.store.format import read_engram
 from engram.vault import Vault
 
 

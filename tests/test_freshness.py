@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.freshness import start_watcher
+from engram.index.watcher import start_watcher
 from engram.vault import Vault
 
 WATCH = start_watcher(Path.cwd()) is not None  # inotify available here?

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engram import gitstore
-from engram.sync import sync
+from engram.team import gitstore
+from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import (

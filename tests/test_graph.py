@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engram.graph import SpreadSettings, spread
-from engram.indexsearch import Edge
+from engram.index.search import Edge
+from engram.recall.graph import SpreadSettings, spread
 from engram.vault import Vault
 
 

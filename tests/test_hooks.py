@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engram import hooks
 from engram.cli import cli
 from engram.errors import Conflict
-from engram.sync import sync
+from engram.team import hooks
+from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clone_machine, commit_all, first_machine, git
@@ -142,4 +142,4 @@ def test_the_hooks_commands(vault: Vault) -> None:
 
 def test_the_hook_entry_point_rejects_wrong_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert hooks._main(["post-merge"]) == 2
-    assert "usage: python -m engram.hooks post-merge|post-rewrite --vault PATH" in capsys.readouterr().err
+    assert "usage: python -m engram.team.hooks post-merge|post-rewrite --vault PATH" in capsys.readouterr().err

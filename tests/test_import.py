@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from engram.cli import cli
 from engram.errors import InvalidInput
-from engram.importer import import_records, parse_records
+from engram.items.importer import import_records, parse_records
 from engram.vault import Vault
 from tests.test_vault import snapshot
 

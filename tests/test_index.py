@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from engram import index as index_module
-from engram import indexrows
-from engram.index import SCHEMA_VERSION, Index
+from engram.index import catalog as index_module
+from engram.index import rows as indexrows
+from engram.index.catalog import SCHEMA_VERSION, Index
 from engram.vault import Vault
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engram.errors import InvalidInput
-from engram.gitstore import merge_driver_status
-from engram.setup import template_files
+from engram.team.gitstore import merge_driver_status
+from engram.team.setup import template_files
 from engram.vault import Vault
 from tests.conftest import ROOT
 

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from engram.doctor import diagnose
-from engram.format import read_engram
+from engram.store.format import read_engram
 from engram.vault import Vault
 from tests.mcp_helpers import ok
 

@@ -21,12 +21,12 @@ from mcp.types import PromptReference, ResourceTemplateReference
 from pydantic import BaseModel
 
 from engram.errors import InvalidInput
-from engram.format import render_engram
-from engram.items import MAX_CONTENT_BYTES
 from engram.mcp import build_server, models
 from engram.mcp.profiles import PROFILES
 from engram.mcp.server import toolbox
-from engram.model import ENGRAM_KINDS
+from engram.store.format import render_engram
+from engram.store.model import ENGRAM_KINDS
+from engram.store.rules import MAX_CONTENT_BYTES
 from engram.vault import Vault
 from mergedriver.merge import merge_file
 from mergedriver.records import append_records

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from engram import gitstore, mergelog
 from engram.cli import cli
+from engram.team import gitstore, mergelog
 from engram.vault import Vault
 from mergedriver.codec import format_time
 from mergedriver.merge import merge_file

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram.errors import InvalidInput
-from engram.paths import (
+from engram.store.paths import (
     MAX_SEGMENT_BYTES,
     MAX_SLUG_CHARS,
     domain_segment,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.errors import InvalidInput
-from engram.query import MAX_TERMS, parse, quote
+from engram.index.query import MAX_TERMS, parse, quote
 from engram.vault import Vault
 
 NASTY = ['"', "*", "NEAR(", "AND OR", "x" * 5000, "🎉", "🔥 deploy", '"unbalanced', "a:b", "title:pool",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engram.errors import InvalidInput
-from engram.recall import RecallSettings, recall_settings
+from engram.recall.search import RecallSettings, recall_settings
 from engram.vault import Vault
 
 
@@ -187,11 +187,11 @@ def test_an_item_holding_both_common_terms_is_found_past_the_postings_budget(vau
 
 
 def test_word_counts_are_exact_below_the_cap_and_estimated_above(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engram.indexsearch
+    import engram.index.search
 
     for i in range(40):
         vault.create(f"Note {i}", "harbor tides" if i % 2 else "harbor wicks", dedupe=False)
-    monkeypatch.setattr(engram.indexsearch, "COUNT_CAP", 10)
+    monkeypatch.setattr(engram.index.search, "COUNT_CAP", 10)
     total, counts = vault.index.doc_counts(["harbor", "tides", "absent"])
     assert total == 40 and counts["absent"] == 0
     assert counts["harbor"] == 40  # spread evenly: the first 10 fill a quarter of the rowids

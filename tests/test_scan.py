@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.freshness import changed_since
+from engram.index.watcher import changed_since
 from engram.vault import Vault
 
 

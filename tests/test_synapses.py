@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from engram.errors import InvalidInput, NotFound, UnknownKind
-from engram.format import read_engram, read_synapse
-from engram.model import SYNAPSE_KINDS
+from engram.store.format import read_engram, read_synapse
+from engram.store.model import SYNAPSE_KINDS
 from engram.vault import Vault
 from tests.test_vault import snapshot
 

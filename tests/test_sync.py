@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram.errors import GitError
-from engram.sync import sync
+from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clean, clone_machine, first_machine, git, tracked

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from engram.format import read_engram
-from engram.usage import DONE, FLUSHING, JOURNAL, journal_for
+from engram.recall.usage import DONE, FLUSHING, JOURNAL, journal_for
+from engram.store.format import read_engram
 from engram.vault import Vault
 
 
@@ -97,7 +97,7 @@ def test_journal_lines_for_missing_items_are_dropped(vault: Vault) -> None:
 def test_a_big_journal_is_compacted_without_changing_the_totals(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engram import usage
+    from engram.recall import usage
 
     a = vault.create("Cache warmup", "Warm the cache before traffic.").item
     b = vault.create("Cache eviction", "Evict the cache by LRU.").item

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram.errors import InvalidInput, NotFound, UnknownKind, VaultNotFound, VersionConflict
-from engram.format import read_engram
+from engram.store.format import read_engram
 from engram.vault import Vault
 
 

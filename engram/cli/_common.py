@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.model import Engram, Synapse
+from engram.store.model import Engram, Synapse
 from engram.vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from engram import conflicts as conflicts_mod
-from engram import gitstore, hooks, mergelog
 from engram.cli._common import emit_json, json_option, pass_vault
-from engram.sync import sync as run_sync
+from engram.team import conflicts as conflicts_mod
+from engram.team import gitstore, hooks, mergelog
+from engram.team.sync import sync as run_sync
 from engram.vault import Vault
 
 

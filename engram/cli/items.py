@@ -22,8 +22,8 @@ from engram.cli._common import (
     synapse_json,
 )
 from engram.errors import InvalidInput
-from engram.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
-from engram.paths import split_domain
+from engram.store.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
+from engram.store.paths import split_domain
 from engram.vault import Vault
 
 kind_choice = click.Choice(ENGRAM_KINDS)
@@ -426,7 +426,7 @@ def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_js
     Example:
       engram import decisions.jsonl --domain team/decisions
     """
-    from engram.importer import import_records, parse_records
+    from engram.items.importer import import_records, parse_records
 
     origin = Path(file.name).name if file.name not in ("-", "<stdin>") else "stdin"
     records = parse_records(file.read(), fmt)

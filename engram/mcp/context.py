@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import EngramError, InvalidInput, StorageError, VaultNotFound
-from engram.fsio import atomic_write
+from engram.store.fsio import atomic_write
 from engram.vault import Vault
 from mergedriver import codec
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engram.mcp.models import DomainCount
-from engram.model import HIDDEN_STATUSES
+from engram.store.model import HIDDEN_STATUSES
 from engram.vault import Vault
 
 MAX_DOMAINS_IN_INSTRUCTIONS = 25

@@ -1,4 +1,4 @@
-"""Bulk import: ``engram_import`` — many records in one call (a thin wrapper over engram.importer)."""
+"""Bulk import: ``engram_import`` — many records in one call (a thin wrapper over engram.items.importer)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from engram.errors import InvalidInput
-from engram.importer import Record, import_records, parse_records
+from engram.items.importer import Record, import_records, parse_records
 from engram.mcp.models import ImportedRecord, ImportOut
 from engram.mcp.registry import ADD, OptionalText, Toolbox
-from engram.paths import split_domain
+from engram.store.paths import split_domain
 
 
 def register(box: Toolbox) -> None:

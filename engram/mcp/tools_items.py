@@ -24,7 +24,7 @@ from engram.mcp.models import (
 )
 from engram.mcp.overview import title_lookup
 from engram.mcp.registry import ADD, CHANGE, READ, REMOVE, OptionalText, Toolbox
-from engram.model import ENGRAM_KINDS, STATUSES, VERIFICATION_STATUSES, VISIBILITIES
+from engram.store.model import ENGRAM_KINDS, STATUSES, VERIFICATION_STATUSES, VISIBILITIES
 
 Ref = Annotated[
     str,

@@ -1,7 +1,7 @@
 """Merge follow-up: statistics, anomalies, and items a merge flagged for review.
 
-Thin wrappers over :mod:`engram.mergelog` (the merge records) and
-:mod:`engram.conflicts` (flagged items, clearing a flag once the text is right).
+Thin wrappers over :mod:`engram.team.mergelog` (the merge records) and
+:mod:`engram.team.conflicts` (flagged items, clearing a flag once the text is right).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram import conflicts, mergelog
 from engram.mcp.models import (
     AnomalyOut,
     ConflictsOut,
@@ -20,6 +19,7 @@ from engram.mcp.models import (
 )
 from engram.mcp.registry import CHANGE, READ, Toolbox
 from engram.mcp.views import item_view
+from engram.team import conflicts, mergelog
 
 Ref = Annotated[str, Field(description="The flagged item: id (or 6+ leading characters), path or exact title.")]
 

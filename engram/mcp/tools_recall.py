@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from engram.index.overview import DomainNode
 from engram.mcp.models import (
     DomainNodeOut,
     ExplanationOut,
@@ -19,9 +20,8 @@ from engram.mcp.models import (
     StepOut,
 )
 from engram.mcp.registry import READ, Toolbox
-from engram.model import ENGRAM_KINDS, STATUSES
-from engram.paths_overview import DomainNode
-from engram.recall import MAX_LIMIT, SearchHit, SearchResult
+from engram.recall.search import MAX_LIMIT, SearchHit, SearchResult
+from engram.store.model import ENGRAM_KINDS, STATUSES
 
 
 def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:

@@ -19,13 +19,13 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram import gitstore
 from engram.errors import EngramError
 from engram.mcp.context import VaultHolder
 from engram.mcp.models import Gap, SetupOut, StatusOut
 from engram.mcp.overview import domain_counts, synapse_count
 from engram.mcp.profiles import Profile
 from engram.mcp.registry import ADD_IDEMPOTENT, READ, OptionalText, Toolbox
+from engram.team import gitstore
 
 SUGGESTED_VAULT = "~/team-memory"
 _SOURCE_LABELS = {

@@ -11,7 +11,7 @@ from engram.mcp import views
 from engram.mcp.models import SynapseList, SynapseView
 from engram.mcp.overview import title_lookup
 from engram.mcp.registry import ADD_IDEMPOTENT, READ, REMOVE, OptionalText, Toolbox
-from engram.model import SYNAPSE_FAMILIES, SYNAPSE_KINDS
+from engram.store.model import SYNAPSE_FAMILIES, SYNAPSE_KINDS
 
 _FAMILIES = "; ".join(f"{family}: {', '.join(kinds)}" for family, kinds in SYNAPSE_FAMILIES.items())
 _ITEM_REF = "An item id (or 6+ leading characters), path or exact title."

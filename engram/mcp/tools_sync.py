@@ -1,4 +1,4 @@
-"""Sharing: ``engram_sync`` — commit, fetch, merge, push (a thin wrapper over engram.sync)."""
+"""Sharing: ``engram_sync`` — commit, fetch, merge, push (a thin wrapper over engram.team.sync)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import Field
 from engram.mcp.errors import tools_phrasing
 from engram.mcp.models import SyncOut
 from engram.mcp.registry import NETWORK, OptionalText, Toolbox
-from engram.sync import sync
+from engram.team.sync import sync
 
 
 def register(box: Toolbox) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from engram.mcp.errors import to_json
 from engram.mcp.models import EdgeView, ItemView, SynapseView, Tier
-from engram.model import Engram, Synapse
+from engram.store.model import Engram, Synapse
 
 TierArg = Literal["catalog", "digest", "content", "auto"]
 TIERS: tuple[Tier, ...] = ("catalog", "digest", "content")

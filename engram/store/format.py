@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from engram.errors import FormatError, StorageError
-from engram.fsio import atomic_write
-from engram.model import Engram, Synapse
+from engram.store.fsio import atomic_write
+from engram.store.model import Engram, Synapse
 from mergedriver import codec
 
 

@@ -2,7 +2,7 @@
 
 :class:`VaultBase` holds what every operation needs — the root, the index, the lock, the
 audit log — and the private helpers that read, place and write items and synapses. The
-public operations are layered on top: :mod:`engram.links` (synapses), :mod:`engram.repair`
+public operations are layered on top: :mod:`engram.items.links` (synapses), :mod:`engram.items.repair`
 (doctor and post-merge repairs) and :class:`engram.vault.Vault` (items). Invariants are
 stated in :mod:`engram.vault`.
 """
@@ -18,9 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engram import derived
-from engram.audit import AuditLog
-from engram.dedup import DedupSettings
 from engram.errors import (
     EngramError,
     FormatError,
@@ -28,12 +25,15 @@ from engram.errors import (
     NotFound,
     VersionConflict,
 )
-from engram.format import read_engram, read_synapse, write_engram, write_synapse
-from engram.fsio import VaultLock, prune_empty_dirs, remove
-from engram.index import Index, RefreshStats
-from engram.model import SYNAPSE_KINDS, Engram, Synapse
-from engram.paths import id_suffix, item_relpath, resolve_inside
-from engram.settings import Settings
+from engram.index.catalog import Index, RefreshStats
+from engram.items import derived
+from engram.store.audit import AuditLog
+from engram.store.dedup import DedupSettings
+from engram.store.format import read_engram, read_synapse, write_engram, write_synapse
+from engram.store.fsio import VaultLock, prune_empty_dirs, remove
+from engram.store.model import SYNAPSE_KINDS, Engram, Synapse
+from engram.store.paths import id_suffix, item_relpath, resolve_inside
+from engram.store.settings import Settings
 
 STATE_DIR = ".engram"
 

@@ -1,14 +1,14 @@
 """From vault files to index rows: reading, parsing, and what the index stores per item.
 
 Pure functions (no database): :func:`parse_file` reads one file and returns the row
-values :mod:`engram.index` inserts, or why it could not. Parsing goes through the one
-canonical reader (:mod:`engram.format`); when a refresh has thousands of files to parse
+values :mod:`engram.index.catalog` inserts, or why it could not. Parsing goes through the one
+canonical reader (:mod:`engram.store.format`); when a refresh has thousands of files to parse
 (a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
 so the YAML parsing — most of the cost — uses every core while the database work stays
 in one writer.
 
 :func:`identifiers` picks the body tokens the trigram index keeps (see
-:mod:`engram.index`). A file is "racy" when it changed less than two seconds before it
+:mod:`engram.index.catalog`). A file is "racy" when it changed less than two seconds before it
 was stamped; its stamp records ``ctime_ns = -1`` so the next refresh re-reads it, since a
 second write within the file system's timestamp granularity could leave the stamp equal.
 """
@@ -25,10 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engram.dedup import fingerprint
 from engram.errors import FormatError
-from engram.format import parse_engram, parse_synapse
-from engram.model import Engram, Synapse, instant
+from engram.store.dedup import fingerprint
+from engram.store.format import parse_engram, parse_synapse
+from engram.store.model import Engram, Synapse, instant
 
 RACY_NS = 2_000_000_000
 #: Above this many files to (re)parse, refresh parses in worker processes.

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from engram.errors import InvalidInput, UnknownKind
-from engram.model import (
+from engram.store.model import (
     ENGRAM_KINDS,
     HIDDEN_STATUSES,
     STATUSES,
@@ -24,7 +24,7 @@ from engram.model import (
     VISIBILITIES,
     Engram,
 )
-from engram.paths import normalize_domain, slugify, split_domain
+from engram.store.paths import normalize_domain, slugify, split_domain
 from mergedriver import codec
 
 MAX_TITLE_CHARS = 300

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engram.model import SYMMETRIC_KINDS, Engram
+from engram.store.model import SYMMETRIC_KINDS, Engram
 
 if TYPE_CHECKING:
-    from engram.index import Index
+    from engram.index.catalog import Index
 
 
 def _label(text: str) -> str:

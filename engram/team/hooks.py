@@ -25,8 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram import gitstore
 from engram.errors import Conflict
+from engram.team import gitstore
 
 #: The hooks engram installs, and the git operation each reports on.
 HOOKS = {"post-merge": "merge", "post-rewrite": "rebase"}
@@ -66,7 +66,7 @@ def _script(hook: str, vault_rel: str) -> str:
         f'  {feed}"$hook_dir/{chained}" "$@" || status=$?\n'
         "fi\n"
         f"if {when}; then\n"
-        f"  {python} -m engram.hooks {hook} --vault {shlex.quote(vault_rel)} || true\n"
+        f"  {python} -m engram.team.hooks {hook} --vault {shlex.quote(vault_rel)} || true\n"
         "fi\n"
         "exit $status\n"
     )
@@ -133,8 +133,8 @@ def uninstall(root: Path) -> tuple[HookStatus, ...]:
 
 def report(vault_path: Path, hook: str) -> int:
     """What a hook runs: refresh the index and print findings. Always returns 0."""
-    from engram.conflicts import checks
     from engram.errors import EngramError
+    from engram.team.conflicts import checks
     from engram.vault import Vault
 
     try:
@@ -153,7 +153,7 @@ def report(vault_path: Path, hook: str) -> int:
 def _main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] in HOOKS and argv[1] == "--vault":
         return report(Path(argv[2]), argv[0])
-    print(f"usage: python -m engram.hooks {'|'.join(HOOKS)} --vault PATH", file=sys.stderr)
+    print(f"usage: python -m engram.team.hooks {'|'.join(HOOKS)} --vault PATH", file=sys.stderr)
     return 2
 
 

@@ -3,7 +3,7 @@ along synapses, with honest abstention, disclosure tiers and an explanation per 
 
 The pipeline for one query (every step reads the derived index, never Markdown):
 
-1. :mod:`engram.query` turns the text into quoted terms (any input is safe).
+1. :mod:`engram.index.query` turns the text into quoted terms (any input is safe).
 2. Candidates: BM25 on the word index with column weights (title > tags > summary >
    body), the trigram index for identifiers, substrings and CJK, and a bounded scan for
    fragments under three characters. Each path's scores are divided by its best, so the
@@ -16,7 +16,7 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
    (weights from the ``recall`` section of ``engram.yaml``, see :class:`RecallSettings`).
-5. Graph expansion (:mod:`engram.graph`) from the best hits adds ``graph·activation`` to
+5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
 6. Abstention: a hit's *relevance* is the IDF-weighted share of the query's terms it
@@ -25,7 +25,7 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    left out. Expansion hits are exempt: they hang off a confident hit.
 7. Tiers: ``catalog`` (id, title, path), ``digest`` (+ summary, tags), ``content`` (+ the
    body), or ``auto``, which upgrades hits in rank order while a token budget lasts.
-8. The returned hits are journaled (:mod:`engram.usage`) — never written to Markdown.
+8. The returned hits are journaled (:mod:`engram.recall.usage`) — never written to Markdown.
 """
 
 from __future__ import annotations
@@ -38,17 +38,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from engram import items
 from engram.errors import InvalidInput
-from engram.graph import SpreadSettings, Step, spread
-from engram.indexsearch import Edge
-from engram.lexical import Candidate, candidates, judge, rows, sql_in
-from engram.model import HIDDEN_STATUSES, instant, now
-from engram.query import ParsedQuery, parse
-from engram.usage import Usage, journal_for
+from engram.index.query import ParsedQuery, parse
+from engram.index.search import Edge
+from engram.recall.graph import SpreadSettings, Step, spread
+from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
+from engram.recall.usage import Usage, journal_for
+from engram.store import rules
+from engram.store.model import HIDDEN_STATUSES, instant, now
 
 if TYPE_CHECKING:
-    from engram.settings import Settings
+    from engram.store.settings import Settings
     from engram.vault import Vault
 
 Tier = Literal["catalog", "digest", "content", "auto"]
@@ -259,7 +259,7 @@ class _Edges:
 def search(
     vault: Vault,
     query: str,
-    filters: items.Filters = items.Filters(),  # noqa: B008 - frozen, shared safely
+    filters: rules.Filters = rules.Filters(),  # noqa: B008 - frozen, shared safely
     *,
     limit: int | None = None,
     as_of: str | None = None,
@@ -279,14 +279,14 @@ def search(
         raise InvalidInput(f"limit must be 1 to {MAX_LIMIT}, not {limit!r}.", field="limit", hint="e.g. 10")
     if tier not in TIERS:
         raise InvalidInput(f"tier {tier!r} is not one of {', '.join(TIERS)}.", field="tier", hint="Use auto.")
-    floor = s.min_relevance if min_relevance is None else items.unit("min_relevance", min_relevance)
+    floor = s.min_relevance if min_relevance is None else rules.unit("min_relevance", min_relevance)
     parsed = ParsedQuery(query, ()) if raw else parse(query)
     if (raw and not query.strip()) or (not raw and not parsed.terms):
         raise InvalidInput(
             "the query has no words to search for.", field="query",
             hint='Search for words, e.g. `engram search "vacuum lock"`.',
         )
-    at = items.timestamp("as_of", as_of) if as_of is not None else now()
+    at = rules.timestamp("as_of", as_of) if as_of is not None else now()
     where, params = filters.sql()
     if as_of is not None:  # what existed then; retirement is decided by succession below
         where += " AND COALESCE(activated_at, created_at) <= ?"

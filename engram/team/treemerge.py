@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.gitstore import RawChange
-from engram.indexrows import classify
-from engram.paths import id_suffix, item_relpath
+from engram.index.rows import classify
+from engram.store.paths import id_suffix, item_relpath
+from engram.team.gitstore import RawChange
 from mergedriver import codec
 from mergedriver.merge import Unmergeable, flag_engram, merge_file
 

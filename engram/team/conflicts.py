@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 
 from engram.errors import Conflict, InvalidInput
-from engram.model import Engram, now
+from engram.store.model import Engram, now
 from engram.vault import Vault
 from mergedriver.body import CALLOUT
 

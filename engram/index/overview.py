@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engram import items
 from engram.errors import InvalidInput
-from engram.index import Index
+from engram.index.catalog import Index
+from engram.store import rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,9 @@ def tree(
     (deeper folders are folded into their ancestor's total). Raises InvalidInput."""
     if depth is not None and (not isinstance(depth, int) or depth < 1):
         raise InvalidInput(f"depth must be 1 or more, not {depth!r}.", field="depth", hint="e.g. 2")
-    where, params = items.Filters.of(domain=domain, include_hidden=include_hidden).sql()
+    where, params = rules.Filters.of(domain=domain, include_hidden=include_hidden).sql()
     rows = index.query(f"SELECT domain, count(*) AS n FROM items WHERE {where} GROUP BY domain", params)
-    base = tuple(items.domain_tags(domain)) if domain else ()
+    base = tuple(rules.domain_tags(domain)) if domain else ()
     trie: _Trie = {}
     for row in rows:
         parts = [p for p in str(row["domain"]).split("/") if p][len(base):]

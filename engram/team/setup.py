@@ -13,7 +13,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from engram.errors import InvalidInput, StorageError
-from engram.fsio import atomic_write
+from engram.store.fsio import atomic_write
 
 #: Template files whose missing lines are appended to a user's existing copy.
 _LINE_MERGED = frozenset({".gitignore", ".gitattributes"})
@@ -54,7 +54,7 @@ def init_vault(path: Path) -> Path:
         elif rel in _LINE_MERGED:
             _append_missing_lines(target, data)
     (root / ".engram").mkdir(exist_ok=True)
-    from engram import gitstore
+    from engram.team import gitstore
 
     gitstore.ensure_repo(root)
     gitstore.install_merge_driver(root)

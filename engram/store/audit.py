@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.fsio import append_line
-from engram.model import now
+from engram.store.fsio import append_line
+from engram.store.model import now
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from engram.indexsearch import Edge
+from engram.index.search import Edge
 
 #: Kinds that never carry activation (see the module docstring).
 NON_SPREADING = frozenset({"contradicts", "supersedes"})

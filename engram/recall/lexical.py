@@ -1,7 +1,7 @@
 """Lexical candidates for recall: which items a query's words find, and how much of the
 query each one holds.
 
-:func:`candidates` runs the paths of :mod:`engram.indexsearch` — BM25 on the word index
+:func:`candidates` runs the paths of :mod:`engram.index.search` — BM25 on the word index
 (candidates chosen by the query's rarest terms, see :func:`word_match`), the trigram
 index for identifiers, substrings and CJK, a bounded scan for fragments under three
 characters — divides each path's scores by its best and adds them up, so the best
@@ -10,7 +10,7 @@ candidate has lexical relevance 1. :func:`judge` then computes each judged candi
 and the coverage factor of the ranking), asking the index only about terms the
 candidate query did not already prove.
 
-Candidates are mutable :class:`Candidate` records that :mod:`engram.recall` goes on to
+Candidates are mutable :class:`Candidate` records that :mod:`engram.recall.search` goes on to
 score, expand and disclose.
 """
 
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engram.graph import Activation
-from engram.indexsearch import Hit
-from engram.query import ParsedQuery, Term, quote
+from engram.index.query import ParsedQuery, Term, quote
+from engram.index.search import Hit
+from engram.recall.graph import Activation
 
 if TYPE_CHECKING:
     from engram.vault import Vault

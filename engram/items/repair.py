@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram import derived
-from engram.format import write_engram
-from engram.model import Engram, new_id, now
-from engram.paths import slugify
-from engram.vaultbase import VaultBase
+from engram.items import derived
+from engram.items.state import VaultBase
+from engram.store.format import write_engram
+from engram.store.model import Engram, new_id, now
+from engram.store.paths import slugify
 
 
 class RepairMixin(VaultBase):

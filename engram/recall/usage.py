@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engram.errors import FormatError, StorageError
-from engram.format import read_engram
-from engram.fsio import append_line, atomic_write
-from engram.model import instant, now
+from engram.store.format import read_engram
+from engram.store.fsio import append_line, atomic_write
+from engram.store.model import instant, now
 
 if TYPE_CHECKING:
     from engram.vault import Vault

@@ -12,11 +12,11 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from engram import items
 from engram.errors import InvalidInput, NotFound, UnknownKind
-from engram.fsio import remove
-from engram.model import SYMMETRIC_KINDS, SYNAPSE_KINDS, Evidence, Synapse, now, synapse_id
-from engram.vaultbase import VaultBase
+from engram.items.state import VaultBase
+from engram.store import rules
+from engram.store.fsio import remove
+from engram.store.model import SYMMETRIC_KINDS, SYNAPSE_KINDS, Evidence, Synapse, now, synapse_id
 
 
 class LinksMixin(VaultBase):
@@ -40,10 +40,10 @@ class LinksMixin(VaultBase):
         """
         if kind not in SYNAPSE_KINDS:
             raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
-        weight = items.unit("weight", weight) if weight is not None else None
-        confidence = items.unit("confidence", confidence) if confidence is not None else None
+        weight = rules.unit("weight", weight) if weight is not None else None
+        confidence = rules.unit("confidence", confidence) if confidence is not None else None
         if evidence is not None:
-            evidence = items.text("evidence", evidence, items.MAX_SUMMARY_CHARS, required=True)
+            evidence = rules.text("evidence", evidence, rules.MAX_SUMMARY_CHARS, required=True)
         with self.lock.hold():
             self._ensure_indexed()
             source, _ = self._read(self._resolve(source_ref))

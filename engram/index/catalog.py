@@ -12,7 +12,7 @@ system's timestamp granularity is never missed. Writes made through the vault up
 index in the same process immediately (:meth:`Index.put_item`), and every engram process
 shares the one database, so one process sees another's writes without a walk.
 :meth:`Index.ensure_fresh` is what readers call: a full walk in a one-shot process, and
-in a long-lived one an inotify watcher (:mod:`engram.freshness`) that names exactly the
+in a long-lived one an inotify watcher (:mod:`engram.index.watcher`) that names exactly the
 paths to re-check, so a read costs a few microseconds when nothing changed. The
 guarantee is the same either way: a read never sees a file whose change completed before
 the read began but is missing from the index.
@@ -27,7 +27,7 @@ tables kept in step by triggers. ``synapses`` holds the edges. The trigram table
 out ordinary prose on purpose: trigrams of every body would triple the index size and
 halve the indexing rate, and words in prose are found by the word index.
 
-The search primitives recall composes live in :mod:`engram.indexsearch` (a mixin of
+The search primitives recall composes live in :mod:`engram.index.search` (a mixin of
 :class:`Index`): BM25 on either FTS table, the short-fragment scan, term matching and
 edge lookups. They run their SQL through :meth:`Index._fts` / :meth:`Index._rows`, so
 ``sqlite3`` is still imported and its errors translated here only.
@@ -50,8 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import InvalidInput, StorageError
-from engram.freshness import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
-from engram.indexrows import (
+from engram.index.rows import (
     FileStamp,
     Parsed,
     classify,
@@ -59,8 +58,9 @@ from engram.indexrows import (
     parse_batches,
     synapse_values,
 )
-from engram.indexsearch import SearchPrimitives
-from engram.model import Engram, Synapse
+from engram.index.search import SearchPrimitives
+from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
+from engram.store.model import Engram, Synapse
 
 SCHEMA_VERSION = 5
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})

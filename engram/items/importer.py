@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram import items
 from engram.errors import EngramError, InvalidInput
-from engram.model import new_id, now
+from engram.store import rules
+from engram.store.model import new_id, now
 from engram.vault import CreateResult, Vault
 
 _FIELDS = {
@@ -121,7 +121,7 @@ def import_records(
         try:
             kwargs = _create_kwargs(record, origin, default_domain)
             # Validate exactly as create() will, without writing.
-            items.build_new(new_id(), **kwargs, actor=vault.actor, at=now())
+            rules.build_new(new_id(), **kwargs, actor=vault.actor, at=now())
             prepared.append((record.line, kwargs))
         except EngramError as exc:
             problems.append(f"line {record.line}: {exc.message.rstrip('.')}")

@@ -7,7 +7,7 @@ One call brings a clone level with its upstream:
 3. fetch the upstream branch (a missing branch is fine: the first push creates it; an
    unreachable remote is reported, and the local commits stay for the next sync);
 4. integrate: fast-forward when possible, otherwise merge *in this process* — the files
-   both sides changed are merged by :mod:`engram.treemerge` with the same functions the
+   both sides changed are merged by :mod:`engram.team.treemerge` with the same functions the
    git driver runs, the result is written as a tree and a merge commit, and the work tree
    is moved to it with ``git merge --ff-only``; then the derived link sections of the
    items the merge touched are regenerated from the merged synapses and committed;
@@ -28,12 +28,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engram import derived
 from engram.errors import GitError
-from engram.fsio import atomic_write
-from engram.gitstore import EMPTY_TREE, GitRepo
-from engram.model import Engram
-from engram.treemerge import TreeMerger, TreePlan
+from engram.items import derived
+from engram.store.fsio import atomic_write
+from engram.store.model import Engram
+from engram.team.gitstore import EMPTY_TREE, GitRepo
+from engram.team.treemerge import TreeMerger, TreePlan
 from engram.vault import Vault
 from mergedriver import codec
 from mergedriver.records import append_records

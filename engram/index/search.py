@@ -1,4 +1,4 @@
-"""Search primitives of the derived index: what :mod:`engram.recall` composes.
+"""Search primitives of the derived index: what :mod:`engram.recall.search` composes.
 
 A mixin of :class:`engram.index.Index`, kept apart so each module stays readable. Every
 statement runs through the index's ``_fts`` / ``_rows`` helpers, which hold the index
@@ -8,7 +8,7 @@ this module never imports ``sqlite3``.
 
 Ranking cost: FTS5 computes BM25 for every row that contains any term of the MATCH, about
 a microsecond each, and keeps no top-k shortcut. Callers therefore choose which terms
-select candidates (see ``candidatePostings`` in :mod:`engram.recall`); here, ranking
+select candidates (see ``candidatePostings`` in :mod:`engram.recall.search`); here, ranking
 happens inside the FTS table (faster than sorting a join), and filters and row reads run
 on that shortlist in one statement.
 """
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engram.query import quote
+from engram.index.query import quote
 
 #: Items counted per word before the rest are estimated (see ``SearchPrimitives._count``);
 #: at least the default ``candidatePostings``, so choosing candidates sees exact counts.
