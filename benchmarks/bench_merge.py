@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from engram.store.model import new_id
-from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 
@@ -149,7 +148,7 @@ def divergent_clones(tmp: Path, items: int) -> tuple[Vault, Vault, list[str]]:
         target = alice.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(item_bytes(item_id, n, contents[n]))
-    sync(alice)
+    alice.sync()
     git(tmp, "clone", "--quiet", str(origin), "bob")
     Vault.init(tmp / "bob").close()
     bob = Vault.open(tmp / "bob", actor="bob")
@@ -161,7 +160,7 @@ def divergent_clones(tmp: Path, items: int) -> tuple[Vault, Vault, list[str]]:
                 updatedAt="2026-06-22T09:00:00.000Z" if who == "alice" else "2026-06-22T10:00:00.000Z",
                 version=2,
             ))
-    sync(alice)  # publishes alice's edits
+    alice.sync()  # publishes alice's edits
     git(bob.root, "add", "--all")
     git(bob.root, "commit", "--quiet", "-m", "bob's edits")
     git(bob.root, "fetch", "--quiet", "origin")
@@ -182,7 +181,7 @@ def bench_sync_and_git(items: int) -> dict[str, Any]:
         _, bob, paths = divergent_clones(tmp, items)
         shutil.copytree(bob.root, tmp / "bob-git", symlinks=True)
         start = time.perf_counter()
-        report = sync(bob)
+        report = bob.sync()
         sync_s = time.perf_counter() - start
         assert report.merged == items and report.pushed, report
         check_merged(bob.root, paths)

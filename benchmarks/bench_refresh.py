@@ -35,7 +35,7 @@ ONE_SHOT = (
     "from engram.vault import Vault\n"
     "vault = Vault.open(sys.argv[1])\n"
     "if sys.argv[2] == 'walk':\n"
-    "    with vault.index.transaction() as conn:\n"
+    "    with vault.state.index.transaction() as conn:\n"
     "        conn.execute(\"DELETE FROM meta WHERE key = 'scanned'\")\n"
     "start = time.perf_counter()\n"
     "stats = vault.refresh()\n"
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     changed = touch(root, 100, 1)
     start = time.perf_counter()
-    stats = vault.index.refresh_paths(changed)
+    stats = vault.state.index.refresh_paths(changed)
     result["after_pull_s"] = round(time.perf_counter() - start, 3)
     result["after_pull_changed"] = stats.changed
     vault.close()

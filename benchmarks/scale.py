@@ -47,7 +47,7 @@ def cold_index(root: Path) -> dict[str, Any]:
     code = (
         "import json, resource, sys, time; from engram.vault import Vault;"
         "v = Vault.open(sys.argv[1]); t = time.perf_counter(); s = v.reindex();"
-        "d = time.perf_counter() - t; c = v.index.counts(); v.close();"
+        "d = time.perf_counter() - t; c = v.state.index.counts(); v.close();"
         "print(json.dumps({'seconds': d, 'items': c.get('item', 0), 'files': s.scanned,"
         " 'maxrss_self_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
         " 'maxrss_workers_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))"
@@ -80,13 +80,13 @@ def incremental(root: Path, item_paths: tuple[str, ...], changed: int = 100) -> 
         stats = vault.refresh()
         walk_s = time.perf_counter() - started
         for _ in range(3):  # first read walks, second starts the watcher, third polls
-            vault.index.ensure_fresh()
-        watching = vault.index.watching
+            vault.state.index.ensure_fresh()
+        watching = vault.state.index.watching
         _touch_items(root, rng.sample(item_paths, changed), rng, "watch")
         started = time.perf_counter()
-        vault.index.ensure_fresh()
+        vault.state.index.ensure_fresh()
         watch_s = time.perf_counter() - started
-        found = vault.index.query("SELECT count(*) AS n FROM items WHERE body LIKE '%Pulled change watch%'")[0]["n"]
+        found = vault.state.index.query("SELECT count(*) AS n FROM items WHERE body LIKE '%Pulled change watch%'")[0]["n"]
     finally:
         vault.close()
     return {
@@ -128,7 +128,7 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
             ids = [h.id for h in result.hits]
             first += ids[:1] == [source]
             found += source in ids
-        watching = vault.index.watching
+        watching = vault.state.index.watching
     finally:
         vault.close()
     times.sort()
@@ -147,7 +147,7 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
 def index_size(root: Path) -> dict[str, float]:
     vault = Vault.open(root)
     try:
-        vault.index.query("PRAGMA wal_checkpoint(TRUNCATE)")
+        vault.state.index.query("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         vault.close()
     db = root / ".engram" / "index.sqlite"

@@ -38,13 +38,13 @@ from functools import partial
 from pathlib import Path
 
 from engram.errors import EngramError
-from engram.items import derived
+from engram.items import derived, links, repair
+from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
 from engram.store.paths import id_suffix, item_relpath, slugify
 from engram.team import conflicts
-from engram.vault import Vault
 from mergedriver import codec
 
 
@@ -80,16 +80,16 @@ class Report:
         return all(p.fixed for p in self.problems)
 
 
-def diagnose(vault: Vault, *, fix: bool = False) -> Report:
+def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     """Run every check; with ``fix``, apply the safe fixes in a sensible order."""
-    vault.refresh()
+    state.refresh()
     problems: list[Problem] = []
-    problems += _unparseable(vault)
-    problems += _duplicate_ids(vault)
-    problems += _synapse_problems(vault)
-    problems += _item_problems(vault)
-    problems += _leftover_temps(vault)
-    problems += _review_needed(vault)
+    problems += _unparseable(state)
+    problems += _duplicate_ids(state)
+    problems += _synapse_problems(state)
+    problems += _item_problems(state)
+    problems += _leftover_temps(state)
+    problems += _review_needed(state)
     if fix:
         for problem in problems:
             if problem.fixable and problem._fix is not None:
@@ -98,20 +98,20 @@ def diagnose(vault: Vault, *, fix: bool = False) -> Report:
                     problem.fixed = True
                 except (EngramError, OSError) as exc:
                     problem.fix_error = str(exc)
-        vault.refresh()
-    counts = vault.index.counts()
+        state.refresh()
+    counts = state.index.counts()
     return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
 
 
-def _unparseable(vault: Vault) -> list[Problem]:
+def _unparseable(state: VaultState) -> list[Problem]:
     return [
         Problem("unparseable", bad.path, f"cannot be read: {bad.error}", fixable=False)
-        for bad in vault.index.bad_files()
+        for bad in state.index.bad_files()
     ]
 
 
-def _duplicate_ids(vault: Vault) -> list[Problem]:
-    rows = vault.index.query(
+def _duplicate_ids(state: VaultState) -> list[Problem]:
+    rows = state.index.query(
         "SELECT id, path FROM items WHERE id IN"
         " (SELECT id FROM items GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
     )
@@ -127,19 +127,19 @@ def _duplicate_ids(vault: Vault) -> list[Problem]:
                     copy,
                     f"shares id {item_id} with {paths[0]}",
                     fixable=True,
-                    _fix=partial(vault.reassign_id, copy),
+                    _fix=partial(repair.reassign_id, state, copy),
                 )
             )
     return problems
 
 
-def _synapse_problems(vault: Vault) -> list[Problem]:
-    known = {row["id"] for row in vault.index.query("SELECT id FROM items")}
+def _synapse_problems(state: VaultState) -> list[Problem]:
+    known = {row["id"] for row in state.index.query("SELECT id FROM items")}
     problems = []
-    for row in vault.index.query("SELECT path FROM synapses ORDER BY path"):
+    for row in state.index.query("SELECT path FROM synapses ORDER BY path"):
         rel = row["path"]
         try:
-            syn = read_synapse(vault.abspath(rel), rel)
+            syn = read_synapse(state.abspath(rel), rel)
         except (FileNotFoundError, EngramError):
             continue
         missing = [end for end in (syn.source, syn.target) if end not in known]
@@ -150,7 +150,7 @@ def _synapse_problems(vault: Vault) -> list[Problem]:
                     rel,
                     f"{syn.kind} edge points at missing item(s) {', '.join(missing)}",
                     fixable=True,
-                    _fix=partial(vault.discard_file, rel, "dangling"),
+                    _fix=partial(repair.discard_file, state, rel, "dangling"),
                 )
             )
             continue
@@ -163,17 +163,18 @@ def _synapse_problems(vault: Vault) -> list[Problem]:
                     rel,
                     f"should be {expected_tail} (id {expected_id})",
                     fixable=True,
-                    _fix=partial(_rename_synapse, vault, rel, syn.source, syn.kind, syn.target),
+                    _fix=partial(_rename_synapse, state, rel, syn.source, syn.kind, syn.target),
                 )
             )
     return problems
 
 
-def _rename_synapse(vault: Vault, rel: str, source: str, kind: str, target: str) -> None:
-    syn = read_synapse(vault.abspath(rel), rel)
-    vault.discard_file(rel, "misnamed")
+def _rename_synapse(state: VaultState, rel: str, source: str, kind: str, target: str) -> None:
+    syn = read_synapse(state.abspath(rel), rel)
+    repair.discard_file(state, rel, "misnamed")
     for entry in syn.evidence or (None,):
-        vault.link(
+        links.link(
+            state,
             source,
             kind,
             target,
@@ -183,19 +184,19 @@ def _rename_synapse(vault: Vault, rel: str, source: str, kind: str, target: str)
         )
 
 
-def _item_problems(vault: Vault) -> list[Problem]:
+def _item_problems(state: VaultState) -> list[Problem]:
     problems: list[Problem] = []
-    for row in vault.index.query("SELECT path FROM items ORDER BY path"):
+    for row in state.index.query("SELECT path FROM items ORDER BY path"):
         rel = row["path"]
         try:
-            item, old_derived = read_engram(vault.abspath(rel), rel)
+            item, old_derived = read_engram(state.abspath(rel), rel)
         except (FileNotFoundError, EngramError):
             continue
-        problems += _check_item(vault, rel, item, old_derived)
+        problems += _check_item(state, rel, item, old_derived)
     return problems
 
 
-def _check_item(vault: Vault, rel: str, item: Engram, old_derived: str) -> list[Problem]:
+def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
     problems: list[Problem] = []
     want_hash = codec.content_hash(item.content)
     want_size = len(item.content.encode("utf-8"))
@@ -206,10 +207,10 @@ def _check_item(vault: Vault, rel: str, item: Engram, old_derived: str) -> list[
                 rel,
                 f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
                 fixable=True,
-                _fix=lambda: vault.rewrite_item(rel, content_hash=want_hash, content_size=want_size),
+                _fix=lambda: repair.rewrite_item(state, rel, content_hash=want_hash, content_size=want_size),
             )
         )
-    lines = "\n".join(derived.lines_for(vault.index, item))
+    lines = "\n".join(derived.lines_for(state.index, item))
     if lines != old_derived:
         problems.append(
             Problem(
@@ -217,7 +218,7 @@ def _check_item(vault: Vault, rel: str, item: Engram, old_derived: str) -> list[
                 rel,
                 "the '## Synapses (derived)' section does not match the synapse files",
                 fixable=True,
-                _fix=lambda: vault.rewrite_item(rel),
+                _fix=lambda: repair.rewrite_item(state, rel),
             )
         )
     expected = _expected_paths(item, rel)
@@ -228,7 +229,7 @@ def _check_item(vault: Vault, rel: str, item: Engram, old_derived: str) -> list[
                 rel,
                 f"domain/title/visibility put it at {expected[0]}",
                 fixable=True,
-                _fix=lambda: vault.relocate(rel),
+                _fix=lambda: repair.relocate(state, rel),
             )
         )
     return problems
@@ -244,7 +245,7 @@ def _expected_paths(item: Engram, rel: str) -> list[str]:
     ]
 
 
-def _review_needed(vault: Vault) -> list[Problem]:
+def _review_needed(state: VaultState) -> list[Problem]:
     """Merge flags and superseded-but-active items: a person decides."""
     problems = [
         Problem(
@@ -254,19 +255,19 @@ def _review_needed(vault: Vault) -> list[Problem]:
             f" review it, then run `engram conflicts --resolve {item.id}`",
             fixable=False,
         )
-        for item in conflicts.flagged(vault)
+        for item in conflicts.flagged(state)
     ]
     problems += [
         Problem("superseded-active", f.path, f.message, fixable=False)
-        for f in conflicts.superseded_active(vault)
+        for f in conflicts.superseded_active(state)
     ]
     return problems
 
 
-def _leftover_temps(vault: Vault) -> list[Problem]:
+def _leftover_temps(state: VaultState) -> list[Problem]:
     problems = []
     cutoff = time.time() - 3600
-    for path in vault.root.rglob(f"*{TEMP_SUFFIX}"):
+    for path in state.root.rglob(f"*{TEMP_SUFFIX}"):
         if ".git" in path.parts:
             continue
         try:
@@ -274,7 +275,7 @@ def _leftover_temps(vault: Vault) -> list[Problem]:
                 continue
         except OSError:
             continue
-        rel = path.relative_to(vault.root).as_posix()
+        rel = path.relative_to(state.root).as_posix()
         problems.append(
             Problem(
                 "leftover-temp",

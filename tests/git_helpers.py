@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from engram.team.sync import SyncReport, sync
+from engram.team.sync import SyncReport
 from engram.vault import Vault
 
 
@@ -31,7 +31,7 @@ def first_machine(tmp: Path, origin: Path, name: str) -> Vault:
     """A new vault that publishes itself to the (empty) origin."""
     vault = Vault.init(tmp / name, actor=name)
     git(vault.root, "remote", "add", "origin", str(origin))
-    report = sync(vault)
+    report = vault.sync()
     assert report.pushed, report
     return vault
 
@@ -62,4 +62,4 @@ def clean(root: Path) -> bool:
 
 
 def synced(*vaults: Vault) -> list[SyncReport]:
-    return [sync(v) for v in vaults]
+    return [v.sync() for v in vaults]

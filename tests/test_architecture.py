@@ -1,66 +1,177 @@
-"""The shape of the code: a pure core under thin adapters; a lean merge driver."""
+"""The shape of the code: layered subpackages under thin adapters; a lean merge driver.
+
+The core is a stack of units, each of which may import only the units below it (the
+standard library and third-party packages aside). Imports inside ``if TYPE_CHECKING:``
+are exempt: they name types, they do not run. Imports inside functions count: a lazy
+import is still a dependency.
+"""
 
 from __future__ import annotations
 
 import ast
+import inspect
+import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
+
 from tests.conftest import ROOT
 
+#: The core, bottom-up. Each unit may import the units before it, never one after it.
+LAYERS = (
+    "engram.errors",
+    "engram.store",
+    "engram.index",
+    "engram.items",
+    "engram.recall",
+    "engram.team",
+    "engram.doctor",
+    "engram.vault",
+    "engram.demo",
+)
 ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer")
-ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic")
+ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic", "anyio")
+PACKAGE = ROOT / "engram"
 
 
-def imported_modules(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports when it runs (``from engram import x`` names engram.x)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 
-def core_modules() -> list[Path]:
-    package = ROOT / "engram"
-    return [
-        p for p in package.rglob("*.py")
-        if not any(p.relative_to(package).as_posix().startswith(a.split(".")[1]) for a in ADAPTERS)
-    ]
+def unit_of(module: str) -> str | None:
+    """The layer or adapter a module belongs to (None outside engram's units)."""
+    for unit in (*ADAPTERS, *LAYERS):
+        if module == unit or module.startswith(unit + "."):
+            return unit
+    return None
 
 
-def test_core_never_imports_an_adapter_or_its_libraries() -> None:
+def engram_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def test_every_module_belongs_to_a_layer_or_an_adapter() -> None:
+    stray = sorted(m for m in engram_modules() if m != "engram" and unit_of(m) is None)
+    assert stray == [], "add new subpackages to LAYERS (or ADAPTERS) in this test"
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    rank = {unit: i for i, unit in enumerate(LAYERS)}
     offenders = []
-    for path in core_modules():
-        for module in imported_modules(path):
-            if module.startswith(ADAPTERS) or module.split(".")[0] in ADAPTER_LIBS:
-                offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    for module, path in engram_modules().items():
+        mine = unit_of(module)
+        if mine is None or mine in ADAPTERS:
+            continue
+        for imported in runtime_imports(path):
+            theirs = unit_of(imported)
+            if theirs is None or theirs == mine:
+                continue
+            if theirs in ADAPTERS or rank[theirs] > rank[mine]:
+                offenders.append(f"{module} ({mine}) imports {imported} ({theirs})")
     assert offenders == []
+
+
+def test_the_core_never_loads_an_adapter_library() -> None:
+    offenders = [
+        f"{module} imports {imported}"
+        for module, path in engram_modules().items()
+        if unit_of(module) in LAYERS
+        for imported in runtime_imports(path)
+        if imported.split(".")[0] in ADAPTER_LIBS
+    ]
+    assert offenders == []
+
+
+def test_the_import_graph_of_the_core_has_no_cycles() -> None:
+    modules = engram_modules()
+    graph = nx.DiGraph()
+    for module, path in modules.items():
+        if unit_of(module) not in LAYERS:
+            continue
+        graph.add_node(module)
+        for imported in runtime_imports(path):
+            if imported in modules and imported != module and unit_of(imported) in LAYERS:
+                graph.add_edge(module, imported)
+    assert list(nx.simple_cycles(graph)) == []
+
+
+def test_every_subpackage_says_what_it_owns_and_may_import() -> None:
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 20, f"{init.relative_to(ROOT)} needs a docstring"
+        if unit_of(module_name(init)) in LAYERS:
+            assert "import" in doc.lower(), f"{init.relative_to(ROOT)}: say what it may import"
 
 
 def test_merge_driver_imports_only_stdlib_and_yaml() -> None:
     allowed = set(sys.stdlib_module_names) | {"yaml", "mergedriver"}
     for path in (ROOT / "mergedriver").rglob("*.py"):
-        for module in imported_modules(path):
+        for module in runtime_imports(path):
             assert module.split(".")[0] in allowed, f"{path.relative_to(ROOT)} imports {module}"
 
 
 def test_core_modules_stay_small() -> None:
     too_big = {
-        p.relative_to(ROOT).as_posix(): n
-        for p in core_modules()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
+        name: n
+        for name, path in engram_modules().items()
+        if unit_of(name) in LAYERS and (n := len(path.read_text(encoding="utf-8").splitlines())) > 800
     }
     assert too_big == {}
+
+
+def test_vault_is_a_table_of_contents_not_a_mixin_stack() -> None:
+    """Vault has no base class, fits on a screen, and every public method is a function
+    of the vault's state in the module that owns it."""
+    from engram.items.state import VaultState
+    from engram.vault import Vault, delegate
+
+    assert Vault.__bases__ == (object,)
+    source, _ = inspect.getsourcelines(Vault)
+    assert len(source) <= 90
+    delegated = {name: attr for name, attr in vars(Vault).items() if isinstance(attr, delegate)}
+    assert len(delegated) >= 25
+    for name, attr in delegated.items():
+        first = next(iter(inspect.signature(attr.fn).parameters.values()))
+        is_method = attr.fn.__qualname__.startswith("VaultState.")
+        assert is_method or first.annotation in ("VaultState", VaultState), f"Vault.{name} does not take the state"
+        assert attr.fn.__doc__, f"Vault.{name}: {attr.fn.__qualname__} has no docstring"
+
+
+def test_a_delegated_method_shows_its_own_signature(tmp_path: Path) -> None:
+    from engram.vault import Vault
+
+    with Vault.init(tmp_path / "v") as vault:
+        assert list(inspect.signature(vault.create).parameters)[:2] == ["title", "content"]
+        assert vault.search.__doc__ == Vault.search.__doc__
+        assert vault.get.__self__ is vault.state  # type: ignore[attr-defined]
 
 
 def test_the_cli_starts_without_heavy_imports() -> None:
     """`engram add` runs once per shell command: the MCP SDK, GitPython and networkx
     must load only in the commands that use them."""
-    import subprocess
-
     code = "import sys, engram.cli; print(','.join(sorted(m for m in ('mcp', 'git', 'networkx', 'pydantic') if m in sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from engram.doctor import diagnose
 from engram.store.format import read_engram
 from engram.vault import Vault
 from mergedriver import codec
@@ -49,9 +48,9 @@ def test_an_update_keeps_every_key(compat_vault: Vault) -> None:
 def test_link_and_doctor_on_a_co_engram_repository(compat_vault: Vault) -> None:
     syn = compat_vault.link(FROZEN, "derives_from", IMMUTABLE, evidence="copying follows from immutability")
     assert (compat_vault.root / syn.path).is_file()
-    report = diagnose(compat_vault)
+    report = compat_vault.doctor()
     # The fixture's hashes are placeholders; doctor reports them rather than choking.
     assert {p.code for p in report.problems} <= {"hash-mismatch", "stale-derived"}
     assert any(p.code == "hash-mismatch" for p in report.problems)
-    diagnose(compat_vault, fix=True)
-    assert diagnose(compat_vault).problems == ()
+    compat_vault.doctor(fix=True)
+    assert compat_vault.doctor().problems == ()

@@ -81,7 +81,7 @@ def test_eight_processes_creating_250_items_each(vault: Vault) -> None:
         item, _ = read_engram(path, path.name)  # every file parses
         ids.add(item.id)
     assert len(ids) == 2000
-    audit = [json.loads(line) for line in (vault.state_dir / "audit.jsonl").read_text().splitlines()]
+    audit = [json.loads(line) for line in (vault.state.state_dir / "audit.jsonl").read_text().splitlines()]
     assert sum(1 for e in audit if e["action"] == "create") == 2000
     assert {e["actor"] for e in audit} == {f"worker-{w}" for w in range(8)}
     assert not list(vault.root.rglob("*.engram-tmp"))
@@ -105,7 +105,7 @@ def test_lock_is_released_when_a_holder_dies(vault: Vault, tmp_path: Path) -> No
         import os, sys
         from engram.vault import Vault
         vault = Vault.open(sys.argv[1])
-        with vault.lock.hold():
+        with vault.state.lock.hold():
             os._exit(3)  # dies holding the lock, no cleanup
         """
     )

@@ -33,7 +33,7 @@ def flag_by_merge(vault: Vault, title: str = "Answer") -> Engram:
 def test_flagged_lists_items_with_their_notes_and_callouts(vault: Vault) -> None:
     vault.create("Calm", "nothing to see")
     item = flag_by_merge(vault)
-    (found,) = conflicts.flagged(vault)
+    (found,) = vault.conflicts()
     assert (found.id, found.path, found.callouts) == (item.id, item.path, 1)
     assert found.notes[0].startswith("content: both sides changed the same lines")
 
@@ -41,7 +41,7 @@ def test_flagged_lists_items_with_their_notes_and_callouts(vault: Vault) -> None
 def test_resolve_refuses_while_a_conflict_block_remains(vault: Vault) -> None:
     item = flag_by_merge(vault)
     with pytest.raises(Conflict, match="still holds 1 conflict block"):
-        conflicts.resolve(vault, item.id)
+        vault.resolve_conflict(item.id)
     assert vault.get(item.id).merge_conflicts  # unchanged
 
 
@@ -49,18 +49,18 @@ def test_resolve_after_editing_clears_the_flag_as_a_new_version(vault: Vault) ->
     item = flag_by_merge(vault)
     vault.update(item.id, {"content": "the answer is 42\n"})
     before = vault.get(item.id)
-    resolved = conflicts.resolve(vault, item.id)
+    resolved = vault.resolve_conflict(item.id)
     assert resolved.merge_conflicts is None and resolved.version == before.version + 1
     assert resolved.updated_by == vault.actor
-    assert conflicts.flagged(vault) == []
+    assert vault.conflicts() == []
     assert [e.action for e in vault.history(item.id)][-1] == "resolve"
     with pytest.raises(InvalidInput, match="is not flagged"):
-        conflicts.resolve(vault, item.id)
+        vault.resolve_conflict(item.id)
 
 
 def test_force_clears_the_flag_and_keeps_the_blocks(vault: Vault) -> None:
     item = flag_by_merge(vault)
-    resolved = conflicts.resolve(vault, item.id, force=True)
+    resolved = vault.resolve_conflict(item.id, force=True)
     assert resolved.merge_conflicts is None and "> [!conflict]" in resolved.content
 
 
@@ -68,10 +68,10 @@ def test_checks_report_superseded_items_that_are_still_active(vault: Vault) -> N
     old = vault.create("Old way", "old").item
     new = vault.create("New way", "new").item
     vault.link(new.id, "supersedes", old.id)
-    codes = [(f.code, f.path) for f in conflicts.checks(vault)]
+    codes = [(f.code, f.path) for f in conflicts.checks(vault.state)]
     assert ("superseded_active", old.path) in codes
     vault.update(old.id, {"status": "superseded"})
-    assert all(f.code != "superseded_active" for f in conflicts.checks(vault))
+    assert all(f.code != "superseded_active" for f in conflicts.checks(vault.state))
 
 
 def test_the_conflicts_command_lists_and_resolves(vault: Vault) -> None:

@@ -6,20 +6,19 @@ import os
 import shutil
 import time
 
-from engram.doctor import diagnose
 from engram.store.format import read_engram
 from engram.vault import Vault
 
 
 def codes(vault: Vault) -> list[tuple[str, str]]:
-    return sorted((p.code, p.path) for p in diagnose(vault).problems)
+    return sorted((p.code, p.path) for p in vault.doctor().problems)
 
 
 def test_a_clean_vault_has_no_problems(vault: Vault) -> None:
     a = vault.create("One", "1").id
     b = vault.create("Two", "2").id
     vault.link(a, "extends", b)
-    report = diagnose(vault)
+    report = vault.doctor()
     assert report.problems == () and report.ok and report.items == 2 and report.synapses == 1
 
 
@@ -62,7 +61,7 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
         "misnamed-synapse", "leftover-temp", "unparseable", "stale-derived",
     }
 
-    report = diagnose(vault, fix=True)
+    report = vault.doctor(fix=True)
     assert all(p.fixed for p in report.problems if p.fixable), [p for p in report.problems if not p.fixed]
     # Only the unparseable file needs a person now.
     assert codes(vault) == [("unparseable", "x/broken.md")]
@@ -82,9 +81,9 @@ def test_fix_is_idempotent(vault: Vault) -> None:
     assert a.path
     path = vault.root / a.path
     path.write_text(path.read_text().replace("alpha body", "changed"))
-    diagnose(vault, fix=True)
+    vault.doctor(fix=True)
     before = path.read_bytes()
-    report = diagnose(vault, fix=True)
+    report = vault.doctor(fix=True)
     assert report.problems == () and path.read_bytes() == before
 
 
@@ -96,7 +95,7 @@ def test_merge_flags_and_superseded_items_need_a_person(vault: Vault) -> None:
     assert flagged.path
     path = vault.root / flagged.path
     path.write_text(path.read_text().replace("---\nTuesdays.", "mergeConflicts:\n  - 'title: both sides changed it'\n---\nTuesdays."))
-    report = diagnose(vault, fix=True)
+    report = vault.doctor(fix=True)
     found = {(p.code, p.path, p.fixed) for p in report.problems}
     assert ("merge-conflict", flagged.path, False) in found
     assert ("superseded-active", old.path, False) in found

@@ -30,7 +30,7 @@ def live(request: pytest.FixtureRequest, vault: Vault) -> Iterator[Vault]:
     if request.param == "watch":
         for _ in range(3):  # first read walks, second starts the watcher, third polls it
             vault.search("zeppelins", record=False)
-        assert vault.index.watching == WATCH
+        assert vault.state.index.watching == WATCH
     yield vault
 
 
@@ -40,7 +40,7 @@ def watched(vault: Vault) -> Iterator[Vault]:
     vault.create("Release notes", "The old text mentions zeppelins.", domain=["docs"])
     for _ in range(3):
         vault.search("zeppelins", record=False)
-    assert vault.index.watching
+    assert vault.state.index.watching
     yield vault
 
 
@@ -134,7 +134,7 @@ def test_walk_mode_from_settings_never_starts_a_watcher(vault: Vault) -> None:
         v.create("Release notes", "zeppelins", domain=["docs"])
         for _ in range(3):
             v.search("zeppelins", record=False)
-        assert not v.index.watching
+        assert not v.state.index.watching
         replace_text(item_path(v), plain_write)
         assert hits(v, "hovercraft") == ["Release notes"]
     finally:
@@ -143,7 +143,7 @@ def test_walk_mode_from_settings_never_starts_a_watcher(vault: Vault) -> None:
 
 @pytest.mark.skipif(not WATCH, reason="inotify is not available here")
 def test_a_poll_with_nothing_changed_reads_nothing(watched: Vault) -> None:
-    watcher = watched.index._watcher
+    watcher = watched.state.index._watcher
     assert watcher is not None
     changes = watcher.poll()
     assert changes is not None and not changes.files and not changes.dirs
@@ -156,6 +156,6 @@ def test_with_the_watcher_on_an_edit_is_applied_without_a_walk(
     def no_walk() -> None:
         raise AssertionError("a read walked the vault although the watcher was on")
 
-    monkeypatch.setattr(watched.index, "refresh", no_walk)
+    monkeypatch.setattr(watched.state.index, "refresh", no_walk)
     replace_text(item_path(watched), rename_save)
     assert hits(watched, "hovercraft") == ["Release notes"]

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from engram.team import gitstore
-from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import (
@@ -35,8 +34,8 @@ def pair(tmp_path: Path) -> tuple[Vault, Vault]:
 
 def shared_item(alice: Vault, bob: Vault, content: str = "intro\nmiddle\nend\n") -> str:
     item = alice.create("Copying a frozen dataclass", content, domain=["eng"], tags=["gotcha", "python"]).item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     return item.id
 
 
@@ -75,7 +74,7 @@ def test_git_pull_merges_every_field_through_the_driver_and_clones_converge(
     assert meta["importance"] == pytest.approx(0.8)
     assert (meta["retrievalCount"], meta["status"]) == (5, "archived")
     assert content == "intro changed\nmiddle\nend changed\n"
-    records = [json.loads(x) for x in (two.state_dir / "merges.jsonl").read_text().splitlines()]
+    records = [json.loads(x) for x in (two.state.state_dir / "merges.jsonl").read_text().splitlines()]
     assert [r["via"] for r in records] == ["driver"]
 
 
@@ -90,7 +89,7 @@ def test_git_pull_merge_git_pull_rebase_and_engram_sync_agree(pair: tuple[Vault,
         shutil.copytree(bob.root, copy, symlinks=True)
         vault = Vault.open(copy, actor="bob")
         if how == "sync":
-            sync(vault, push=False)
+            vault.sync(push=False)
         else:
             git(copy, "pull", "--quiet", f"--{how if how == 'rebase' else 'no-rebase'}", "--no-edit")
         assert clean(copy)
@@ -120,8 +119,8 @@ def test_concurrent_synapse_evidence_merges_through_the_driver(pair: tuple[Vault
     x = alice.create("X", "x").item
     y = alice.create("Y", "y").item
     alice.link(x.id, "extends", y.id, evidence="shared base")
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.link(x.id, "extends", y.id, evidence="alice saw it")
     bob.link(x.id, "extends", y.id, evidence="bob saw it")
     commit_all(alice)
@@ -168,7 +167,7 @@ def test_two_items_with_one_title_conflict_under_plain_git_and_sync_then_keeps_b
     assert "alice's steps" in text and "bob's steps" in text and "<<<<<<<" in text
     git(bob.root, "merge", "--abort")
     assert clean(bob.root)
-    sync(bob)
+    bob.sync()
     assert {bob.get(a.id).content, bob.get(b.id).content} == {"alice's steps\n", "bob's steps\n"}
 
 
@@ -208,8 +207,8 @@ def test_the_driver_handles_spaces_in_the_clone_path_and_the_file_name(tmp_path:
     item = alice.create("Spaced", "one\ntwo\n", tags=["a"]).item
     assert item.path is not None
     (alice.root / item.path).rename(alice.root / "my spaced item.md")
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     rel = "my spaced item.md"
     for vault, tag in ((alice, "x"), (bob, "y")):
         meta, content, _ = codec.parse_engram((vault.root / rel).read_bytes())
@@ -219,5 +218,5 @@ def test_the_driver_handles_spaces_in_the_clone_path_and_the_file_name(tmp_path:
     git(alice.root, "push", "--quiet")
     git(bob.root, "pull", "--quiet", "--no-rebase", "--no-edit")
     assert codec.parse_engram((bob.root / rel).read_bytes())[0]["tags"] == ["a", "x", "y"]
-    record = json.loads((bob.state_dir / "merges.jsonl").read_text().splitlines()[-1])
+    record = json.loads((bob.state.state_dir / "merges.jsonl").read_text().splitlines()[-1])
     assert record["path"] == rel and record["via"] == "driver"

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from engram.cli import cli
 from engram.errors import Conflict
 from engram.team import hooks
-from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clone_machine, commit_all, first_machine, git
@@ -76,8 +75,8 @@ def test_after_git_pull_the_hook_runs_the_users_hook_and_reports_problems(
     alice, bob = pair
     x = alice.create("X", "x").item
     answer = alice.create("Answer", "the answer is 41\n").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     user_hook(bob)
     hooks.install(bob.root)
     edge = {"id": "syn-0000000000000001", "from": x.id, "to": "01NOSUCHITEM0000000000000A", "kind": "causes"}
@@ -103,8 +102,8 @@ def test_sync_skips_engrams_part_of_the_hook_but_still_runs_the_users(
     user_hook(bob)
     hooks.install(bob.root)
     alice.create("New on alice", "x")
-    sync(alice)
-    report = sync(bob)
+    alice.sync()
+    report = bob.sync()
     assert report.fast_forward
     assert (tmp_path / "user-hook.log").read_text() == "user hook ran with 0\n"
 
@@ -112,8 +111,8 @@ def test_sync_skips_engrams_part_of_the_hook_but_still_runs_the_users(
 def test_after_git_pull_rebase_the_rewrite_hook_reports(pair: tuple[Vault, Vault], tmp_path: Path) -> None:
     alice, bob = pair
     answer = alice.create("Answer", "the answer is 41\n").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     user_hook(bob, "post-rewrite")
     hooks.install(bob.root)
     alice.update(answer.id, {"content": "the answer is 42\n"})

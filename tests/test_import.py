@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from engram.cli import cli
 from engram.errors import InvalidInput
-from engram.items.importer import import_records, parse_records
+from engram.items.importer import parse_records
 from engram.vault import Vault
 from tests.test_vault import snapshot
 
@@ -23,7 +23,7 @@ RECORDS = [
 
 def test_jsonl_import_creates_dedups_and_records_provenance(vault: Vault) -> None:
     text = "\n".join(json.dumps(r) for r in RECORDS) + "\n"
-    report = import_records(vault, parse_records(text), origin="decisions.jsonl")
+    report = vault.import_records(parse_records(text), origin="decisions.jsonl")
     assert report.counts == {"NEW": 2, "DUPLICATE": 1, "UPDATE": 0}
     repack = vault.get("Adopt pg_repack")
     assert repack.source == {"file": "decisions.jsonl", "line": 1}
@@ -34,7 +34,7 @@ def test_jsonl_import_creates_dedups_and_records_provenance(vault: Vault) -> Non
 
 def test_json_list_import_and_default_domain(vault: Vault) -> None:
     text = json.dumps([{"title": "No domain here", "content": "x"}])
-    import_records(vault, parse_records(text), origin="a.json", default_domain=["inbox"])
+    vault.import_records(parse_records(text), origin="a.json", default_domain=["inbox"])
     assert vault.get("No domain here").path == "inbox/no-domain-here.md"
 
 
@@ -52,7 +52,7 @@ def test_json_list_import_and_default_domain(vault: Vault) -> None:
 def test_one_bad_record_refuses_the_whole_file(vault: Vault, text: str, message: str) -> None:
     before = snapshot(vault)
     with pytest.raises(InvalidInput, match=message):
-        import_records(vault, parse_records(text), origin="bad.jsonl")
+        vault.import_records(parse_records(text), origin="bad.jsonl")
     assert snapshot(vault) == before
 
 

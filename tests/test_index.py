@@ -22,7 +22,7 @@ def test_deleting_the_state_folder_loses_nothing_but_time(vault: Vault) -> None:
     fresh = Vault.open(vault.root)
     try:
         assert {h.id for h in fresh.search("first").hits} == {a.id, b.id}
-        counts = fresh.index.counts()
+        counts = fresh.state.index.counts()
         assert (counts["item"], counts["synapse"]) == (2, 1)
     finally:
         fresh.close()
@@ -30,7 +30,7 @@ def test_deleting_the_state_folder_loses_nothing_but_time(vault: Vault) -> None:
 
 def test_a_schema_version_mismatch_rebuilds_instead_of_migrating(vault: Vault) -> None:
     vault.create("Alpha", "First.")
-    db = vault.index.db_path
+    db = vault.state.index.db_path
     vault.close()
     conn = sqlite3.connect(db)
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
@@ -39,7 +39,7 @@ def test_a_schema_version_mismatch_rebuilds_instead_of_migrating(vault: Vault) -
     again = Vault.open(vault.root)
     try:
         assert [h.title for h in again.search("first").hits] == ["Alpha"]
-        row = again.index.query("SELECT value FROM meta WHERE key = 'schema'")[0]
+        row = again.state.index.query("SELECT value FROM meta WHERE key = 'schema'")[0]
         assert row["value"] == str(SCHEMA_VERSION)
     finally:
         again.close()
@@ -47,7 +47,7 @@ def test_a_schema_version_mismatch_rebuilds_instead_of_migrating(vault: Vault) -
 
 def test_a_corrupt_index_file_is_replaced(vault: Vault) -> None:
     vault.create("Alpha", "First.")
-    db = vault.index.db_path
+    db = vault.state.index.db_path
     vault.close()
     for suffix in ("-wal", "-shm"):
         (db.parent / (db.name + suffix)).unlink(missing_ok=True)
@@ -74,7 +74,7 @@ def test_refresh_is_incremental_and_reports_what_changed(vault: Vault) -> None:
     (vault.root / "broken.md").write_text("---\nid: [unclosed\n---\n")
     stats = vault.refresh()
     assert stats.changed >= 3 and stats.errors == 1
-    assert [b.path for b in vault.index.bad_files()] == ["broken.md"]
+    assert [b.path for b in vault.state.index.bad_files()] == ["broken.md"]
     (vault.root / "broken.md").unlink()
     assert vault.refresh().removed == 1
 
@@ -97,7 +97,7 @@ def test_a_big_refresh_parses_in_worker_processes(vault: Vault, monkeypatch: pyt
 def test_term_stats_stem_like_the_word_index(vault: Vault) -> None:
     vault.create("Running pools", "Connections run in pools.")
     vault.create("Other", "Nothing here.")
-    total, df = vault.index.term_stats(["connection", "running", "absent"])
+    total, df = vault.state.index.term_stats(["connection", "running", "absent"])
     assert total == 2 and df == {"connection": 1, "running": 1, "absent": 0}
 
 
@@ -106,5 +106,5 @@ def test_search_primitives_translate_errors_into_the_tree(vault: Vault) -> None:
 
     vault.create("Alpha", "First.")
     with pytest.raises(InvalidInput):
-        vault.index.word_hits('"unterminated', (1, 1, 1, 1), "1", (), 5, raw=True)
+        vault.state.index.search.word_hits('"unterminated', (1, 1, 1, 1), "1", (), 5, raw=True)
     assert index_module.SKIP_DIRS  # the walk skips tool folders

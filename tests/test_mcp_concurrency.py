@@ -16,7 +16,6 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from engram.doctor import diagnose
 from engram.store.format import read_engram
 from engram.vault import Vault
 from tests.mcp_helpers import ok
@@ -77,4 +76,4 @@ async def test_four_servers_two_hundred_creates_each(vault: Vault) -> None:
     on_disk = {read_engram(p, p.relative_to(vault.root).as_posix())[0].id for p in files}
     assert on_disk == set(all_ids)
     assert len(vault.list(domain="load")) == SESSIONS * CREATES
-    assert diagnose(vault).problems == ()
+    assert vault.doctor().problems == ()

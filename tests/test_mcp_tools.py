@@ -374,7 +374,7 @@ def merge_concurrent_edits(vault: Vault, item_id: str) -> None:
     ]
     merged = merge_file(path.read_bytes(), edits[0], edits[1], item.path)
     path.write_bytes(merged.data)
-    append_records(vault.state_dir, [merged.record(item.path)], via="driver")
+    append_records(vault.state.state_dir, [merged.record(item.path)], via="driver")
 
 
 async def test_conflicts_review_and_merge_stats(client: Client, vault: Vault) -> None:

@@ -58,7 +58,7 @@ def test_anomalies_name_hot_paths_and_bad_input(tmp_path: Path) -> None:
 
 
 def test_merge_commands_print_stats_and_anomalies(vault: Vault) -> None:
-    record_merges(vault.state_dir)
+    record_merges(vault.state.state_dir)
     runner = CliRunner()
     out = runner.invoke(cli, ["--vault", str(vault.root), "merge", "stats"])
     assert out.exit_code == 0

@@ -98,11 +98,11 @@ def test_raw_mode_takes_fts_syntax_and_reports_bad_syntax_clearly(notes: Vault) 
 
 
 def test_ranking_weights_come_from_the_settings(vault: Vault) -> None:
-    assert recall_settings(vault) == RecallSettings()
+    assert recall_settings(vault.state) == RecallSettings()
     (vault.root / "engram.yaml").write_text("recall:\n  titleWeight: 1\n  bodyWeight: 9\n  edgeWeights:\n    extends: 0.1\n")
     reopened = Vault.open(vault.root)
     try:
-        s = recall_settings(reopened)
+        s = recall_settings(reopened.state)
         assert (s.title_weight, s.body_weight) == (1.0, 9.0)
         assert s.edge_weights["extends"] == 0.1 and s.edge_weights["part_of"] == 0.8
     finally:
@@ -192,19 +192,19 @@ def test_word_counts_are_exact_below_the_cap_and_estimated_above(vault: Vault, m
     for i in range(40):
         vault.create(f"Note {i}", "harbor tides" if i % 2 else "harbor wicks", dedupe=False)
     monkeypatch.setattr(engram.index.search, "COUNT_CAP", 10)
-    total, counts = vault.index.doc_counts(["harbor", "tides", "absent"])
+    total, counts = vault.state.index.search.doc_counts(["harbor", "tides", "absent"])
     assert total == 40 and counts["absent"] == 0
     assert counts["harbor"] == 40  # spread evenly: the first 10 fill a quarter of the rowids
     assert 15 <= counts["tides"] <= 25
     vault.create("One more", "harbor again", dedupe=False)  # an item change recounts
-    assert vault.index.doc_counts(["harbor"]) == (41, {"harbor": 41})
+    assert vault.state.index.search.doc_counts(["harbor"]) == (41, {"harbor": 41})
     # A rebuild starts the change tally again; the counts must not outlive it.
     vault.reindex()
-    assert vault.index.doc_counts(["quay"]) == (41, {"quay": 0})
+    assert vault.state.index.search.doc_counts(["quay"]) == (41, {"quay": 0})
     edited = vault.root / vault.get("One more").path
     edited.write_text(edited.read_text(encoding="utf-8").replace("harbor again", "quay again"), encoding="utf-8")
     vault.reindex()
-    assert vault.index.doc_counts(["quay"]) == (41, {"quay": 1})
+    assert vault.state.index.search.doc_counts(["quay"]) == (41, {"quay": 1})
 
 
 def test_a_rare_term_with_a_common_one_ranks_as_an_uncapped_query_would(vault: Vault) -> None:

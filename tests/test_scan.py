@@ -33,7 +33,7 @@ def seeded(vault: Vault) -> Vault:
     vault.create("Alpha note", "alpha body", domain=["a"])
     vault.create("Beta note", "beta body", domain=["b", "deep"])
     vault.refresh()  # records the scan mark
-    assert vault.index._scan_mark() is not None
+    assert vault.state.index._scan_mark() is not None
     return vault
 
 
@@ -77,7 +77,7 @@ def test_a_folder_renamed_or_removed_inside_the_vault(seeded: Vault) -> None:
 
 
 def test_changed_since_reports_only_recent_changes(seeded: Vault) -> None:
-    mark = seeded.index._scan_mark()
+    mark = seeded.state.index._scan_mark()
     assert mark is not None
     later = changed_since(seeded.root, mark + 10**12)  # far in the future: nothing newer
     assert later is not None and not later.files and not later.dirs
@@ -88,12 +88,12 @@ def test_changed_since_reports_only_recent_changes(seeded: Vault) -> None:
 def test_a_second_scan_rechecks_only_what_changed(seeded: Vault) -> None:
     for n in range(30):
         seeded.create(f"Filler {n}", f"filler body number {n}", domain=["fill"])
-    full = fresh(seeded).index._refresh_walk()
+    full = fresh(seeded).state.index._refresh_walk()
     assert full.scanned == 33  # 32 items and the vault README
     vault = fresh(seeded)
     # Files written in the last seconds are inside the safety margin and re-checked;
     # move the mark to now, as if the last scan had happened well after them.
-    with vault.index.transaction() as conn:
+    with vault.state.index.transaction() as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'scanned'", (str(time.time_ns()),))
     (vault.root / "a/alpha-note.md").write_text((vault.root / "a/alpha-note.md").read_text() + "more\n")
     stats = vault.refresh()

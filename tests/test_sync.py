@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from engram.errors import GitError
-from engram.team.sync import sync
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clean, clone_machine, first_machine, git, tracked
@@ -37,7 +36,7 @@ def meta_of(vault: Vault, ref: str) -> dict[str, object]:
 def converge(*vaults: Vault) -> None:
     """Sync each machine in turn, then once more so everyone has the last merge."""
     for vault in (*vaults, *vaults):
-        sync(vault)
+        vault.sync()
     first = tracked(vaults[0].root)
     for vault in vaults[1:]:
         assert tracked(vault.root) == first
@@ -48,18 +47,18 @@ def converge(*vaults: Vault) -> None:
 def test_without_a_remote_sync_commits_locally(tmp_path: Path) -> None:
     vault = Vault.init(tmp_path / "solo")
     vault.create("Local only", "body")
-    report = sync(vault)
+    report = vault.sync()
     assert report.remote is None and report.committed > 0 and not report.pushed
     assert clean(vault.root)
     assert "no remote configured" in " ".join(report.lines())
-    assert sync(vault).committed == 0  # nothing new
+    assert vault.sync().committed == 0  # nothing new
 
 
 def test_the_first_push_creates_the_upstream_branch(tmp_path: Path, origin: Path) -> None:
     vault = Vault.init(tmp_path / "alice")
     git(vault.root, "remote", "add", "origin", str(origin))
     vault.create("First", "body")
-    report = sync(vault)
+    report = vault.sync()
     assert report.pushed and report.created_upstream
     assert git(origin, "rev-parse", "main").stdout.strip() == git(vault.root, "rev-parse", "HEAD").stdout.strip()
     assert git(vault.root, "config", "branch.main.remote").stdout.strip() == "origin"
@@ -69,7 +68,7 @@ def test_offline_sync_reports_and_keeps_the_local_commit(tmp_path: Path, pair: t
     alice, _ = pair
     git(alice.root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     alice.create("Written on a plane", "body")
-    report = sync(alice)
+    report = alice.sync()
     assert report.offline is not None and "cannot fetch from origin" in report.offline
     assert report.committed > 0 and not report.pushed
     assert clean(alice.root)
@@ -82,8 +81,8 @@ def test_divergent_edits_converge_with_every_field_rule(pair: tuple[Vault, Vault
         "Copying a frozen dataclass", "intro\nmiddle\nend\n", domain=["engineering", "python"],
         tags=["gotcha", "python"], importance=0.5,
     ).item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.update(item.id, {"tags": ["python", "perf"], "importance": 0.7, "retrieval_count": 3,
                            "content": "intro changed\nmiddle\nend\n"})
     bob.update(item.id, {"tags": ["gotcha", "python", "sql"], "importance": 0.6, "retrieval_count": 2,
@@ -96,7 +95,7 @@ def test_divergent_edits_converge_with_every_field_rule(pair: tuple[Vault, Vault
     assert meta["status"] == "archived"
     assert bob.get(item.id).content == "intro changed\nmiddle\nend changed\n"
     assert "mergeConflicts" not in meta
-    records = [json.loads(x) for x in (bob.state_dir / "merges.jsonl").read_text().splitlines()]
+    records = [json.loads(x) for x in (bob.state.state_dir / "merges.jsonl").read_text().splitlines()]
     assert any(r["via"] == "sync" and r["strategies"].get("retrievalCount") == "add" for r in records)
 
 
@@ -116,8 +115,8 @@ def test_items_created_on_two_machines_with_the_same_title_both_survive(pair: tu
 def test_an_item_deleted_on_one_side_and_edited_on_the_other_survives_flagged(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     item = alice.create("Disputed", "original").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.delete(item.id)
     bob.update(item.id, {"content": "improved"})
     converge(alice, bob)
@@ -130,8 +129,8 @@ def test_an_item_deleted_on_one_side_and_edited_on_the_other_survives_flagged(pa
 def test_a_rename_on_one_side_and_an_edit_on_the_other_merge_at_the_new_path(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     item = alice.create("Old title", "line one\nline two\n", domain=["notes"]).item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     renamed = alice.update(item.id, {"title": "New title"})
     bob.update(item.id, {"content": "line one\nline two\nline three\n"})
     converge(alice, bob)
@@ -144,12 +143,12 @@ def test_a_rename_on_one_side_and_an_edit_on_the_other_merge_at_the_new_path(pai
 def test_concurrent_same_line_edits_are_kept_in_a_callout_and_flagged(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     item = alice.create("Answer", "the answer is 41\n").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.update(item.id, {"content": "the answer is 42\n"})
     bob.update(item.id, {"content": "the answer is 43\n"})
-    sync(alice)
-    report = sync(bob)
+    alice.sync()
+    report = bob.sync()
     assert report.flagged == [item.path]
     converge(alice, bob)
     got = alice.get(item.id)
@@ -162,8 +161,8 @@ def test_concurrent_evidence_on_one_edge_merges_as_a_set(pair: tuple[Vault, Vaul
     x = alice.create("X", "x").item
     y = alice.create("Y", "y").item
     alice.link(x.id, "extends", y.id, evidence="shared base")
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.link(x.id, "extends", y.id, evidence="alice saw it")
     bob.link(x.id, "extends", y.id, evidence="bob saw it")
     converge(alice, bob)
@@ -175,8 +174,8 @@ def test_derived_links_are_regenerated_after_the_merge(pair: tuple[Vault, Vault]
     alice, bob = pair
     x = alice.create("Source item", "x").item
     y = alice.create("Target item", "y").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.link(x.id, "causes", y.id)
     bob.update(y.id, {"title": "Renamed target"})
     converge(alice, bob)
@@ -189,7 +188,7 @@ def test_derived_links_are_regenerated_after_the_merge(pair: tuple[Vault, Vault]
 def test_three_machines_converge(tmp_path: Path, origin: Path) -> None:
     machines = [first_machine(tmp_path, origin, "m0")]
     item = machines[0].create("Shared", "base\n").item
-    sync(machines[0])
+    machines[0].sync()
     machines += [clone_machine(tmp_path, origin, f"m{i}") for i in (1, 2)]
     for i, vault in enumerate(machines):
         vault.update(item.id, {"tags": [f"t{i}"], "retrieval_count": i + 1})
@@ -202,10 +201,10 @@ def test_three_machines_converge(tmp_path: Path, origin: Path) -> None:
 def test_a_push_rejected_because_a_peer_pushed_first_is_retried(pair: tuple[Vault, Vault], tmp_path: Path) -> None:
     alice, bob = pair
     item = alice.create("Raced", "base\n").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     bob.update(item.id, {"tags": ["from-bob"]})
-    sync(bob)  # something new for alice to fetch
+    bob.sync()  # something new for alice to fetch
     bob.update(item.id, {"retrieval_count": 7})
     git(bob.root, "commit", "--quiet", "--all", "-m", "bob's second edit")
     # Right after alice's fetch lands, bob pushes again: alice's first push must lose.
@@ -219,7 +218,7 @@ def test_a_push_rejected_because_a_peer_pushed_first_is_retried(pair: tuple[Vaul
     )
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
     alice.update(item.id, {"importance": 0.9})
-    report = sync(alice)
+    report = alice.sync()
     assert marker.exists()
     assert report.pushed and report.attempts == 2
     meta = meta_of(alice, item.id)
@@ -229,14 +228,14 @@ def test_a_push_rejected_because_a_peer_pushed_first_is_retried(pair: tuple[Vaul
 def test_a_file_that_needs_a_person_stops_sync_before_anything_changes(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     (alice.root / "NOTES.txt").write_text("shared\n")
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     (alice.root / "NOTES.txt").write_text("shared\nalice\n")
     (bob.root / "NOTES.txt").write_text("shared\nbob\n")
-    sync(alice)
+    alice.sync()
     before = git(bob.root, "rev-parse", "HEAD").stdout
     with pytest.raises(GitError) as err:
-        sync(bob)
+        bob.sync()
     assert "NOTES.txt" in str(err.value) and "Nothing was changed" in str(err.value)
     assert clean(bob.root)
     head = git(bob.root, "rev-parse", "HEAD").stdout
@@ -249,7 +248,7 @@ def test_sync_refuses_to_start_in_the_middle_of_a_merge(pair: tuple[Vault, Vault
     alice, _ = pair
     (alice.root / ".git" / "MERGE_HEAD").write_text(git(alice.root, "rev-parse", "HEAD").stdout)
     with pytest.raises(GitError, match="in the middle of a merge"):
-        sync(alice)
+        alice.sync()
 
 
 def test_sync_flushes_usage_before_committing(tmp_path: Path) -> None:
@@ -257,7 +256,7 @@ def test_sync_flushes_usage_before_committing(tmp_path: Path) -> None:
     item = vault.create("Searched for", "pg_repack rebuilds tables online").item
     vault.search("pg_repack rebuilds")  # journaled, not yet in the file
     assert vault.get(item.id).retrieval_count == 0
-    sync(vault)
+    vault.sync()
     assert vault.get(item.id).retrieval_count == 1
     assert git(vault.root, "status", "--porcelain").stdout == ""  # the fold was committed
 
@@ -270,7 +269,7 @@ def test_sync_works_for_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path,
     vault = Vault.init(repo / "memory", actor="alice")
     (repo / "unrelated.txt").write_text("not engram's business\n")
     vault.create("In a subfolder", "body")
-    report = sync(vault)
+    report = vault.sync()
     assert report.pushed
     files = git(repo, "ls-files").stdout.split()
     assert "unrelated.txt" not in files and any(f.startswith("memory/") and f.endswith(".md") for f in files)
@@ -280,8 +279,8 @@ def test_sync_works_for_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path,
 def test_an_item_renamed_differently_on_both_sides_lands_at_the_winning_title(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     item = alice.create("Original", "body\n", domain=["notes"]).item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     alice.update(item.id, {"title": "Alice's title"})
     later = bob.update(item.id, {"title": "Bob's title"})  # the later edit wins the tie
     converge(alice, bob)
@@ -294,13 +293,13 @@ def test_an_item_renamed_differently_on_both_sides_lands_at_the_winning_title(pa
 def test_search_sees_pulled_changes_right_after_sync(pair: tuple[Vault, Vault]) -> None:
     alice, bob = pair
     item = alice.create("Connection pool size", "Use a pool of 20 per worker.").item
-    sync(alice)
-    sync(bob)
+    alice.sync()
+    bob.sync()
     assert [h.id for h in bob.search("pool per worker").hits][:1] == [item.id]
     alice.update(item.id, {"content": "Use a pool of 12 per worker; pgbouncer does the rest."})
     other = alice.create("Statement timeout", "Set statement_timeout to 30s for web requests.").item
-    sync(alice)
-    sync(bob)  # fast-forward: only the changed files are re-read
+    alice.sync()
+    bob.sync()  # fast-forward: only the changed files are re-read
     assert [h.id for h in bob.search("pgbouncer").hits] == [item.id]
     assert bob.search("statement_timeout").hits[0].id == other.id
     assert "20 per worker" not in bob.get(item.id).content

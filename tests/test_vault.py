@@ -22,7 +22,7 @@ def snapshot(vault: Vault) -> dict[str, bytes]:
 
 
 def audit_lines(vault: Vault) -> list[dict[str, object]]:
-    path = vault.state_dir / "audit.jsonl"
+    path = vault.state.state_dir / "audit.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -268,7 +268,7 @@ def test_delete_moves_item_and_edges_to_trash(vault: Vault) -> None:
     deleted = vault.delete(a.id, expected_version=1)
     assert deleted.id == a.id
     assert not (vault.root / a.path).exists() and not (vault.root / syn.path).exists()
-    trashed = list((vault.state_dir / "trash" / a.id).rglob("*"))
+    trashed = list((vault.state.state_dir / "trash" / a.id).rglob("*"))
     assert any(p.name == Path(a.path).name for p in trashed)
     assert any(p.name == f"{syn.id}.yaml" for p in trashed)
     assert "## Synapses (derived)" not in (vault.root / b.path).read_text()

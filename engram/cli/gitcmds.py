@@ -7,9 +7,7 @@ from pathlib import Path
 import click
 
 from engram.cli._common import emit_json, json_option, pass_vault
-from engram.team import conflicts as conflicts_mod
 from engram.team import gitstore, hooks, mergelog
-from engram.team.sync import sync as run_sync
 from engram.vault import Vault
 
 
@@ -32,8 +30,8 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
       engram sync
       engram sync --remote origin --no-push
     """
-    report = run_sync(
-        vault, remote=remote, branch=branch, push=not no_push, message=message
+    report = vault.sync(
+        remote=remote, branch=branch, push=not no_push, message=message
     )
     if as_json:
         emit_json(report.to_json())
@@ -127,7 +125,7 @@ def merge_stats(vault: Vault, days: int | None, as_json: bool) -> None:
     Example:
       engram merge stats --days 7 --json
     """
-    result = mergelog.stats(vault.state_dir, days)
+    result = mergelog.stats(vault.state.state_dir, days)
     if as_json:
         emit_json(result.to_json())
         return
@@ -155,7 +153,7 @@ def merge_anomalies(vault: Vault, days: int | None, as_json: bool) -> None:
     Example:
       engram merge anomalies
     """
-    found = mergelog.anomalies(vault.state_dir, days)
+    found = mergelog.anomalies(vault.state.state_dir, days)
     if as_json:
         emit_json([a.to_json() for a in found])
         return
@@ -242,13 +240,13 @@ def conflicts(vault: Vault, resolve_ref: str | None, force: bool, as_json: bool)
       engram conflicts --resolve 01J8ZQ3K5P7R2V8Y3M4N6ZH0WQ
     """
     if resolve_ref is not None:
-        item = conflicts_mod.resolve(vault, resolve_ref, force=force)
+        item = vault.resolve_conflict(resolve_ref, force=force)
         if as_json:
             emit_json({"id": item.id, "path": item.path, "version": item.version, "resolved": True})
         else:
             click.echo(f"resolved {item.id} ({item.path}), now version {item.version}")
         return
-    found = conflicts_mod.flagged(vault)
+    found = vault.conflicts()
     if as_json:
         emit_json([{"id": f.id, "path": f.path, "title": f.title, "notes": list(f.notes),
                     "callouts": f.callouts} for f in found])

@@ -426,11 +426,11 @@ def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_js
     Example:
       engram import decisions.jsonl --domain team/decisions
     """
-    from engram.items.importer import import_records, parse_records
+    from engram.items.importer import parse_records
 
     origin = Path(file.name).name if file.name not in ("-", "<stdin>") else "stdin"
     records = parse_records(file.read(), fmt)
-    report = import_records(vault, records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
+    report = vault.import_records(records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
     if as_json:
         emit_json(
             {

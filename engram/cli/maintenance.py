@@ -8,7 +8,6 @@ import click
 
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
 from engram.demo import build_demo
-from engram.doctor import diagnose
 from engram.errors import Conflict
 from engram.vault import Vault
 
@@ -27,7 +26,7 @@ def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
     Example:
       engram doctor --fix
     """
-    report = diagnose(vault, fix=fix)
+    report = vault.doctor(fix=fix)
     if as_json:
         emit_json(
             {
@@ -107,7 +106,7 @@ def demo(app: AppContext, path: str) -> None:
     except Conflict as exc:
         say(f"  error: {exc}")
     say("\n$ engram doctor")
-    report = diagnose(vault)
+    report = vault.doctor()
     say(f"  {report.items} items, {report.synapses} synapses, {len(report.problems)} problems")
     say(f"\nTry: engram --vault {vault.root} list")
     vault.close()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import click
 
 from engram.cli._common import emit_json, json_option, pass_vault
-from engram.recall.search import TIERS, SearchHit, SearchResult
+from engram.recall.results import TIERS, SearchHit, SearchResult
 from engram.store.model import ENGRAM_KINDS, STATUSES, VISIBILITIES
 from engram.vault import Vault
 

@@ -27,9 +27,9 @@ tables kept in step by triggers. ``synapses`` holds the edges. The trigram table
 out ordinary prose on purpose: trigrams of every body would triple the index size and
 halve the indexing rate, and words in prose are found by the word index.
 
-The search primitives recall composes live in :mod:`engram.index.search` (a mixin of
-:class:`Index`): BM25 on either FTS table, the short-fragment scan, term matching and
-edge lookups. They run their SQL through :meth:`Index._fts` / :meth:`Index._rows`, so
+The search primitives recall composes live in :mod:`engram.index.search`, as
+``index.search``: BM25 on either FTS table, the short-fragment scan, term matching and
+edge lookups. They run their SQL through :meth:`Index.fts_tuples` / :meth:`Index.fts_rows`, so
 ``sqlite3`` is still imported and its errors translated here only.
 Errors from ``sqlite3`` are translated into :class:`~engram.errors.StorageError` (or
 :class:`~engram.errors.InvalidInput` for a bad raw FTS5 query) here and nowhere else.
@@ -63,6 +63,7 @@ from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since
 from engram.store.model import Engram, Synapse
 
 SCHEMA_VERSION = 5
+FRESHNESS_MODES = ("auto", "walk")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 _SCHEMA: tuple[str, ...] = (
@@ -193,6 +194,22 @@ _INSERT_FILE = (
 )
 
 @dataclass(frozen=True, slots=True)
+class FreshnessSettings:
+    """How reads keep the index fresh: ``recall.freshness`` in ``engram.yaml`` (``auto``
+    watches the files where the platform allows, ``walk`` stats every file per read)."""
+
+    freshness: str = "auto"
+
+    def validated(self) -> FreshnessSettings:
+        if self.freshness not in FRESHNESS_MODES:
+            raise InvalidInput(
+                f"engram.yaml: recall.freshness is {self.freshness!r}.",
+                field="recall.freshness", hint="Use auto or walk.",
+            )
+        return self
+
+
+@dataclass(frozen=True, slots=True)
 class RefreshStats:
     scanned: int = 0
     changed: int = 0
@@ -217,7 +234,7 @@ class ItemRow:
     fingerprint: str
 
 
-class Index(SearchPrimitives):
+class Index:
     """The index of one vault; see the module docstring."""
 
     def __init__(self, root: Path, db_path: Path) -> None:
@@ -231,6 +248,7 @@ class Index(SearchPrimitives):
         self._df_changes = -1  # the 'changes' tally the df cache was filled at
         self._watcher: Watcher | None = None
         self._watch_failed = False
+        self.search = SearchPrimitives(self)
 
     # ------------------------------------------------------------------ connection
 
@@ -665,7 +683,8 @@ class Index(SearchPrimitives):
 
     # ------------------------------------------------------------------ search support
 
-    def _rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
+    def fts_rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
+        """Rows of a search statement as dicts; errors translated (see :meth:`fts_tuples`)."""
         with self._lock:
             try:
                 cur = self.conn.execute(sql, params)
@@ -675,7 +694,8 @@ class Index(SearchPrimitives):
                 self._fts_error(exc, raw)
                 raise  # unreachable: _fts_error always raises
 
-    def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
+    def fts_tuples(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
+        """Rows of a search statement; a bad ``raw`` FTS5 query is InvalidInput."""
         with self._lock:
             try:
                 return list(self.conn.execute(sql, params).fetchall())

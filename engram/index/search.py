@@ -1,10 +1,12 @@
 """Search primitives of the derived index: what :mod:`engram.recall.search` composes.
 
-A mixin of :class:`engram.index.Index`, kept apart so each module stays readable. Every
-statement runs through the index's ``_fts`` / ``_rows`` helpers, which hold the index
-lock and translate ``sqlite3`` errors (a bad raw FTS5 query becomes
-:class:`~engram.errors.InvalidInput`, anything else :class:`~engram.errors.StorageError`);
-this module never imports ``sqlite3``.
+Each :class:`~engram.index.catalog.Index` owns one :class:`SearchPrimitives` as
+``index.search`` (it keeps the word-count cache for that database). Every statement runs
+through the index's :meth:`~engram.index.catalog.Index.fts_tuples` /
+:meth:`~engram.index.catalog.Index.fts_rows`, which hold the index lock and translate
+``sqlite3`` errors (a bad raw FTS5 query becomes :class:`~engram.errors.InvalidInput`,
+anything else :class:`~engram.errors.StorageError`); this module never imports
+``sqlite3``.
 
 Ranking cost: FTS5 computes BM25 for every row that contains any term of the MATCH, about
 a microsecond each, and keeps no top-k shortcut. Callers therefore choose which terms
@@ -18,9 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.index.query import quote
+
+if TYPE_CHECKING:
+    from engram.index.catalog import Index
 
 #: Items counted per word before the rest are estimated (see ``SearchPrimitives._count``);
 #: at least the default ``candidatePostings``, so choosing candidates sees exact counts.
@@ -41,18 +46,14 @@ class Edge:
 
 
 class SearchPrimitives:
-    """Read-only search queries over the index tables (see the module docstring)."""
+    """Read-only search queries over one index's tables (see the module docstring)."""
 
-    #: Item counts per query word, valid at the (``changes`` tally, schema version) they
-    #: were counted at: the tally moves with every item written or removed, and a rebuild,
-    #: which starts the tally again, changes the schema version.
-    _word_counts: tuple[tuple[int, int], dict[str, int]] | None = None
-
-    def _fts(self, sql: str, params: Sequence[Any], raw: bool) -> list[tuple[Any, ...]]:
-        raise NotImplementedError  # provided by engram.index.Index
-
-    def _rows(self, sql: str, params: Sequence[Any], raw: bool = False) -> list[dict[str, Any]]:
-        raise NotImplementedError  # provided by engram.index.Index
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        #: Item counts per query word, valid at the (``changes`` tally, schema version)
+        #: they were counted at: the tally moves with every item written or removed, and
+        #: a rebuild, which starts the tally again, changes the schema version.
+        self._word_counts: tuple[tuple[int, int], dict[str, int]] | None = None
 
     def doc_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(number of items, {word: number of items whose word index holds it}), stemmed
@@ -90,7 +91,7 @@ class SearchPrimitives:
         params: list[Any] = []
         for word in words:
             params += [quote(word), COUNT_CAP]
-        row = self._fts(
+        row = self._index.fts_tuples(
             "SELECT (SELECT n FROM tally WHERE key = 'items'),"
             " (SELECT n FROM tally WHERE key = 'changes'),"
             " (SELECT schema_version FROM pragma_schema_version()), (SELECT max(rowid) FROM items)"
@@ -178,7 +179,7 @@ class SearchPrimitives:
         found: dict[int, int] = {}
         full = False
         for i, match in enumerate(matches):
-            ranked = self._fts(
+            ranked = self._index.fts_tuples(
                 f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ? ORDER BY r_ LIMIT ?",
                 (match, inner),
                 raw,
@@ -197,7 +198,7 @@ class SearchPrimitives:
             # (a row read is most of the cost once BM25 has ranked).
             batch = order[start : start + (limit if start == 0 else len(order))]
             start += len(batch)
-            rows = self._rows(
+            rows = self._index.fts_rows(
                 f"SELECT rowid AS rowid_, {columns} FROM items"
                 f" WHERE rowid IN ({','.join('?' * len(batch))}) AND {where}",
                 (*batch, *params),
@@ -207,7 +208,7 @@ class SearchPrimitives:
             # Filters emptied a shortlist: rank the filtered set itself (slower).
             best: dict[int, Hit] = {}
             for i, match in enumerate(matches):
-                rows = self._rows(
+                rows = self._index.fts_rows(
                     f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
                     f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
                     f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
@@ -229,7 +230,7 @@ class SearchPrimitives:
         """Items whose title, summary, tags or body contain ``needle`` (case-insensitive for
         ASCII): the path for fragments too short for trigrams. A table scan that stops at
         ``limit`` hits; a title hit scores 3, tags 2, summary 1.5, body 1."""
-        rows = self._rows(
+        rows = self._index.fts_rows(
             "SELECT rowid AS rowid_, (CASE WHEN instr(lower(title), lower(?1)) THEN 3.0 ELSE 0 END)"
             " + (CASE WHEN instr(lower(tags_text), lower(?1)) THEN 2.0 ELSE 0 END)"
             " + (CASE WHEN instr(lower(summary), lower(?1)) THEN 1.5 ELSE 0 END)"
@@ -271,7 +272,7 @@ class SearchPrimitives:
             )
             params += [match, *rowids]
         if parts:
-            for i, rowid in self._fts(" UNION ALL ".join(parts), params, False):
+            for i, rowid in self._index.fts_tuples(" UNION ALL ".join(parts), params, False):
                 out[int(i)].add(int(rowid))
         return out
 
@@ -288,7 +289,7 @@ class SearchPrimitives:
             f" UNION ALL SELECT path, source, target, kind, weight FROM synapses"
             f" WHERE target IN ({marks}){kind_sql}"
         )
-        rows = self._fts(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
+        rows = self._index.fts_tuples(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
         # An edge between two wanted ids comes back twice (UNION ALL skips a sort).
         unique = {r[0]: r for r in rows}
         return [Edge(r[1], r[2], r[3], float(r[4])) for r in unique.values()]

@@ -4,7 +4,7 @@ A record is an object with a ``title`` and any of ``content`` (or ``body``), ``d
 (``"a/b"`` or a list; or ``domainTags``), ``kind``, ``tags``, ``summary``,
 ``importance``, ``confidence``, ``sourceType``, ``visibility``, ``status`` and
 ``source``; other keys become extra frontmatter keys. Every record goes through
-:meth:`~engram.vault.Vault.create`, so deduplication applies (a record already in the
+:func:`~engram.items.writing.create`, so deduplication applies (a record already in the
 vault reinforces it instead of being written twice). Each new item's ``source`` records
 where it came from (file and line) unless the record gives its own.
 
@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.errors import EngramError, InvalidInput
+from engram.items.state import VaultState
+from engram.items.writing import CreateResult, create
 from engram.store import rules
 from engram.store.model import new_id, now
-from engram.vault import CreateResult, Vault
 
 _FIELDS = {
     "title", "content", "body", "domain", "domainTags", "kind", "tags", "summary",
@@ -107,7 +108,7 @@ def _create_kwargs(record: Record, origin: str, default_domain: Sequence[str]) -
 
 
 def import_records(
-    vault: Vault,
+    state: VaultState,
     records: Sequence[Record],
     *,
     origin: str,
@@ -121,7 +122,7 @@ def import_records(
         try:
             kwargs = _create_kwargs(record, origin, default_domain)
             # Validate exactly as create() will, without writing.
-            rules.build_new(new_id(), **kwargs, actor=vault.actor, at=now())
+            rules.build_new(new_id(), **kwargs, actor=state.actor, at=now())
             prepared.append((record.line, kwargs))
         except EngramError as exc:
             problems.append(f"line {record.line}: {exc.message.rstrip('.')}")
@@ -131,5 +132,5 @@ def import_records(
         return ImportReport()
     results = []
     for line, kwargs in prepared:
-        results.append((line, vault.create(**kwargs)))
+        results.append((line, create(state, **kwargs)))
     return ImportReport(tuple(results))

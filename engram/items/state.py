@@ -1,10 +1,20 @@
-"""The vault's machinery shared by its operations: state, resolving, placing, writing.
+"""The state every vault operation shares, and the helpers that resolve, place and write.
 
-:class:`VaultBase` holds what every operation needs — the root, the index, the lock, the
-audit log — and the private helpers that read, place and write items and synapses. The
-public operations are layered on top: :mod:`engram.items.links` (synapses), :mod:`engram.items.repair`
-(doctor and post-merge repairs) and :class:`engram.vault.Vault` (items). Invariants are
-stated in :mod:`engram.vault`.
+A :class:`VaultState` is one opened vault: its root, the committed settings, the derived
+index, the audit log, the write lock and the actor. The operations of
+:mod:`engram.items`, :mod:`engram.recall` and :mod:`engram.team` are functions that take
+it as their first argument; :class:`engram.vault.Vault` exposes them as methods.
+
+Invariants every writer relies on:
+
+- Every read-modify-write runs under :attr:`VaultState.lock` and re-reads the file from
+  disk inside it, so concurrent writers (other processes, other agents) never lose an
+  update; the loser of a race on ``update`` gets :class:`~engram.errors.VersionConflict`.
+- Files are replaced atomically (:mod:`engram.store.fsio`); a crash leaves the old bytes.
+- An item's path follows its domain, title and visibility; its id never changes. Every
+  synapse write regenerates the derived wikilink section of both endpoints; synapses that
+  touch a private item live under ``private/`` and never appear in a shared file.
+- Deleting moves files into ``.engram/trash/`` rather than destroying them.
 """
 
 from __future__ import annotations
@@ -23,17 +33,19 @@ from engram.errors import (
     FormatError,
     InvalidInput,
     NotFound,
+    StorageError,
+    VaultNotFound,
     VersionConflict,
 )
-from engram.index.catalog import Index, RefreshStats
+from engram.index.catalog import FreshnessSettings, Index, RefreshStats
 from engram.items import derived
 from engram.store.audit import AuditLog
 from engram.store.dedup import DedupSettings
 from engram.store.format import read_engram, read_synapse, write_engram, write_synapse
 from engram.store.fsio import VaultLock, prune_empty_dirs, remove
-from engram.store.model import SYNAPSE_KINDS, Engram, Synapse
+from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, now
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
-from engram.store.settings import Settings
+from engram.store.settings import SETTINGS_FILE, Settings
 
 STATE_DIR = ".engram"
 
@@ -49,8 +61,41 @@ def default_actor() -> str:
         return "unknown"
 
 
-class VaultBase:
-    """State and private helpers of a vault; see :class:`engram.vault.Vault`."""
+def find_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds ``engram.yaml`` or ``.engram/``."""
+    current = start.resolve()
+    for folder in (current, *current.parents):
+        if (folder / SETTINGS_FILE).is_file() or (folder / STATE_DIR).is_dir():
+            return folder
+    return None
+
+
+def locate(path: str | Path | None) -> Path:
+    """The root of the vault at or above ``path`` (default: the current folder).
+
+    A folder given explicitly that has no vault marker above it is opened as a vault as
+    it is (a Co-Engram repository, say); the current folder is not. Raises VaultNotFound.
+    """
+    start = Path(path) if path is not None else Path.cwd()
+    if not start.exists():
+        raise VaultNotFound(
+            f"no folder at {start}.", hint="Check the path, or create a vault with `engram init PATH`."
+        )
+    if start.is_file():
+        start = start.parent
+    root = find_root(start)
+    if root is None:
+        if path is None:
+            raise VaultNotFound(
+                f"no engram vault at or above {start}.",
+                hint="Run `engram init` here, or pass --vault PATH (or set ENGRAM_VAULT).",
+            )
+        root = start
+    return root
+
+
+class VaultState:
+    """One opened vault: its parts, and the helpers its operations share."""
 
     def __init__(self, root: Path, *, actor: str | None = None) -> None:
         self.root = root.resolve()
@@ -64,12 +109,13 @@ class VaultBase:
         self._fresh = False
 
     def __repr__(self) -> str:
-        return f"Vault({str(self.root)!r})"
+        return f"VaultState({str(self.root)!r})"
 
-    def _ensure_indexed(self) -> None:
-        """For writers: one full walk per process, then the shared index is kept current."""
-        if not self._fresh:
-            self.refresh()
+    def close(self) -> None:
+        """Close the index connection and stop its file watcher."""
+        self.index.close()
+
+    # ------------------------------------------------------------------ freshness
 
     def refresh(self) -> RefreshStats:
         """Bring the derived index in line with the files (cheap when nothing changed)."""
@@ -77,14 +123,32 @@ class VaultBase:
         self._fresh = True
         return stats
 
-    def _ensure_fresh(self) -> None:
-        """Bring the index up to date before a read; the subclass sets the policy."""
-        raise NotImplementedError
+    def reindex(self) -> RefreshStats:
+        """Rebuild the index from the files alone."""
+        stats = self.index.rebuild()
+        self._fresh = True
+        return stats
+
+    def ensure_fresh(self) -> None:
+        """Before a read: the index reflects every file change that completed before this
+        call (a watcher in long-lived processes, a stat walk otherwise; see
+        :meth:`engram.index.catalog.Index.ensure_fresh`)."""
+        mode = self.settings.section("recall", FreshnessSettings).validated().freshness
+        self.index.ensure_fresh(mode)
+        self._fresh = True
+
+    def ensure_indexed(self) -> None:
+        """For writers: one full walk per process, then the shared index is kept current."""
+        if not self._fresh:
+            self.refresh()
+
+    # ------------------------------------------------------------------ resolving
 
     def abspath(self, relpath: str) -> Path:
+        """The absolute path of a vault-relative one; refuses paths that leave the vault."""
         return resolve_inside(self.root, relpath)
 
-    def _relpath_of(self, ref: str) -> str | None:
+    def relpath_of(self, ref: str) -> str | None:
         """Turn a path-like reference into a vault-relative path, if it is one."""
         if not (ref.endswith(".md") or "/" in ref or os.sep in ref):
             return None
@@ -103,8 +167,11 @@ class VaultBase:
         self.abspath(rel)  # refuses paths that leave the vault
         return rel
 
-    def _resolve(self, ref: str) -> str:
-        """Find the path of the item named by id, id prefix, path or exact title."""
+    def resolve(self, ref: str) -> str:
+        """The path of the item named by id, id prefix (6+ chars), path or exact title.
+
+        Raises InvalidInput (empty or ambiguous) or NotFound.
+        """
         ref = ref.strip()
         if not ref:
             raise InvalidInput("the item reference is empty.", hint="Pass an id, a path or a title.")
@@ -120,8 +187,12 @@ class VaultBase:
             hint="Pass an id, a vault-relative path or the exact title; `engram list` shows items.",
         )
 
+    def resolve_id(self, ref: str) -> str:
+        """The id of the item named by ``ref`` (see :meth:`resolve`)."""
+        return self.index.item_rows("path = ?", (self.resolve(ref),))[0].id
+
     def _lookup(self, ref: str) -> str | None:
-        rel = self._relpath_of(ref)
+        rel = self.relpath_of(ref)
         if rel is not None:
             rows = self.index.item_rows("path = ?", (rel,))
             return rows[0].path if rows else None
@@ -134,30 +205,22 @@ class VaultBase:
             if len(rows) == 1:
                 return rows[0].path
             if len(rows) > 1:
-                self._ambiguous(ref, rows)
+                _ambiguous(ref, rows)
         if len(ref) >= 6 and re.fullmatch(r"[0-9A-Za-z]+", ref):
             rows = self.index.item_rows("id LIKE ? ESCAPE '\\'", (ref.upper() + "%",))
             if len(rows) == 1:
                 return rows[0].path
             if len(rows) > 1:
-                self._ambiguous(ref, rows)
+                _ambiguous(ref, rows)
         return None
 
-    @staticmethod
-    def _ambiguous(ref: str, rows: Sequence[Any]) -> None:
-        listing = "; ".join(f"{r.id} ({r.path})" for r in rows[:10])
-        same_id = len({r.id for r in rows}) == 1
-        raise InvalidInput(
-            f"{len(rows)} items match {ref!r}: {listing}.",
-            hint="Run `engram doctor --fix` to give copies new ids."
-            if same_id
-            else "Pass one of the ids instead.",
-        )
+    # ------------------------------------------------------------------ items
 
-    def _read(self, rel: str) -> tuple[Engram, str]:
+    def read(self, rel: str) -> tuple[Engram, str]:
+        """(item, derived section) of the file at ``rel``. Raises FormatError."""
         return read_engram(self.abspath(rel), rel)
 
-    def _place(self, item: Engram, current: str | None = None) -> str:
+    def place(self, item: Engram, current: str | None = None) -> str:
         """The path for ``item``: its natural path, or with an id suffix when taken."""
         slug = item.slug or "untitled"
         private = item.visibility == "private"
@@ -175,11 +238,13 @@ class VaultBase:
 
     def _file_id(self, rel: str) -> str | None:
         try:
-            return self._read(rel)[0].id
+            return self.read(rel)[0].id
         except (FileNotFoundError, EngramError):
             return None
 
-    def _check_version(self, current: Engram, expected: int | None) -> None:
+    def check_version(self, current: Engram, expected: int | None) -> None:
+        """Raise VersionConflict (saying what changed since) unless ``expected`` is the
+        item's version or None."""
         if expected is None or expected == current.version:
             return
         since = [
@@ -196,22 +261,46 @@ class VaultBase:
             changes = f"last updated by {current.updated_by or 'unknown'} at {current.updated_at}"
         raise VersionConflict(current.id, expected, current.version, changes, current.path or "")
 
-    def _move_item(self, current: Engram, updated: Engram) -> None:
+    def write_item(self, item: Engram, derived_lines: builtins.list[str] | None) -> None:
+        """Write an item file (derived section recomputed when not given) and index it."""
+        assert item.path is not None
+        if derived_lines is None:
+            derived_lines = derived.lines_for(self.index, item)
+        write_engram(self.abspath(item.path), item, derived_lines)
+        self.index.put_item(item.path, item, "\n".join(derived_lines))
+
+    def move_item(self, current: Engram, updated: Engram) -> None:
         """Write ``updated`` at its new path, remove the old file, fix what points at it."""
         assert current.path is not None and updated.path is not None
-        self._write_item(updated, None)
+        self.write_item(updated, None)
         old = self.abspath(current.path)
         remove(old)
         self.index.drop(current.path)
         prune_empty_dirs(old.parent, self.root)
         if (current.visibility == "private") != (updated.visibility == "private"):
-            for syn in self._incident(current.id):
-                self._store_synapse(syn)
-        for neighbour in self._neighbours(updated.id):
-            self._refresh_derived(neighbour)
-        self._refresh_derived(updated.id)
+            for syn in self.incident(current.id):
+                self.store_synapse(syn)
+        for neighbour in self.neighbours(updated.id):
+            self.refresh_derived(neighbour)
+        self.refresh_derived(updated.id)
 
-    def _to_trash(self, rel: str, bin_dir: Path) -> None:
+    def refresh_derived(self, item_id: str) -> None:
+        """Regenerate one item's derived section from the synapses (no version bump)."""
+        for row in self.index.item_rows("id = ?", (item_id,)):
+            try:
+                item, old = self.read(row.path)
+            except (FileNotFoundError, FormatError):
+                continue
+            lines = derived.lines_for(self.index, item)
+            if "\n".join(lines) != old:
+                self.write_item(item, lines)
+
+    def trash_bin(self, *parts: str) -> Path:
+        """A new folder under ``.engram/trash/`` for one removal."""
+        return self.state_dir.joinpath("trash", *parts, now().replace(":", "-"))
+
+    def to_trash(self, rel: str, bin_dir: Path) -> None:
+        """Move one vault file into ``bin_dir`` (keeping its relative path) and unindex it."""
         source = self.abspath(rel)
         target = bin_dir / rel
         try:
@@ -220,20 +309,13 @@ class VaultBase:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            from engram.errors import StorageError
-
             raise StorageError(f"cannot move {rel} to the trash: {exc}.", hint="Check permissions.") from exc
         self.index.drop(rel)
 
-    def _write_item(self, item: Engram, derived_lines: builtins.list[str] | None) -> None:
-        """Write an item file (derived section recomputed when not given) and index it."""
-        assert item.path is not None
-        if derived_lines is None:
-            derived_lines = derived.lines_for(self.index, item)
-        write_engram(self.abspath(item.path), item, derived_lines)
-        self.index.put_item(item.path, item, "\n".join(derived_lines))
+    # ------------------------------------------------------------------ synapses
 
-    def _existing_synapse(self, sid: str) -> Synapse | None:
+    def existing_synapse(self, sid: str) -> Synapse | None:
+        """The synapse with id ``sid`` as its file says, shared or private, or None."""
         for rel in self.index.synapse_paths(sid):
             try:
                 return read_synapse(self.abspath(rel), rel)
@@ -247,10 +329,8 @@ class VaultBase:
                     continue
         return None
 
-    def _is_private(self, *endpoints: Engram) -> bool:
-        return any(e.visibility == "private" for e in endpoints)
-
-    def _synapse_relpath(self, syn: Synapse, private: bool | None = None) -> str:
+    def synapse_relpath(self, syn: Synapse, private: bool | None = None) -> str:
+        """Where ``syn`` belongs: under ``private/`` when it touches a private item."""
         if private is None:
             rows = self.index.query(
                 "SELECT visibility FROM items WHERE id IN (?, ?)", (syn.source, syn.target)
@@ -258,9 +338,9 @@ class VaultBase:
             private = any(r["visibility"] == "private" for r in rows)
         return ("private/" if private else "") + syn.path
 
-    def _store_synapse(self, syn: Synapse, private: bool | None = None) -> str:
+    def store_synapse(self, syn: Synapse, private: bool | None = None) -> str:
         """Write a synapse at its place (shared or private), removing a stale copy."""
-        rel = self._synapse_relpath(syn, private)
+        rel = self.synapse_relpath(syn, private)
         write_synapse(self.abspath(rel), syn)
         self.index.put_synapse(rel, syn)
         for old in self.index.synapse_paths(syn.id):
@@ -269,20 +349,21 @@ class VaultBase:
                 self.index.drop(old)
         return rel
 
-    def _incident(self, item_id: str) -> builtins.list[Synapse]:
+    def incident(self, item_id: str) -> builtins.list[Synapse]:
+        """Every synapse with ``item_id`` at either end."""
         return self.index.synapses("source = ? OR target = ?", (item_id, item_id))
 
-    def _neighbours(self, item_id: str) -> builtins.list[str]:
-        return sorted({s.other(item_id) for s in self._incident(item_id)} - {item_id})
+    def neighbours(self, item_id: str) -> builtins.list[str]:
+        """The ids at the other end of ``item_id``'s synapses."""
+        return sorted({s.other(item_id) for s in self.incident(item_id)} - {item_id})
 
-    def _refresh_derived(self, item_id: str) -> None:
-        """Regenerate one item's derived section from the synapses (no version bump)."""
-        rows = self.index.item_rows("id = ?", (item_id,))
-        for row in rows:
-            try:
-                item, old = self._read(row.path)
-            except (FileNotFoundError, FormatError):
-                continue
-            lines = derived.lines_for(self.index, item)
-            if "\n".join(lines) != old:
-                self._write_item(item, lines)
+
+def _ambiguous(ref: str, rows: Sequence[Any]) -> None:
+    listing = "; ".join(f"{r.id} ({r.path})" for r in rows[:10])
+    same_id = len({r.id for r in rows}) == 1
+    raise InvalidInput(
+        f"{len(rows)} items match {ref!r}: {listing}.",
+        hint="Run `engram doctor --fix` to give copies new ids."
+        if same_id
+        else "Pass one of the ids instead.",
+    )

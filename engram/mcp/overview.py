@@ -36,14 +36,14 @@ def domain_counts(vault: Vault) -> list[DomainCount]:
 
 def kind_counts(vault: Vault) -> dict[str, int]:
     where, params = _hidden_clause()
-    rows = vault.index.query(
+    rows = vault.state.index.query(
         f"SELECT kind, count(*) AS n FROM items WHERE {where} GROUP BY kind ORDER BY n DESC", params
     )
     return {str(r["kind"]): int(r["n"]) for r in rows}
 
 
 def synapse_count(vault: Vault) -> int:
-    rows = vault.index.query("SELECT count(*) AS n FROM synapses")
+    rows = vault.state.index.query("SELECT count(*) AS n FROM synapses")
     return int(rows[0]["n"]) if rows else 0
 
 
@@ -114,7 +114,7 @@ def title_lookup(vault: Vault) -> Callable[[str], str | None]:
     """id → title from the index (for labelling neighbours without reading their files)."""
 
     def title(item_id: str) -> str | None:
-        rows = vault.index.item_rows("id = ?", (item_id,))
+        rows = vault.state.index.item_rows("id = ?", (item_id,))
         return rows[0].title if rows else None
 
     return title
@@ -123,7 +123,7 @@ def title_lookup(vault: Vault) -> Callable[[str], str | None]:
 def complete_ids(vault: Vault, prefix: str, limit: int) -> list[str]:
     """Ids of items whose id or title starts with ``prefix`` (for argument completion)."""
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    rows = vault.index.query(
+    rows = vault.state.index.query(
         "SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' OR title_key LIKE ? ESCAPE '\\'"
         " ORDER BY updated_at DESC LIMIT ?",
         (escaped.upper() + "%", escaped.casefold() + "%", limit),

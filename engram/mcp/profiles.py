@@ -42,7 +42,7 @@ def resolve_profile(flag: str | None, vault: Vault | None) -> Profile:
     if os.environ.get("ENGRAM_MCP_PROFILE"):
         return check_profile(os.environ["ENGRAM_MCP_PROFILE"])
     if vault is not None:
-        section = vault.settings.data.get("mcp")
+        section = vault.state.settings.data.get("mcp")
         if isinstance(section, dict) and isinstance(section.get("profile"), str):
             return check_profile(section["profile"])
     return DEFAULT_PROFILE

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from engram.errors import InvalidInput
-from engram.items.importer import Record, import_records, parse_records
+from engram.items.importer import Record, parse_records
 from engram.mcp.models import ImportedRecord, ImportOut
 from engram.mcp.registry import ADD, OptionalText, Toolbox
 from engram.store.paths import split_domain
@@ -44,8 +44,8 @@ def register(box: Toolbox) -> None:
         parsed = parse_records(text) if text is not None else [Record(n, r) for n, r in enumerate(records or [], 1)]
         if not parsed:
             raise InvalidInput("there are no records to import.", hint="Pass at least one record.")
-        report = import_records(
-            box.vault(), parsed, origin=origin, default_domain=split_domain(default_domain), dry_run=dry_run
+        report = box.vault().import_records(
+            parsed, origin=origin, default_domain=split_domain(default_domain), dry_run=dry_run
         )
         counts = report.counts
         if dry_run:

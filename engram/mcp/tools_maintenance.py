@@ -6,7 +6,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram.doctor import diagnose
 from engram.mcp.models import DoctorOut, DoctorProblem, ReindexOut
 from engram.mcp.registry import ADD_IDEMPOTENT, Toolbox
 
@@ -26,7 +25,7 @@ def register(box: Toolbox) -> None:
         file or an ambiguous id, or after editing files by hand. fix=false only reports.
         Unparseable files are never touched: a person must look at them.
         """
-        report = diagnose(box.vault(), fix=fix)
+        report = box.vault().doctor(fix=fix)
         open_problems = sum(not p.fixed for p in report.problems)
         if not report.problems:
             message = "No problems found."

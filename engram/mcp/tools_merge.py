@@ -19,7 +19,7 @@ from engram.mcp.models import (
 )
 from engram.mcp.registry import CHANGE, READ, Toolbox
 from engram.mcp.views import item_view
-from engram.team import conflicts, mergelog
+from engram.team import mergelog
 
 Ref = Annotated[str, Field(description="The flagged item: id (or 6+ leading characters), path or exact title.")]
 
@@ -36,7 +36,7 @@ def register(box: Toolbox) -> None:
         tier), engram_update its content to what is right without the block, then
         engram_resolve_conflict.
         """
-        found = conflicts.flagged(box.vault())
+        found = box.vault().conflicts()
         return ConflictsOut(
             items=[
                 FlaggedOut(id=f.id, path=f.path, title=f.title, notes=list(f.notes), conflict_blocks=f.callouts)
@@ -59,7 +59,7 @@ def register(box: Toolbox) -> None:
         first engram_update the content to the reconciled text. Only for items listed by
         engram_conflicts. Returns the item at the digest tier.
         """
-        return item_view(conflicts.resolve(box.vault(), ref, force=force), "digest")
+        return item_view(box.vault().resolve_conflict(ref, force=force), "digest")
 
     @box.tool("engram_merge_stats", title="Merge statistics", profile="full", annotations=READ)
     def engram_merge_stats(
@@ -73,8 +73,8 @@ def register(box: Toolbox) -> None:
         items that need splitting or a person's attention. Not about item content.
         """
         vault = box.vault()
-        result = mergelog.stats(vault.state_dir, days)
-        found = mergelog.anomalies(vault.state_dir, days)
+        result = mergelog.stats(vault.state.state_dir, days)
+        found = mergelog.anomalies(vault.state.state_dir, days)
         if not result.merges:
             message = "No merges recorded yet in this clone."
         else:

@@ -20,7 +20,8 @@ from engram.mcp.models import (
     StepOut,
 )
 from engram.mcp.registry import READ, Toolbox
-from engram.recall.search import MAX_LIMIT, SearchHit, SearchResult
+from engram.recall.results import SearchHit, SearchResult
+from engram.recall.search import MAX_LIMIT
 from engram.store.model import ENGRAM_KINDS, STATUSES
 
 

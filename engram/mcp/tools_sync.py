@@ -9,7 +9,6 @@ from pydantic import Field
 from engram.mcp.errors import tools_phrasing
 from engram.mcp.models import SyncOut
 from engram.mcp.registry import NETWORK, OptionalText, Toolbox
-from engram.team.sync import sync
 
 
 def register(box: Toolbox) -> None:
@@ -29,8 +28,8 @@ def register(box: Toolbox) -> None:
         flagged for a person — nothing is lost. With no remote it only commits; offline,
         your commits stay for the next sync. Not for reading: use engram_search.
         """
-        report = sync(
-            box.vault(), remote=remote, branch=branch, push=push, message=message
+        report = box.vault().sync(
+            remote=remote, branch=branch, push=push, message=message
         )
         return SyncOut(
             branch=report.branch,

@@ -32,6 +32,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from engram.index.catalog import Index
 from engram.index.search import Edge
 
 #: Kinds that never carry activation (see the module docstring).
@@ -144,3 +145,36 @@ def spread(
         if value >= settings.min_activation:
             out[node] = Activation(node, round(value, 4), activation.path)
     return out
+
+
+class EdgeCache:
+    """Synapses by item id, fetched once per search: succession, expansion and warnings
+    all read the same candidates' edges, so one query serves the three."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.by_id: dict[str, list[Edge]] = {}
+
+    def __call__(self, ids: Iterable[str]) -> list[Edge]:
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if i not in self.by_id]
+        for i in missing:
+            self.by_id[i] = []
+        for edge in self.index.search.edges(missing):
+            for end in {edge.source, edge.target}:
+                if end in self.by_id and end in missing:
+                    self.by_id[end].append(edge)
+        seen: dict[tuple[str, str, str], Edge] = {}
+        for i in wanted:
+            for edge in self.by_id[i]:
+                seen[(edge.source, edge.target, edge.kind)] = edge
+        return list(seen.values())
+
+    def contradicts(self, ids: Iterable[str]) -> list[Edge]:
+        """The ``contradicts`` synapses of ``ids``: from the cache where an item's edges
+        were read, else by an indexed lookup of that kind alone."""
+        wanted = list(dict.fromkeys(ids))
+        found = [e for e in self([i for i in wanted if i in self.by_id]) if e.kind == "contradicts"]
+        rest = [i for i in wanted if i not in self.by_id]
+        found += self.index.search.edges(rest, kinds=("contradicts",))
+        return list({(e.source, e.target, e.kind): e for e in found}.values())

@@ -19,20 +19,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from engram.index.catalog import Index
 from engram.index.query import ParsedQuery, Term, quote
 from engram.index.search import Hit
 from engram.recall.graph import Activation
-
-if TYPE_CHECKING:
-    from engram.vault import Vault
 
 
 @dataclass(slots=True)
 class Candidate:
     """A candidate while it is being ranked (mutable; becomes a
-    :class:`~engram.recall.SearchHit`)."""
+    :class:`~engram.recall.results.SearchHit`)."""
 
     row: Mapping[str, Any]
     lexical: float = 0.0  # 0..1, best path's normalised BM25
@@ -62,10 +60,10 @@ ROW_COLUMNS = (
 )
 
 
-def rows(vault: Vault, where: str, params: Sequence[Any]) -> list[Mapping[str, Any]]:
+def rows(index: Index, where: str, params: Sequence[Any]) -> list[Mapping[str, Any]]:
     """Items passing the SQL condition ``where``, as dicts of :data:`ROW_COLUMNS`."""
     sql = f"SELECT {ROW_COLUMNS} FROM items WHERE {where}"
-    return [dict(r) for r in vault.index.query(sql, params)]
+    return [dict(r) for r in index.query(sql, params)]
 
 
 def sql_in(column: str, values: Sequence[Any]) -> str:
@@ -74,7 +72,7 @@ def sql_in(column: str, values: Sequence[Any]) -> str:
 
 
 def candidates(
-    vault: Vault,
+    index: Index,
     parsed: ParsedQuery,
     raw_query: str | None,
     where: str,
@@ -89,7 +87,6 @@ def candidates(
 
     ``weights`` are the BM25 column weights (title, summary, tags, body); ``budget`` is
     ``candidatePostings`` (see :func:`word_match`)."""
-    index = vault.index
     fragments = False
     known: dict[int, frozenset[Term]] = {}
     title, summary, tags, text = weights
@@ -98,7 +95,7 @@ def candidates(
     paths: list[tuple[float, list[Hit]]] = []
     cols = ROW_COLUMNS
     if raw_query is not None:
-        paths.append((1.0, index.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
+        paths.append((1.0, index.search.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
     else:
         wq = word_match(parsed, stats[1], budget, stats[0])
         hits: list[Hit] = []
@@ -107,7 +104,7 @@ def candidates(
                 break
             # A later step adds what the ones before missed. Every step's score is BM25
             # over the same statistics, so they rank together.
-            step_hits, masks = index.word_hits_many(
+            step_hits, masks = index.search.word_hits_many(
                 [match for match, _ in step], word_weights, where, params, pool, columns=cols
             )
             for h in step_hits:
@@ -121,7 +118,7 @@ def candidates(
     if raw_query is None:
         tri = parsed.trigram_match()
         if tri:
-            paths.append((0.5, index.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
+            paths.append((0.5, index.search.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
         short = list(parsed.short_fragments())
         if not any(hits for _, hits in paths):
             # Nothing as typed: try word fragments as substrings ("atabas" → database).
@@ -129,10 +126,10 @@ def candidates(
             if pieces:
                 fragments = True
                 substrings = " OR ".join(quote(t.text) for t in pieces)
-                paths.append((0.5, index.trigram_hits(substrings, tri_weights, where, params, pool, columns=cols)))
+                paths.append((0.5, index.search.trigram_hits(substrings, tri_weights, where, params, pool, columns=cols)))
             short += [t for t in parsed.words if len(t.text) < 3]
         for term in short:
-            paths.append((0.5, index.scan_hits(term.text, where, params, pool, columns=cols)))
+            paths.append((0.5, index.search.scan_hits(term.text, where, params, pool, columns=cols)))
     combined: dict[int, float] = {}
     rows: dict[int, Mapping[str, Any]] = {}
     for weight, hits in paths:
@@ -219,7 +216,7 @@ def word_match(
 
 
 def judge(
-    vault: Vault,
+    index: Index,
     parsed: ParsedQuery,
     cands: Sequence[Candidate],
     stats: tuple[int, Mapping[str, int]],
@@ -234,7 +231,6 @@ def judge(
         return
     total, df = stats
     rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
-    index = vault.index
     matched: dict[Term, set[int]] = {}
     specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
     for term in informative(parsed.terms, df, total):
@@ -251,9 +247,9 @@ def judge(
         elif len(term.text) >= 3:
             specs.append((term, (term.fts, True, None, todo)))
         else:
-            hits = index.scan_hits(term.text, sql_in("rowid", todo), todo, len(todo))
+            hits = index.search.scan_hits(term.text, sql_in("rowid", todo), todo, len(todo))
             matched[term] |= {r for r, _, _ in hits}
-    found = index.matching_many([spec for _, spec in specs])
+    found = index.search.matching_many([spec for _, spec in specs])
     for (term, _), rowset in zip(specs, found, strict=True):
         matched[term] |= rowset
 

@@ -37,15 +37,12 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engram.errors import FormatError, StorageError
-from engram.store.format import read_engram
+from engram.items.repair import rewrite_item
+from engram.items.state import VaultState
 from engram.store.fsio import append_line, atomic_write
 from engram.store.model import instant, now
-
-if TYPE_CHECKING:
-    from engram.vault import Vault
 
 JOURNAL = "usage.jsonl"
 FLUSHING = "usage.flushing.jsonl"
@@ -225,31 +222,32 @@ class UsageJournal:
                 (self.state_dir / name).unlink()
 
 
-def flush(vault: Vault) -> FlushStats:
+def flush(state: VaultState) -> FlushStats:
     """Fold the usage journal into frontmatter (see the module docstring)."""
-    journal = journal_for(vault)
+    journal = journal_for(state)
     items = retrievals = missing = 0
-    with vault.lock.hold():
-        vault.refresh()
+    with state.lock.hold():
+        state.refresh()
         pending = journal.take()
         done = journal.done_ids()
         for item_id, usage in sorted(pending.items()):
             if item_id in done:
                 continue
-            rows = vault.index.item_rows("id = ?", (item_id,))
+            rows = state.index.item_rows("id = ?", (item_id,))
             if not rows:
                 missing += 1
                 journal.mark_done(item_id)
                 continue
             for row in rows:
                 try:
-                    item, _ = read_engram(vault.abspath(row.path), row.path)
+                    item, _ = state.read(row.path)
                 except (FileNotFoundError, FormatError):
                     continue
                 last = item.last_retrieved_at
                 if last is None or instant(usage.last_at) > instant(last):
                     last = usage.last_at
-                vault.rewrite_item(
+                rewrite_item(
+                    state,
                     row.path,
                     retrieval_count=item.retrieval_count + usage.count,
                     last_retrieved_at=last,
@@ -265,13 +263,13 @@ _journals: dict[Path, UsageJournal] = {}
 _journals_lock = threading.Lock()
 
 
-def journal_for(vault: Vault) -> UsageJournal:
+def journal_for(state: VaultState) -> UsageJournal:
     """The one journal object per ``.engram/`` folder in this process (so tailing state
     is shared by every Vault opened on it)."""
     with _journals_lock:
-        journal = _journals.get(vault.state_dir)
+        journal = _journals.get(state.state_dir)
         if journal is None:
-            journal = _journals[vault.state_dir] = UsageJournal(vault.state_dir)
+            journal = _journals[state.state_dir] = UsageJournal(state.state_dir)
         return journal
 
 

@@ -8,7 +8,9 @@ say) works as is.
 Each concern declares its section as a frozen dataclass and reads it with
 :meth:`Settings.section`: YAML keys are camelCase, fields snake_case, and a value of the
 wrong type is an :class:`~engram.errors.InvalidInput` naming the file and key. Unknown
-keys are ignored so a newer engram's settings do not break an older one.
+keys are ignored so a newer engram's settings do not break an older one, and so two
+concerns may each read the keys of one section they care about. A section is parsed
+once per loaded file: recall reads its weights on every query.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def _camel(name: str) -> str:
 class Settings:
     data: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
+    _sections: dict[tuple[str, type], Any] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def load(cls, root: Path) -> Settings:
@@ -64,6 +69,12 @@ class Settings:
 
     def section(self, name: str, kind: type[T]) -> T:
         """Read section ``name`` into the dataclass ``kind`` (defaults for absent keys)."""
+        cached: T | None = self._sections.get((name, kind))
+        if cached is None:
+            cached = self._sections[(name, kind)] = self._read_section(name, kind)
+        return cached
+
+    def _read_section(self, name: str, kind: type[T]) -> T:
         raw = self.data.get(name) or {}
         if not isinstance(raw, Mapping):
             raise InvalidInput(

@@ -16,8 +16,10 @@ import json
 from dataclasses import dataclass
 
 from engram.errors import Conflict, InvalidInput
+from engram.items.reading import broken_files, get
+from engram.items.repair import rewrite_item
+from engram.items.state import VaultState
 from engram.store.model import Engram, now
-from engram.vault import Vault
 from mergedriver.body import CALLOUT
 
 __all__ = ["Finding", "Flagged", "checks", "flagged", "resolve", "superseded_active"]
@@ -43,10 +45,10 @@ class Finding:
     message: str
 
 
-def flagged(vault: Vault) -> list[Flagged]:
+def flagged(state: VaultState) -> list[Flagged]:
     """Every item whose ``mergeConflicts`` is not empty, by path."""
-    vault.refresh()
-    rows = vault.index.query(
+    state.refresh()
+    rows = state.index.query(
         "SELECT id, path, title, body, json_extract(meta, '$.mergeConflicts') AS notes FROM items"
         " WHERE json_array_length(json_extract(meta, '$.mergeConflicts')) > 0 ORDER BY path"
     )
@@ -60,14 +62,14 @@ def _callouts(body: str) -> int:
     return sum(1 for line in body.split("\n") if line.startswith(CALLOUT))
 
 
-def resolve(vault: Vault, ref: str, *, force: bool = False) -> Engram:
+def resolve(state: VaultState, ref: str, *, force: bool = False) -> Engram:
     """Clear an item's conflict flag (a new version by the vault's actor).
 
     Raises NotFound, InvalidInput (the item is not flagged) and Conflict (the body still
     holds a conflict callout and ``force`` is False).
     """
-    with vault.lock.hold():
-        item = vault.get(ref)
+    with state.lock.hold():
+        item = get(state, ref)
         assert item.path is not None
         if not item.merge_conflicts:
             raise InvalidInput(
@@ -82,24 +84,24 @@ def resolve(vault: Vault, ref: str, *, force: bool = False) -> Engram:
                 "(or pass --force to keep the blocks and clear the flag anyway).",
             )
         version = item.version + 1
-        vault.rewrite_item(
-            item.path, merge_conflicts=None, version=version, updated_at=now(), updated_by=vault.actor
+        rewrite_item(
+            state, item.path, merge_conflicts=None, version=version, updated_at=now(), updated_by=state.actor
         )
-        vault.audit.record(
-            vault.actor, "resolve", item.id, path=item.path, old_version=item.version,
+        state.audit.record(
+            state.actor, "resolve", item.id, path=item.path, old_version=item.version,
             new_version=version, fields=("mergeConflicts",),
         )
-        return vault.get(item.id)
+        return get(state, item.id)
 
 
-def superseded_active(vault: Vault) -> list[Finding]:
+def superseded_active(state: VaultState) -> list[Finding]:
     """Items something supersedes (edge or ``supersededBy``) that are still active."""
     return [
         Finding(
             "superseded_active", row["path"],
             f"item {row['id']} is superseded but still active (set its status to superseded)",
         )
-        for row in vault.index.query(
+        for row in state.index.query(
             "SELECT DISTINCT i.path, i.id FROM items i LEFT JOIN synapses s"
             "   ON s.kind = 'supersedes' AND s.target = i.id"
             " WHERE i.status = 'active' AND (i.superseded_by IS NOT NULL OR s.id IS NOT NULL)"
@@ -108,11 +110,11 @@ def superseded_active(vault: Vault) -> list[Finding]:
     ]
 
 
-def checks(vault: Vault) -> list[Finding]:
+def checks(state: VaultState) -> list[Finding]:
     """Cross-file problems a merge can introduce, in a stable order."""
-    vault.refresh()
+    state.refresh()
     found: list[Finding] = []
-    for row in vault.index.query(
+    for row in state.index.query(
         "SELECT s.path, s.source, s.target FROM synapses s"
         " WHERE NOT EXISTS (SELECT 1 FROM items WHERE id = s.source)"
         "    OR NOT EXISTS (SELECT 1 FROM items WHERE id = s.target) ORDER BY s.path"
@@ -121,13 +123,13 @@ def checks(vault: Vault) -> list[Finding]:
             "dangling_edge", row["path"],
             f"edge {row['source']} → {row['target']} points at an item that is not in the vault",
         ))
-    found += superseded_active(vault)
-    for item in flagged(vault):
+    found += superseded_active(state)
+    for item in flagged(state):
         found.append(Finding(
             "merge_conflict", item.path,
             f"flagged by a merge ({len(item.notes)} note(s), {item.callouts} conflict block(s)); "
             f"review it, then `engram conflicts --resolve {item.id}`",
         ))
-    for path, problem in vault.broken_files():
+    for path, problem in broken_files(state):
         found.append(Finding("unparseable", path, f"does not parse: {problem}"))
     return found

@@ -134,12 +134,15 @@ def uninstall(root: Path) -> tuple[HookStatus, ...]:
 def report(vault_path: Path, hook: str) -> int:
     """What a hook runs: refresh the index and print findings. Always returns 0."""
     from engram.errors import EngramError
+    from engram.items.state import VaultState, locate
     from engram.team.conflicts import checks
-    from engram.vault import Vault
 
     try:
-        with Vault.open(vault_path) as vault:
-            findings = checks(vault)
+        state = VaultState(locate(vault_path))
+        try:
+            findings = checks(state)
+        finally:
+            state.close()
     except EngramError as exc:
         print(f"engram: could not check the vault after the {HOOKS[hook]}: {exc}", file=sys.stderr)
         return 0

@@ -30,11 +30,12 @@ from typing import Any
 
 from engram.errors import GitError
 from engram.items import derived
+from engram.items.state import VaultState
+from engram.recall.usage import flush
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram
 from engram.team.gitstore import EMPTY_TREE, GitRepo
 from engram.team.treemerge import TreeMerger, TreePlan
-from engram.vault import Vault
 from mergedriver import codec
 from mergedriver.records import append_records
 
@@ -92,7 +93,7 @@ class SyncReport:
 
 
 def sync(
-    vault: Vault,
+    state: VaultState,
     *,
     remote: str | None = None,
     branch: str | None = None,
@@ -105,37 +106,37 @@ def sync(
     Raises GitError (with what to do next) when the repository is mid-operation, on a
     detached HEAD, when a file needs a person to merge it, or when pushes keep losing.
     """
-    with GitRepo(vault.root) as repo:
+    with GitRepo(state.root) as repo:
         _check_ready(repo)
         current = repo.current_branch()
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
-        prefix = vault.root.relative_to(repo.top).as_posix()
+        prefix = state.root.relative_to(repo.top).as_posix()
         prefix = "" if prefix == "." else prefix
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
-        vault.flush_usage()
-        with vault.lock.hold():
-            report.committed += _commit_local(repo, vault, prefix, message)
+        flush(state)
+        with state.lock.hold():
+            report.committed += _commit_local(repo, state, prefix, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
             return report
         for attempt in range(1, max_attempts + 1):
             report.attempts = attempt
-            state = _fetch(repo, report.remote, report.branch)
-            if state not in ("ok", "missing"):
-                report.offline = state
+            answer = _fetch(repo, report.remote, report.branch)
+            if answer not in ("ok", "missing"):
+                report.offline = answer
                 return report
-            if state == "ok":
+            if answer == "ok":
                 report.fetched = True
-                with vault.lock.hold():
-                    report.committed += _commit_local(repo, vault, prefix, message)
-                    _integrate(repo, vault, prefix, f"refs/remotes/{report.remote}/{report.branch}", report)
+                with state.lock.hold():
+                    report.committed += _commit_local(repo, state, prefix, message)
+                    _integrate(repo, state, prefix, f"refs/remotes/{report.remote}/{report.branch}", report)
             if not push:
                 return report
             outcome = _push(repo, report.remote, report.branch)
             if outcome == "ok":
                 report.pushed = True
-                report.created_upstream = state == "missing"
+                report.created_upstream = answer == "missing"
                 _remember_upstream(repo, current, report.remote, report.branch)
                 return report
             if outcome != "rejected":
@@ -164,26 +165,26 @@ def _check_ready(repo: GitRepo) -> None:
         )
 
 
-def _identity(repo: GitRepo, vault: Vault) -> dict[str, str]:
+def _identity(repo: GitRepo, state: VaultState) -> dict[str, str]:
     """The vault's actor as committer when git has no identity configured."""
     env = dict(HOOK_ENV)
     if repo.run("var", "GIT_COMMITTER_IDENT", check=False).status != 0:
-        email = f"{vault.actor.replace(' ', '.')}@{socket.gethostname() or 'engram'}"
+        email = f"{state.actor.replace(' ', '.')}@{socket.gethostname() or 'engram'}"
         for role in ("AUTHOR", "COMMITTER"):
-            env[f"GIT_{role}_NAME"] = vault.actor
+            env[f"GIT_{role}_NAME"] = state.actor
             env[f"GIT_{role}_EMAIL"] = email
     return env
 
 
-def _commit_local(repo: GitRepo, vault: Vault, prefix: str, message: str | None) -> int:
+def _commit_local(repo: GitRepo, state: VaultState, prefix: str, message: str | None) -> int:
     """Commit every change under the vault folder; return how many files it covered."""
     spec = prefix or "."
     repo.run("add", "--all", "--", spec)
     staged = [p for p in repo.run("diff", "--cached", "--name-only", "-z", "--", spec).out.split("\0") if p]
     if not staged:
         return 0
-    text = message or f"engram sync: {len(staged)} change(s) by {vault.actor} on {socket.gethostname()}"
-    repo.run("commit", "--quiet", "-m", text, "--", spec, env=_identity(repo, vault))
+    text = message or f"engram sync: {len(staged)} change(s) by {state.actor} on {socket.gethostname()}"
+    repo.run("commit", "--quiet", "-m", text, "--", spec, env=_identity(repo, state))
     return len(staged)
 
 
@@ -242,7 +243,7 @@ def _remember_upstream(repo: GitRepo, branch: str, remote: str, upstream: str) -
 # --------------------------------------------------------------------------- merging
 
 
-def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: SyncReport) -> None:
+def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, report: SyncReport) -> None:
     theirs = repo.rev(upstream)
     head = repo.rev("HEAD")
     if theirs is None or theirs == head:
@@ -252,7 +253,7 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     if head is None or repo.is_ancestor(head, theirs):
         _move_work_tree(repo, theirs)
         report.fast_forward = True
-        _refresh_changed(repo, vault, prefix, head, theirs)
+        _refresh_changed(repo, state, prefix, head, theirs)
         return
     base = repo.merge_base(head, theirs) or EMPTY_TREE
     merger = TreeMerger(repo.read_blobs, lambda path: repo.has_path(head, path), prefix)
@@ -272,28 +273,28 @@ def _integrate(repo: GitRepo, vault: Vault, prefix: str, upstream: str, report: 
     label = upstream.removeprefix("refs/remotes/")
     commit = repo.commit_tree(
         tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
-        env=_identity(repo, vault),
+        env=_identity(repo, state),
     )
     _move_work_tree(repo, commit)
-    append_records(vault.state_dir, plan.records, via="sync")
-    _refresh_changed(repo, vault, prefix, head, commit)
-    regenerated = _regenerate(vault, plan.touched | merger.endpoints())
+    append_records(state.state_dir, plan.records, via="sync")
+    _refresh_changed(repo, state, prefix, head, commit)
+    regenerated = _regenerate(state, plan.touched | merger.endpoints())
     report.regenerated += regenerated
     if regenerated:
-        _commit_local(repo, vault, prefix, "engram sync: regenerate derived links after merge")
+        _commit_local(repo, state, prefix, "engram sync: regenerate derived links after merge")
 
 
-def _refresh_changed(repo: GitRepo, vault: Vault, prefix: str, old: str | None, new: str) -> None:
+def _refresh_changed(repo: GitRepo, state: VaultState, prefix: str, old: str | None, new: str) -> None:
     """Re-index only the files git changed between ``old`` and ``new``: after a pull
     into a 100k-item vault that is a hundred stats instead of a full walk."""
     if old is None:
-        vault.refresh()
+        state.refresh()
         return
     lead = prefix + "/" if prefix else ""
     changed = [
         path[len(lead):] for path in repo.diff_tree(old, new) if path.startswith(lead)
     ]
-    vault.index.refresh_paths(changed)
+    state.index.refresh_paths(changed)
 
 
 def _move_work_tree(repo: GitRepo, commit: str) -> None:
@@ -317,7 +318,7 @@ def _refuse(plan: TreePlan, upstream: str) -> None:
     )
 
 
-def _regenerate(vault: Vault, item_ids: Iterable[str]) -> int:
+def _regenerate(state: VaultState, item_ids: Iterable[str]) -> int:
     """Rewrite the derived link section of these items; return how many files changed.
 
     Only the section changes: the frontmatter is written back exactly as the merge left
@@ -325,21 +326,21 @@ def _regenerate(vault: Vault, item_ids: Iterable[str]) -> int:
     """
     changed = 0
     for item_id in sorted(set(item_ids)):
-        for row in vault.index.item_rows("id = ?", (item_id,)):
+        for row in state.index.item_rows("id = ?", (item_id,)):
             # The index knows each item and its current section: parse only what changes.
-            indexed = vault.index.items("path = ?", (row.path,))
-            if indexed and "\n".join(derived.lines_for(vault.index, indexed[0])) == row.derived:
+            indexed = state.index.items("path = ?", (row.path,))
+            if indexed and "\n".join(derived.lines_for(state.index, indexed[0])) == row.derived:
                 continue
-            path = vault.abspath(row.path)
+            path = state.abspath(row.path)
             try:
                 meta, content, old = codec.parse_engram(path.read_bytes())
             except (OSError, codec.CodecError):
                 continue
             item = Engram.from_meta(meta, content, path=row.path)
-            lines = derived.lines_for(vault.index, item)
+            lines = derived.lines_for(state.index, item)
             if "\n".join(lines) == old:
                 continue
             atomic_write(path, codec.render_engram(meta, content, lines))
-            vault.index.put_item(row.path, item, "\n".join(lines))
+            state.index.put_item(row.path, item, "\n".join(lines))
             changed += 1
     return changed

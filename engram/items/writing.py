@@ -1,0 +1,227 @@
+"""Writing items: create (with deduplication), update (with a version check), delete.
+
+Input is validated by :mod:`engram.store.rules` before the lock is taken, so a refused
+call changes nothing. Inside the lock each operation re-reads the file it changes (see
+the invariants in :mod:`engram.items.state`) and records what it did in the audit log.
+
+Deduplication (:mod:`engram.store.dedup`): an item whose title and content equal an
+existing one's once case, punctuation and whitespace are ignored is a ``DUPLICATE``
+and reinforces the original; one at least ``dedup.nearThreshold`` similar is an
+``UPDATE`` proposal (nothing written); anything else is ``NEW``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from engram.errors import FormatError
+from engram.items.state import VaultState
+from engram.store import rules
+from engram.store.dedup import candidate_match, fingerprint, similarity
+from engram.store.fsio import prune_empty_dirs
+from engram.store.model import Engram, new_id, now
+
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResult:
+    """What ``create`` did: wrote a NEW item, reinforced a DUPLICATE, or proposes an UPDATE.
+
+    ``item`` is the new item, the reinforced original, or the candidate to update.
+    """
+
+    outcome: Outcome
+    item: Engram
+    similarity: float | None = None
+
+    @property
+    def id(self) -> str:
+        return self.item.id
+
+
+def create(
+    state: VaultState,
+    title: str,
+    content: str = "",
+    *,
+    domain: Sequence[str] = (),
+    kind: str = "observation",
+    tags: Sequence[str] = (),
+    summary: str = "",
+    importance: float = 0.5,
+    confidence: float = 0.5,
+    source_type: str = "firsthand",
+    status: str = "active",
+    visibility: str = "team",
+    extra: Mapping[str, Any] | None = None,
+    source: Any = None,
+    dedupe: bool = True,
+) -> CreateResult:
+    """Create an item, unless the vault already holds it.
+
+    Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
+    (identical title and content), or ``UPDATE`` with the near-identical candidate
+    (nothing written). ``source`` records provenance (e.g. the file an import came
+    from). Raises InvalidInput / UnknownKind before writing anything.
+    """
+    stamp = now()
+    item = rules.build_new(
+        new_id(),
+        title=title,
+        content=content,
+        domain=domain,
+        kind=kind,
+        tags=tags,
+        summary=summary,
+        importance=importance,
+        confidence=confidence,
+        source_type=source_type,
+        status=status,
+        visibility=visibility,
+        extra=extra,
+        source=source,
+        actor=state.actor,
+        at=stamp,
+    )
+    with state.lock.hold():
+        state.ensure_indexed()
+        if dedupe and state.dedup_settings.enabled:
+            found = _find_duplicate(state, item)
+            if found is not None:
+                return found
+        rel = state.place(item)
+        item = replace(item, path=rel)
+        state.write_item(item, [])
+        state.audit.record(state.actor, "create", item.id, path=rel, new_version=1)
+        return CreateResult("NEW", item)
+
+
+def _find_duplicate(state: VaultState, item: Engram) -> CreateResult | None:
+    fp = fingerprint(item.title, item.content)
+    for row in state.index.item_rows("fingerprint = ? ORDER BY created_at, path", (fp,)):
+        try:
+            original, _ = state.read(row.path)
+        except (FileNotFoundError, FormatError):
+            continue
+        if original.status in ("forgotten", "quarantined"):
+            continue
+        return CreateResult("DUPLICATE", _reinforce(state, original), 1.0)
+    threshold = state.dedup_settings.near_threshold
+    best: tuple[float, Engram] | None = None
+    for candidate in _near_candidates(state, item):
+        score = similarity(item.title, item.content, candidate.title, candidate.content, threshold)
+        if score >= threshold and (best is None or score > best[0]):
+            best = (score, candidate)
+    if best is not None:
+        return CreateResult("UPDATE", best[1], round(best[0], 4))
+    return None
+
+
+def _near_candidates(state: VaultState, item: Engram) -> list[Engram]:
+    """Items that may nearly duplicate ``item``: the same title, or sharing its rarest
+    words (see :func:`engram.store.dedup.candidate_match`)."""
+    live = "status NOT IN ('forgotten', 'quarantined')"
+    found = state.index.items(f"title_key = ? AND {live}", (item.title.casefold(),))
+    words = rules.candidate_words(item.title, item.content)
+    match = candidate_match(words, state.index.term_stats(words)[1])
+    if match is not None:
+        seen = {c.path for c in found}
+        found += [
+            c
+            for c in state.index.items(
+                f"rowid IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
+                f" ORDER BY rank LIMIT ?) AND {live}",
+                (match, state.dedup_settings.candidates),
+            )
+            if c.path not in seen
+        ]
+    return found
+
+
+def _reinforce(state: VaultState, original: Engram) -> Engram:
+    assert original.path is not None
+    updated = replace(
+        original,
+        reinforcement_score=round(original.reinforcement_score + 1.0, 6),
+        version=original.version + 1,
+        updated_at=now(),
+        updated_by=state.actor,
+    )
+    state.write_item(updated, None)
+    state.audit.record(
+        state.actor,
+        "reinforce",
+        original.id,
+        path=original.path,
+        old_version=original.version,
+        new_version=updated.version,
+        fields=("reinforcementScore",),
+    )
+    return updated
+
+
+def update(
+    state: VaultState,
+    ref: str,
+    changes: Mapping[str, Any],
+    *,
+    expected_version: int | None = None,
+) -> Engram:
+    """Apply ``changes`` (field names in snake_case or camelCase) to an item.
+
+    ``expected_version`` is the version the caller read; if the item has moved on,
+    VersionConflict says which versions and fields changed since. Changing the title,
+    domain or visibility moves the file; the id stays. An update that changes nothing
+    writes nothing. Raises NotFound, InvalidInput, VersionConflict.
+    """
+    normalized = rules.normalize_changes(changes)
+    with state.lock.hold():
+        state.ensure_indexed()
+        rel = state.resolve(ref)
+        current, _ = state.read(rel)
+        state.check_version(current, expected_version)
+        updated = rules.apply_changes(current, normalized)
+        changed = rules.changed_fields(current, updated)
+        if not changed:
+            return current
+        updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=state.actor)
+        new_rel = state.place(updated, current=rel)
+        updated = replace(updated, path=new_rel)
+        if new_rel != rel:
+            state.move_item(current, updated)
+        else:
+            state.write_item(updated, None)
+        state.audit.record(
+            state.actor,
+            "update",
+            current.id,
+            path=new_rel,
+            old_version=current.version,
+            new_version=updated.version,
+            fields=changed,
+        )
+        return updated
+
+
+def delete(state: VaultState, ref: str, *, expected_version: int | None = None) -> Engram:
+    """Move an item and its synapses to ``.engram/trash/``; return what was deleted."""
+    with state.lock.hold():
+        state.ensure_indexed()
+        rel = state.resolve(ref)
+        current, _ = state.read(rel)
+        state.check_version(current, expected_version)
+        neighbours = state.neighbours(current.id)
+        bin_dir = state.trash_bin(current.id)
+        for syn in state.incident(current.id):
+            srel = state.synapse_relpath(syn)
+            state.to_trash(srel, bin_dir)
+            state.audit.record(state.actor, "unlink", syn.id, target="synapse", path=srel)
+        state.to_trash(rel, bin_dir)
+        prune_empty_dirs(state.abspath(rel).parent, state.root)
+        for neighbour in neighbours:
+            state.refresh_derived(neighbour)
+        state.audit.record(state.actor, "delete", current.id, path=rel, old_version=current.version)
+        return current

@@ -1,0 +1,119 @@
+"""What a search returns: hits with their explanation and warnings, and the answer.
+
+Frozen values with ``to_json`` in the camelCase the CLI's ``--json`` and the MCP tools
+share. A hit's ``tier`` says how much of the item it carries: ``catalog`` (id, title,
+path), ``digest`` (+ summary or the start of the body, and tags), ``content`` (+ body).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engram.recall.graph import Step
+
+Tier = Literal["catalog", "digest", "content", "auto"]
+TIERS: tuple[str, ...] = ("catalog", "digest", "content", "auto")
+Status = Literal["ok", "no_confident_match"]
+
+
+@dataclass(frozen=True, slots=True)
+class HitWarning:
+    """A ``contradicts`` neighbour of a hit: knowledge that disagrees with it."""
+
+    kind: str
+    id: str
+    title: str
+    path: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a hit is where it is."""
+
+    matched_terms: tuple[str, ...]
+    missing_terms: tuple[str, ...]
+    parts: Mapping[str, float]  # relevance, recency, importance, reinforcement, heat, graph
+    lexical_rank: int | None  # 1-based rank among lexical candidates, None for graph hits
+    path: tuple[Step, ...]  # expansion path from a seed hit (empty for lexical hits)
+    replaces: tuple[str, ...] = ()  # superseded items this hit stands in for
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "matchedTerms": list(self.matched_terms),
+            "missingTerms": list(self.missing_terms),
+            "parts": dict(self.parts),
+            "lexicalRank": self.lexical_rank,
+            "path": [
+                {"from": s.source, "to": s.target, "kind": s.kind, "direction": s.direction,
+                 "weight": s.weight, "activation": s.activation}
+                for s in self.path
+            ],
+            "replaces": list(self.replaces),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    id: str
+    path: str
+    title: str
+    kind: str
+    domain: str
+    status: str
+    score: float
+    relevance: float | None  # share of the query found in the item (None for graph hits)
+    via: Literal["lexical", "graph"]
+    tier: str
+    explanation: Explanation
+    tags: tuple[str, ...] = ()
+    summary: str | None = None
+    content: str | None = None
+    warnings: tuple[HitWarning, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id, "path": self.path, "title": self.title, "kind": self.kind,
+            "domain": self.domain, "status": self.status, "score": self.score,
+            "relevance": self.relevance, "via": self.via, "tier": self.tier,
+        }
+        if self.tier != "catalog":
+            data["tags"] = list(self.tags)
+            data["summary"] = self.summary
+        if self.content is not None:
+            data["content"] = self.content
+        data["warnings"] = [
+            {"kind": w.kind, "id": w.id, "title": w.title, "path": w.path, "weight": w.weight}
+            for w in self.warnings
+        ]
+        data["explanation"] = self.explanation.to_json()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    status: Status
+    hits: tuple[SearchHit, ...]
+    near_misses: tuple[SearchHit, ...] = ()
+    terms: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+    truncated: bool = False
+    floor: float = 0.0
+    best_relevance: float | None = None
+    expanded: bool = True
+    tokens: int = 0
+    elapsed_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "status": self.status,
+            "hits": [h.to_json() for h in self.hits],
+            "nearMisses": [h.to_json() for h in self.near_misses],
+            "terms": list(self.terms), "ignored": list(self.ignored),
+            "truncated": self.truncated, "floor": self.floor,
+            "bestRelevance": self.best_relevance, "expanded": self.expanded,
+            "tokens": self.tokens, "elapsedMs": self.elapsed_ms,
+        }

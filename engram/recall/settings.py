@@ -1,0 +1,67 @@
+"""The ``recall`` section of ``engram.yaml``: ranking weights, expansion, abstention, tiers.
+
+Committed with the vault, so every machine ranks alike. Read once per opened vault
+(:meth:`engram.store.settings.Settings.section` caches the parse); docs/recall.md
+explains each key. ``recall.freshness`` shares the section but belongs to the index
+(:class:`engram.index.catalog.FreshnessSettings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from engram.items.state import VaultState
+
+DEFAULT_EDGE_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {
+        "extends": 0.9,
+        "part_of": 0.8,
+        "consolidates": 0.8,
+        "depends_on": 0.7,
+        "derives_from": 0.7,
+        "exemplifies": 0.7,
+        "similar_to": 0.6,
+        "causes": 0.6,
+        "follows": 0.5,
+        "contextualizes": 0.5,
+        "contradicts": 0.0,  # reported as warnings, never spread
+        "supersedes": 0.0,  # handled by succession, never spread
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """The ``recall`` section of ``engram.yaml`` (camelCase keys there); see docs/recall.md."""
+
+    title_weight: float = 5.0
+    tags_weight: float = 3.0
+    summary_weight: float = 2.0
+    body_weight: float = 1.0
+    relevance: float = 1.0
+    coverage: float = 0.5
+    recency: float = 0.05
+    importance: float = 0.1
+    reinforcement: float = 0.05
+    heat: float = 0.05
+    graph: float = 0.6
+    recency_half_life_days: float = 180.0
+    heat_half_life_days: float = 14.0
+    min_relevance: float = 0.3
+    candidates: int = 20
+    candidate_postings: int = 1000
+    expansion_seeds: int = 5
+    max_hops: int = 2
+    hop_decay: float = 0.6
+    min_activation: float = 0.05
+    fan_limit: int = 4
+    edge_weights: Mapping[str, float] = field(default_factory=lambda: DEFAULT_EDGE_WEIGHTS)
+    limit: int = 10
+    token_budget: int = 2000
+
+
+def recall_settings(state: VaultState) -> RecallSettings:
+    """The vault's ``recall`` settings (parsed once per opened vault)."""
+    return state.settings.section("recall", RecallSettings)
