@@ -91,3 +91,12 @@ def compat_vault(tmp_path: Path) -> Iterator[Vault]:
     v = Vault.open(target)
     yield v
     v.close()
+
+
+def snapshot(vault: Vault) -> dict[str, bytes]:
+    """Every file of the vault except derived/local state and git internals."""
+    return {
+        p.relative_to(vault.root).as_posix(): p.read_bytes()
+        for p in sorted(vault.root.rglob("*"))
+        if p.is_file() and not ({".git", ".engram"} & set(p.relative_to(vault.root).parts))
+    }

@@ -11,7 +11,7 @@ from engram.cli import cli
 from engram.errors import InvalidInput
 from engram.items.importer import parse_records
 from engram.vault import Vault
-from tests.test_vault import snapshot
+from tests.conftest import snapshot
 
 RECORDS = [
     {"title": "Adopt pg_repack", "content": "Online rebuilds instead of VACUUM FULL.", "domain": "ops/postgres",

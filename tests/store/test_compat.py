@@ -5,8 +5,7 @@ from __future__ import annotations
 from engram.store.format import read_engram
 from engram.vault import Vault
 from mergedriver import codec
-from tests.conftest import COMPAT
-from tests.test_vault import snapshot
+from tests.conftest import COMPAT, snapshot
 
 FROZEN = "01J8ZQ3K5P7R2V8Y3M4N6ZH0WQ"
 IMMUTABLE = "01J8ZQ7TRY9F8G7H6J5K4L3M2N"

@@ -10,7 +10,7 @@ from engram.errors import InvalidInput, NotFound, UnknownKind
 from engram.store.format import read_engram, read_synapse
 from engram.store.model import SYNAPSE_KINDS
 from engram.vault import Vault
-from tests.test_vault import snapshot
+from tests.conftest import snapshot
 
 
 @pytest.fixture

@@ -10,15 +10,7 @@ import pytest
 from engram.errors import InvalidInput, NotFound, UnknownKind, VaultNotFound, VersionConflict
 from engram.store.format import read_engram
 from engram.vault import Vault
-
-
-def snapshot(vault: Vault) -> dict[str, bytes]:
-    """Every file of the vault except derived/local state and git internals."""
-    return {
-        p.relative_to(vault.root).as_posix(): p.read_bytes()
-        for p in sorted(vault.root.rglob("*"))
-        if p.is_file() and not ({".git", ".engram"} & set(p.relative_to(vault.root).parts))
-    }
+from tests.conftest import snapshot
 
 
 def audit_lines(vault: Vault) -> list[dict[str, object]]:
