@@ -181,6 +181,10 @@ ENGRAM_RULES: dict[str, Rule] = {
     "preconditions": _R.as_set,
     "steps": _R.scalar,
     "situation": _R.scalar,
+    # Two clones that superseded one item with two different lessons: either successor
+    # is right for the merge, and `engram sync` then makes the newer the current one
+    # (engram.lifecycle.succession.settle_heads), so this is no conflict to flag.
+    "supersededBy": _R.quiet,
     # The domain is a folder path, not a bag of tags: a union of two moves would name a
     # folder nobody chose, so it is one value.
     "domainTags": _R.scalar,

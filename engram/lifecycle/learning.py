@@ -259,7 +259,10 @@ def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec
 
 def _reinforce(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
     known = analyse(compared_text(target)).stems
-    fresh = [s for s in sentences(spec.content) if not analyse(s).stems <= known]
+    # A sentence is new detail when it brings content words the item lacks: one for an
+    # extension, two for a duplicate (a reworded word is not detail).
+    least = 1 if verdict.relation == "extends" else 2
+    fresh = [s for s in sentences(spec.content) if len(analyse(s).stems - known) >= least]
     changes: dict[str, Any] = {"reinforcement_score": round(target.reinforcement_score + 1.0, 6)}
     if fresh:
         addition = "\n".join(fresh)

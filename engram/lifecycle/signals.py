@@ -280,8 +280,8 @@ def analyse(text: str) -> Text:
         negated = pending and content and word not in _ADVERBS
         if word in _CLAUSE_END:
             pending = False
-        elif word in NEGATIONS or word == "no-longer":
-            pending = True
+        elif word in NEGATIONS or word in ("no-longer", "instead-of"):
+            pending = True  # "instead of X" denies X as "not X" does
         elif negated:
             pending = False  # a negation binds the next content word, not the clause
         tokens.append(Token(word, stem(word) if content else word, negated))
