@@ -51,6 +51,7 @@ from engram.lifecycle.signals import (
     substitution,
     value_changes,
 )
+from engram.store.model import Engram
 
 Relation = Literal["duplicate", "contradicts", "extends", "novel"]
 RELATIONS: tuple[Relation, ...] = ("duplicate", "contradicts", "extends", "novel")
@@ -282,3 +283,16 @@ def _reasons(c: Comparison) -> tuple[str, ...]:
         head,
         f"the new lesson restates {c.covers_old:.0%} of it and adds: {', '.join(c.new_words[:8])}",
     )
+
+
+def compared_text(item: Engram) -> str:
+    """What a candidate says: its content, led by its title unless the content opens
+    with it (a learned lesson's title is its first sentence)."""
+    content = item.content.strip()
+    title = item.title.strip().rstrip(".")
+    if not content:
+        return title
+    head = analyse(title).stems
+    if head and head <= analyse(sentences(content)[0] if sentences(content) else content).stems:
+        return content
+    return f"{title}. {content}"

@@ -43,7 +43,7 @@ from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import Lesson, Verdict, classify
+from engram.lifecycle.classify import Lesson, Verdict, classify, compared_text
 from engram.lifecycle.settings import lifecycle_settings
 from engram.lifecycle.signals import analyse, sentences
 from engram.lifecycle.succession import may_overturn, supersede
@@ -109,19 +109,6 @@ def lesson_title(content: str) -> str:
     if len(first) > 120:
         first = first[:117].rsplit(" ", 1)[0] + "…"
     return first or "Lesson"
-
-
-def compared_text(item: Engram) -> str:
-    """What a candidate says: its content, led by its title unless the content opens
-    with it (a learned lesson's title is its first sentence)."""
-    content = item.content.strip()
-    title = item.title.strip().rstrip(".")
-    if not content:
-        return title
-    head = analyse(title).stems
-    if head and head <= analyse(sentences(content)[0] if sentences(content) else content).stems:
-        return content
-    return f"{title}. {content}"
 
 
 def find_candidates(

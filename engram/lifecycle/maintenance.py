@@ -27,10 +27,10 @@ from typing import Any, Literal
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import Lesson, compare
+from engram.lifecycle.classify import Lesson, compare, compared_text
 from engram.lifecycle.feedback import FoldStats, fold
 from engram.lifecycle.freshness import freshness
-from engram.lifecycle.learning import compared_text, find_candidates
+from engram.lifecycle.learning import find_candidates
 from engram.lifecycle.settings import lifecycle_settings
 from engram.store.dedup import similarity
 from engram.store.model import Engram

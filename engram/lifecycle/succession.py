@@ -136,8 +136,7 @@ def after_merge(state: VaultState, ours: set[str], theirs: set[str]) -> list[str
     curator. Decisions read only the items, so every clone reaches the same result.
     Returns one line per decision.
     """
-    from engram.lifecycle.classify import Lesson, compare
-    from engram.lifecycle.learning import compared_text
+    from engram.lifecycle.classify import Lesson, compare, compared_text
 
     done = [f"{s.new.id} supersedes {s.old.id} (forked chain)" for s in settle_heads(state, ours | theirs)]
     with state.lock.hold():

@@ -20,8 +20,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import CreateMessageRequest, CreateMessageResult, SamplingMessage, TextContent
 from pydantic import Field
 
-from engram.lifecycle.classify import Lesson, classify
-from engram.lifecycle.learning import Confirmation, LearnResult, compared_text, find_candidates
+from engram.lifecycle.classify import Lesson, classify, compared_text
+from engram.lifecycle.learning import Confirmation, LearnResult, find_candidates
 from engram.lifecycle.proposals import PROPOSAL_KINDS, Proposal
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.lifecycle.settings import lifecycle_settings
