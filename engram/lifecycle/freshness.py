@@ -111,7 +111,7 @@ def stale_report(
                 item.id, item.title, item.path, item.kind, item.visibility, item.verification_status,
                 item.last_verified_at, age, half_life_days(item, settings), score, stale, item.valid_while,
             ))
-    entries.sort(key=lambda e: (e.last_verified_at or "", -e.age_days, e.id))
+    entries.sort(key=lambda e: (-e.age_days, e.id))  # the longest since verified (or created) first
     return StaleReport(settings.stale_below, tuple(entries[:limit] if limit else entries), len(items))
 
 
