@@ -47,7 +47,7 @@ def run_case(case: dict[str, Any], work: Path) -> dict[str, Any]:
         lesson = case["lesson"]
         result = vault.learn(lesson["content"], lesson.get("situation"))
         relation = result.verdict.relation
-        target = keys.get(result.verdict.target or "", None)
+        target = keys.get(result.verdict.target or "")
         changed_status = []
         lost_text = []
         for item_id, (status, content) in before.items():

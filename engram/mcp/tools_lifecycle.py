@@ -231,8 +231,10 @@ def register(box: Toolbox) -> None:
     @box.tool("get_evolution_lineage", title="Where an item came from", profile="standard", annotations=READ)
     def get_evolution_lineage(ref: Ref) -> m.LineageOut:
         """An item's lineage: what it superseded, absorbed or derives from (ancestors), and
-        what superseded, absorbed or derives from it (descendants), with the current item
-        of its chain. Use it before relying on an old item, or to see why one changed.
+        what superseded, absorbed or derives from it (descendants).
+
+        Also names the current item of its chain. Use it before relying on an old item,
+        or to see why one changed. Not a search tool.
         """
         data = box.vault().lineage(ref).to_json()
         return m.LineageOut(**data)
@@ -243,9 +245,10 @@ def register(box: Toolbox) -> None:
         note: Note = None,
         valid_while: Annotated[OptionalText, Field(description="The premise it holds under, e.g. 'while we run Postgres 15'.")] = None,
     ) -> m.VerifyOut:
-        """Record that you checked the item and it still holds: lastVerifiedAt is stamped and
-        it becomes verified. Use it when stale_report lists something you confirmed.
-        Disputed items need contradiction_resolve instead.
+        """Record that you checked the item and it still holds.
+
+        lastVerifiedAt is stamped and it becomes verified. Use it when stale_report lists
+        something you confirmed. Disputed items need contradiction_resolve instead.
         """
         item = box.vault().verify_entry(id, note, valid_while=valid_while)
         return m.VerifyOut(id=item.id, path=item.path, version=item.version,
@@ -254,8 +257,11 @@ def register(box: Toolbox) -> None:
 
     @box.tool("upgrade_verification", title="Raise an item's verification", profile="standard", annotations=CHANGE)
     def upgrade_verification(ref: Ref, evidence: Annotated[str, Field(description="What shows it holds.")]) -> m.VerifyOut:
-        """Move an item one verification step up on evidence: unverified → plausible →
-        verified (stale → plausible). Each step is an event in its verifications list.
+        """Move an item one verification step up on evidence.
+
+        unverified → plausible → verified (stale → plausible); each step is an event in
+        its verifications list. Use it when something shows the item holds; to confirm a
+        stale item you checked yourself, use verify_entry.
         """
         item = box.vault().upgrade_verification(ref, evidence)
         return m.VerifyOut(id=item.id, path=item.path, version=item.version,
@@ -270,9 +276,11 @@ def register(box: Toolbox) -> None:
         resolution: Annotated[str, Field(description="keep_new, keep_old, merge or archive.", json_schema_extra={"enum": list(RESOLUTIONS)})],
         note: Note = None,
     ) -> m.ResolveOut:
-        """Settle a contradiction: keep_new supersedes the old item; keep_old freezes the new
-        one; merge folds the new one's text into the old; archive freezes both. Nothing is
-        deleted. Use it for dispute proposals and contradicts warnings.
+        """Settle two items that contradict each other.
+
+        keep_new supersedes the old item; keep_old freezes the new one; merge folds the new
+        one's text into the old; archive freezes both. Nothing is deleted. Use it for
+        dispute proposals and contradicts warnings.
         """
         done = box.vault().contradiction_resolve(old, new, resolution, note=note)
         data = done.to_json()
@@ -283,9 +291,11 @@ def register(box: Toolbox) -> None:
         include_fresh: Annotated[bool, Field(description="List every shared item, not only stale ones.")] = False,
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many.")] = 50,
     ) -> m.StaleOut:
-        """Shared items past their freshness half-life (kind- and importance-aware), oldest
-        verified first, with the premises they hold under. Reports only: confirm with
-        verify_entry, correct with engram_learn.
+        """Shared items past their freshness half-life, oldest verified first.
+
+        The half-life depends on kind and importance; each entry names the premises it
+        holds under (validWhile). Reports only: confirm with verify_entry, correct with
+        engram_learn.
         """
         report = box.vault().stale_report(include_fresh=include_fresh, limit=limit)
         data = report.to_json()
@@ -295,8 +305,10 @@ def register(box: Toolbox) -> None:
     def engram_maintain(
         stage: Annotated[str, Field(description="light (fold usage and feedback), deep (+ duplicates, clusters), rem (+ proposals).", json_schema_extra={"enum": ["light", "deep", "rem"]})] = "light",
     ) -> m.MaintainOut:
-        """Run a maintenance stage. It folds journals and writes proposals; it never
-        rewrites knowledge — review the proposals with engram_list_proposals.
+        """Run a maintenance stage: light, deep or rem.
+
+        It folds journals and writes proposals; it never rewrites knowledge — review the
+        proposals with engram_list_proposals. Slow on large vaults (deep, rem).
         """
         report = box.vault().maintain(stage)
         data = report.to_json()
@@ -314,9 +326,10 @@ def register(box: Toolbox) -> None:
         status: Annotated[str | None, Field(description="open (default), accepted, dismissed, or null for all.", json_schema_extra={"enum": ["open", "accepted", "dismissed", None]})] = "open",
         kind: Annotated[str | None, Field(description="Only this kind.", json_schema_extra={"enum": [*PROPOSAL_KINDS, None]})] = None,
     ) -> m.ProposalList:
-        """Proposals waiting for a decision: archive, forget, merge, pattern, link, retype,
-        verify, stale, dispute — highest score first. Accept or dismiss each with
-        engram_accept_proposal / engram_dismiss_proposal.
+        """Proposals waiting for a decision, highest score first.
+
+        Kinds: archive, forget, merge, pattern, link, retype, verify, stale, dispute.
+        Accept or dismiss each with engram_accept_proposal / engram_dismiss_proposal.
         """
         found = box.vault().proposals(status=status, kind=kind)
         return m.ProposalList(proposals=[_prop(p) for p in found], count=len(found),
@@ -328,15 +341,19 @@ def register(box: Toolbox) -> None:
         note: Note = None,
         resolution: Annotated[str | None, Field(description="For a dispute: keep_new (default), keep_old, merge or archive.", json_schema_extra={"enum": [*RESOLUTIONS, None]})] = None,
     ) -> m.ProposalOut:
-        """Carry out a proposal (archive, merge, link, verify, …) and record it accepted.
-        Every change goes through the normal write path and is audited.
+        """Carry out a proposal and record it accepted.
+
+        Archive, merge, link, verify, … — every change goes through the normal write path
+        and is audited. Read it first with engram_list_proposals.
         """
         return _prop(box.vault().accept(id, note=note, resolution=resolution))
 
     @box.tool("engram_dismiss_proposal", title="Decline a proposal", profile="standard", annotations=CHANGE)
     def engram_dismiss_proposal(id: PropRef, note: Note = None) -> m.ProposalOut:
-        """Record a proposal dismissed; nothing else changes and it will not be proposed
-        again. Dismissing a dispute keeps the old item (the disputed draft is frozen).
+        """Record a proposal dismissed; nothing else changes.
+
+        It will not be proposed again. Dismissing a dispute keeps the old item (the
+        disputed draft is frozen).
         """
         return _prop(box.vault().dismiss(id, note=note))
 
@@ -350,8 +367,10 @@ def register(box: Toolbox) -> None:
         task: Annotated[str, Field(description="What you are about to do, in a sentence.")],
         limit: Annotated[int, Field(ge=1, le=20, description="At most this many skills.")] = 3,
     ) -> m.SkillList:
-        """The team's recorded procedures for a task, best first (relevance × success rate),
-        with their steps and preconditions. Report how it went with close_learning_loop.
+        """The team's recorded procedures for a task, best first.
+
+        Ranked by relevance × success rate, with their steps and preconditions. Use it
+        before a multi-step task; report how it went with close_learning_loop.
         """
         found = box.vault().find_skill(task, limit=limit)
         return m.SkillList(skills=[_skill(s) for s in found],
@@ -365,8 +384,9 @@ def register(box: Toolbox) -> None:
         content: Annotated[str, Field(description="Explanation (default: the numbered steps).")] = "",
         domain: Annotated[str, Field(description="Domain path (default 'skills').")] = "skills",
     ) -> m.SkillOut:
-        """Record a procedure that worked, as a skill with ordered steps and preconditions,
-        so engram_find_skill offers it next time. Deduplicated like engram_create.
+        """Record a procedure that worked, as a skill with ordered steps and preconditions.
+
+        engram_find_skill offers it next time. Deduplicated like engram_create.
         """
         vault = box.vault()
         made = vault.create_skill(title, steps, content=content, preconditions=preconditions or (), domain=domain)
