@@ -1,8 +1,11 @@
 """engram: team memory for AI agents and people, kept as plain Markdown in git.
 
-The library is the pure core (model and format, vault and paths, index, recall, git
-store, audit …); the CLI (``engram.cli``), the MCP server and the viewer are thin
-adapters on top and the core never imports them. Start with :class:`engram.vault.Vault`::
+The library is a pure core in layers — :mod:`engram.store` (values, files),
+:mod:`engram.index` (the derived SQLite catalog), :mod:`engram.items` (reading and
+changing items and synapses), :mod:`engram.recall`, :mod:`engram.team` (git) — with the
+CLI (``engram.cli``) and the MCP server (``engram.mcp``) as thin adapters on top; the core
+never imports them. Start with :class:`engram.vault.Vault`, whose methods name the module
+that implements each one::
 
     from engram import Vault
     vault = Vault.open("path/to/vault")
