@@ -12,9 +12,40 @@ that implements each one::
     result = vault.create("Use pg_repack, not VACUUM FULL", "…", domain=["ops", "postgres"])
 """
 
-from engram.errors import EngramError
+from engram.errors import (
+    AlreadyExists,
+    Busy,
+    Conflict,
+    EngramError,
+    FormatError,
+    GitError,
+    InvalidInput,
+    NotFound,
+    StorageError,
+    UnknownKind,
+    VaultNotFound,
+    VersionConflict,
+)
 from engram.store.model import Engram, Evidence, Synapse
 from engram.vault import CreateResult, Vault
 
-__all__ = ["CreateResult", "Engram", "EngramError", "Evidence", "Synapse", "Vault"]
+__all__ = [
+    "AlreadyExists",
+    "Busy",
+    "Conflict",
+    "CreateResult",
+    "Engram",
+    "EngramError",
+    "Evidence",
+    "FormatError",
+    "GitError",
+    "InvalidInput",
+    "NotFound",
+    "StorageError",
+    "Synapse",
+    "UnknownKind",
+    "Vault",
+    "VaultNotFound",
+    "VersionConflict",
+]
 __version__ = "0.1.0"
