@@ -502,8 +502,11 @@ def order_flips(new: Text, old: Text) -> list[str]:
 
 def rejections(new: Text, old: Text) -> list[str]:
     """What one lesson says to stop using that the other uses."""
-    out = [f"rejects '{s}', which the existing lesson uses" for s in sorted(new.rejected & old.asserted - old.rejected)]
-    out += [f"uses '{s}', which the existing lesson rejects" for s in sorted(old.rejected & new.asserted - new.rejected)]
+    # A word the other lesson also negates ("pg_repack, not VACUUM FULL") is rejected by both.
+    out = [f"rejects '{s}', which the existing lesson uses"
+           for s in sorted(new.rejected & old.asserted - old.rejected - old.denied)]
+    out += [f"uses '{s}', which the existing lesson rejects"
+            for s in sorted(old.rejected & new.asserted - new.rejected - new.denied)]
     return out
 
 

@@ -110,4 +110,4 @@ async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
         assert ok(await c.call_tool("engram_find_skill", {"task": "rebuild the bloated orders table"}))["skills"][0]["id"] == skill["id"]
         assert error(await c.call_tool("engram_find_skill", {"task": "x", "limit": 0}))
         history = ok(await c.call_tool("engram_history", {"ref": new}))
-        assert [e["action"] for e in history["entries"]][0] == "create"
+        assert history["entries"][0]["action"] == "create"
