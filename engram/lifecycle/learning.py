@@ -49,7 +49,7 @@ from engram.lifecycle.signals import analyse, sentences
 from engram.lifecycle.succession import may_overturn, supersede
 from engram.recall.search import run as recall_run
 from engram.store import rules
-from engram.store.model import Engram, Synapse
+from engram.store.model import Engram, Synapse, now
 
 Action = Literal["reinforced", "extended", "superseded", "disputed", "linked", "inserted", "none"]
 DEFAULT_DOMAIN = ("lessons",)
@@ -206,6 +206,8 @@ class _Spec:
         extra: dict[str, Any] = dict(fields or {})
         if self.situation:
             extra["situation"] = self.situation
+        # The origin record: sync settles only decisions learn made (reconcile.after_merge).
+        extra["provenance"] = [{"action": "learned", "by": state.actor, "at": now()}]
         created = writing.create(
             state, self.title, self.content, domain=domain,
             kind=self.kind or (like.kind if like else "fact"), tags=self.tags,
@@ -367,8 +369,10 @@ def create(
             "reinforced": "DUPLICATE", "extended": "EXTENDED", "superseded": "SUPERSEDED",
             "disputed": "DISPUTED",
         }.get(learned.action, "NEW")
-        if outcome == "NEW" and (summary or extra or source is not None or status != "active" or source_type != "firsthand"):
-            changes: dict[str, Any] = {**dict(extra or {})}
+        rest = {k: v for k, v in (fields or {}).items() if k != "situation"}
+        if outcome == "NEW" and (summary or extra or rest or source is not None or status != "active"
+                                 or source_type != "firsthand"):
+            changes: dict[str, Any] = {**dict(extra or {}), **rest}
             for key, value, default in (("summary", summary, ""), ("status", status, "active"),
                                         ("source_type", source_type, "firsthand"), ("source", source, None)):
                 if value != default:

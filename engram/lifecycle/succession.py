@@ -70,7 +70,8 @@ def supersede(state: VaultState, old_ref: str, new_ref: str, *, reason: str = ""
         stamp = now()
         chain = [dict(p) for p in new.provenance or ()]
         entry = provenance_entry("supersede", old, state.actor, stamp, reason)
-        inherited = [dict(p) for p in old.provenance or () if dict(p) not in chain]
+        # The old item's own chain (what it superseded or absorbed) carries on; its origin does not.
+        inherited = [dict(p) for p in old.provenance or () if "id" in dict(p) and dict(p) not in chain]
         if entry not in chain:
             chain = [*chain, *inherited, entry]
         new = writing.update(state, new.id, {"provenance": chain}, expected_version=new.version)
@@ -103,7 +104,7 @@ def settle_heads(state: VaultState, item_ids: set[str] | None = None) -> list[Su
         for old_id, successors in sorted(by_old.items()):
             if item_ids is not None and not ({old_id, *successors} & item_ids):
                 continue
-            heads = [h for h in (_active(state, s) for s in sorted(successors)) if h is not None]
+            heads = [h for h in (active(state, s) for s in sorted(successors)) if h is not None]
             if len(heads) < 2:
                 continue
             winner = max(heads, key=lambda h: (h.activated_at or h.created_at, h.id))
@@ -115,7 +116,7 @@ def settle_heads(state: VaultState, item_ids: set[str] | None = None) -> list[Su
     return done
 
 
-def _active(state: VaultState, item_id: str) -> Engram | None:
+def active(state: VaultState, item_id: str) -> Engram | None:
     for row in state.index.item_rows("id = ?", (item_id,)):
         try:
             item = state.read(row.path)[0]
@@ -124,45 +125,3 @@ def _active(state: VaultState, item_id: str) -> Engram | None:
         return item if item.status in ("active", "draft") and not item.superseded_by else None
     return None
 
-
-def after_merge(state: VaultState, ours: set[str], theirs: set[str]) -> list[str]:
-    """Finish, after a merge, the learn decisions two clones could not make offline.
-
-    ``ours`` and ``theirs`` are the ids of items each side created since the merge base.
-    Forked supersede chains touching them converge (:func:`settle_heads`); and two new
-    active lessons, one from each side, that contradict each other are settled as
-    ``learn`` would have settled them had they met on one machine: the newer supersedes
-    the older when one author wrote both, else the newer becomes a disputed draft for a
-    curator. Decisions read only the items, so every clone reaches the same result.
-    Returns one line per decision.
-    """
-    from engram.lifecycle.classify import Lesson, compare, compared_text
-
-    done = [f"{s.new.id} supersedes {s.old.id} (forked chain)" for s in settle_heads(state, ours | theirs)]
-    with state.lock.hold():
-        for a_id in sorted(ours):
-            for b_id in sorted(theirs):
-                a, b = _active(state, a_id), _active(state, b_id)
-                if a is None or b is None or a.id == b.id:
-                    continue
-                older, newer = sorted((a, b), key=lambda i: (i.activated_at or i.created_at, i.id))
-                verdict = compare(Lesson(compared_text(newer), newer.situation, newer.id),
-                                  Lesson(compared_text(older), older.situation, older.id))
-                if verdict.relation != "contradicts":
-                    continue
-                why = "learned on two machines; " + "; ".join(verdict.conflicts)
-                if older.created_by and older.created_by == newer.created_by:
-                    supersede(state, older.id, newer.id, reason=why)
-                    done.append(f"{newer.id} supersedes {older.id} (contradictory lessons from two clones)")
-                else:
-                    from engram.items import writing
-                    from engram.lifecycle import proposals
-
-                    writing.update(state, newer.id, {"status": "draft", "verification_status": "disputed"},
-                                   expected_version=newer.version)
-                    links.link(state, newer.id, "contradicts", older.id, weight=0.5, evidence=why)
-                    proposals.propose(state, "dispute", [older.id, newer.id],
-                                      title=f"Does {newer.title!r} overturn {older.title!r}?", reason=why,
-                                      payload={"old": older.id, "new": newer.id}, score=verdict.alignment)
-                    done.append(f"{newer.id} disputes {older.id} (contradictory lessons from two clones)")
-    return done

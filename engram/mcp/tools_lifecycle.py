@@ -112,6 +112,9 @@ async def ask_model(content: str, ctx: Context, situation: str | None = None, co
     if (ctx.protocol_version or "") >= "2026-07-28":
         # Modern protocol: the SDK carries the question in an input-required round trip;
         # the budget runs from when it was first asked.
+        for asked, since in list(_ASKED.items()):  # questions nobody answered
+            if time.monotonic() - since > 10 * max(budget, 1.0):
+                _ASKED.pop(asked, None)
         first = _ASKED.setdefault(question, time.monotonic())
         if time.monotonic() - first > budget:
             _ASKED.pop(question, None)

@@ -13,7 +13,7 @@ One call brings a clone level with its upstream:
    items the merge touched are regenerated from the merged synapses and committed; and
    learn decisions the two sides made apart are finished (forked supersede chains
    converge on the newest lesson; contradictory new lessons are superseded or disputed,
-   :func:`engram.lifecycle.succession.after_merge`) and committed;
+   :func:`engram.lifecycle.reconcile.after_merge`) and committed;
 5. push; when the push is rejected because a peer pushed first, go back to 3 (at most
    ``max_attempts`` times).
 
@@ -35,7 +35,7 @@ from engram.errors import GitError
 from engram.items import derived
 from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
-from engram.lifecycle.succession import after_merge
+from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram
 from engram.team.gitstore import EMPTY_TREE, GitRepo

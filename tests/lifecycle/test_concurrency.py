@@ -117,3 +117,19 @@ def test_two_clones_with_new_contradictory_lessons_settle_the_same_way(tmp_path:
         assert vault.get(older.item.id).superseded_by == newer.item.id  # type: ignore[union-attr]
     alice.close()
     bob.close()
+
+
+def test_items_added_without_learn_are_never_settled_by_sync(tmp_path: Path) -> None:
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    bob = clone_machine(tmp_path, origin, "bob")
+    a = alice.create("Backups at two", "The nightly backups start at 02:00 UTC.").item
+    b = bob.create("Backups at four", "The nightly backups start at 04:00 UTC.").item
+    for vault in (alice, bob, alice, bob):
+        report = vault.sync()
+        assert report.settled == []
+    for vault in (alice, bob):
+        vault.refresh()
+        assert vault.get(a.id).status == vault.get(b.id).status == "active"
+    alice.close()
+    bob.close()
