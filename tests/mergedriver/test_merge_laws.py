@@ -220,3 +220,17 @@ def test_proposal_merge_laws(triple: tuple[bytes, bytes, bytes]) -> None:
     assert merge_file(base, ours, base, PROP_PATH).data == ours
     assert merge_file(base, base, ours, PROP_PATH).data == ours
     assert merge_file(base, ours, ours, PROP_PATH).data == ours
+
+
+def test_two_successors_merge_quietly_and_symmetrically_for_sync_to_settle() -> None:
+    base = engram()
+    ours = engram(status="superseded", supersededBy="01J8ZQ7TRY9F8G7H6J5K4L3M2N",
+                  deactivatedAt="2026-06-22T10:00:00.000Z", updatedAt="2026-06-22T10:00:00.000Z")
+    theirs = engram(status="superseded", supersededBy="01J8ZQ7TRY9F8G7H6J5K4L3M2P",
+                    deactivatedAt="2026-06-22T11:00:00.000Z", updatedAt="2026-06-22T11:00:00.000Z")
+    result = merge_file(base, ours, theirs, PATH)
+    assert result.data == merge_file(base, theirs, ours, PATH).data
+    meta = codec.parse_engram(result.data)[0]
+    assert meta["supersededBy"] == "01J8ZQ7TRY9F8G7H6J5K4L3M2P" and meta["status"] == "superseded"
+    assert meta["deactivatedAt"] == "2026-06-22T11:00:00.000Z"
+    assert not any(n.startswith("supersededBy") for n in meta.get("mergeConflicts", []))
