@@ -51,6 +51,7 @@ from engram.lifecycle.signals import (
     substitution,
     value_changes,
 )
+from engram.store.dedup import normalize_text
 from engram.store.model import Engram
 
 Relation = Literal["duplicate", "contradicts", "extends", "novel"]
@@ -171,7 +172,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     if situation == "same":
         alignment = min(1.0, alignment + 0.15)
     old_only, new_only = os_.stems - ns.stems, ns.stems - os_.stems
-    flips = [*polarity_flips(ns, os_), *antonym_flips(ns, os_)]
+    # Words both whole lessons negate somewhere are no flip between two of their sentences
+    # ("pg_repack, not VACUUM FULL. VACUUM FULL locks …" / "pg_repack instead of VACUUM FULL").
+    agreed = frozenset(new.denied & old.denied)
+    flips = [*polarity_flips(ns, os_, agreed), *antonym_flips(ns, os_)]
     flipped = {w for pair in _flipped_words(ns, os_) for w in pair}
     # A flip is a contradiction only when the rest of the old claim is still there:
     # "before a release, freeze …" / "after a release, unfreeze …" is another step.
@@ -180,7 +184,7 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     if ((old_only - flipped) and (new_only - flipped)) or subject_changed(ns, os_, frozenset(flipped)):
         flips = []
     values = [] if subject_changed(ns, os_) else value_changes(ns, os_)
-    conflicts = [*values, *flips, *order_flips(ns, os_), *rejections(ns, os_)]
+    conflicts = [*values, *flips, *order_flips(ns, os_), *rejections(ns, os_, agreed)]
     if (ns, os_) != (new, old) and not subject_changed(new, old):
         # values stated elsewhere in the texts count too
         conflicts += [c for c in value_changes(new, old) if c not in conflicts]
@@ -292,7 +296,6 @@ def compared_text(item: Engram) -> str:
     title = item.title.strip().rstrip(".")
     if not content:
         return title
-    head = analyse(title).stems
-    if head and head <= analyse(sentences(content)[0] if sentences(content) else content).stems:
+    if normalize_text(content).startswith(normalize_text(title)):
         return content
     return f"{title}. {content}"

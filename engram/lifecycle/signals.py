@@ -466,9 +466,10 @@ def value_changes(new: Text, old: Text) -> list[str]:
     return found
 
 
-def polarity_flips(new: Text, old: Text) -> list[str]:
-    """Content the one lesson asserts and the other negates."""
-    flips = sorted((new.denied ^ old.denied) & new.stems & old.stems)
+def polarity_flips(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:
+    """Content the one lesson asserts and the other negates (``agreed``: words both
+    whole lessons negate somewhere, when comparing two of their sentences)."""
+    flips = sorted(((new.denied ^ old.denied) & new.stems & old.stems) - agreed)
     return [f"'{s}' asserted in one and negated in the other" for s in flips]
 
 
@@ -500,13 +501,13 @@ def order_flips(new: Text, old: Text) -> list[str]:
     return out
 
 
-def rejections(new: Text, old: Text) -> list[str]:
-    """What one lesson says to stop using that the other uses."""
+def rejections(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:
+    """What one lesson says to stop using that the other uses (``agreed`` as above)."""
     # A word the other lesson also negates ("pg_repack, not VACUUM FULL") is rejected by both.
     out = [f"rejects '{s}', which the existing lesson uses"
-           for s in sorted(new.rejected & old.asserted - old.rejected - old.denied)]
+           for s in sorted(new.rejected & old.asserted - old.rejected - old.denied - agreed)]
     out += [f"uses '{s}', which the existing lesson rejects"
-            for s in sorted(old.rejected & new.asserted - new.rejected - new.denied)]
+            for s in sorted(old.rejected & new.asserted - new.rejected - new.denied - agreed)]
     return out
 
 
