@@ -5,6 +5,10 @@ visible items of the index by ``domainTags`` path and returns a tree in which ea
 carries ``count`` (items filed exactly there) and ``total`` (there and below), so
 ``ops (41) → postgres (17)`` reads at a glance. One ``GROUP BY`` on the index; no file
 is read. Items with no domain are counted on the root.
+
+:func:`counts` is the census a person's dashboard opens with: items by kind, status,
+visibility (scope) and top-level domain, and synapses by kind, from a handful of
+``GROUP BY`` queries (a few milliseconds at 100k items).
 """
 
 from __future__ import annotations
@@ -44,6 +48,42 @@ class DomainNode:
 
         walk(self, 0)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """How many items and synapses the index holds, broken down (hidden statuses included,
+    since a census that left out quarantined items would hide what needs a look)."""
+
+    items: int
+    synapses: int
+    by_kind: dict[str, int]
+    by_status: dict[str, int]
+    by_visibility: dict[str, int]
+    by_domain: dict[str, int]  # top-level domain ("" for items with none) -> items
+    by_synapse_kind: dict[str, int]
+    broken_files: int
+
+
+def counts(index: Index) -> Counts:
+    """The census of :class:`Counts`, largest groups first."""
+
+    def grouped(sql: str) -> dict[str, int]:
+        return {str(r["k"]): int(r["n"]) for r in index.query(sql + " ORDER BY n DESC, k")}
+
+    return Counts(
+        items=int(index.query("SELECT count(*) AS n FROM items")[0]["n"]),
+        synapses=int(index.query("SELECT count(*) AS n FROM synapses")[0]["n"]),
+        by_kind=grouped("SELECT kind AS k, count(*) AS n FROM items GROUP BY kind"),
+        by_status=grouped("SELECT status AS k, count(*) AS n FROM items GROUP BY status"),
+        by_visibility=grouped("SELECT visibility AS k, count(*) AS n FROM items GROUP BY visibility"),
+        by_domain=grouped(
+            "SELECT CASE WHEN instr(domain, '/') > 0 THEN substr(domain, 1, instr(domain, '/') - 1)"
+            " ELSE domain END AS k, count(*) AS n FROM items GROUP BY k"
+        ),
+        by_synapse_kind=grouped("SELECT kind AS k, count(*) AS n FROM synapses GROUP BY kind"),
+        broken_files=int(index.query("SELECT count(*) AS n FROM files WHERE kind = 'bad'")[0]["n"]),
+    )
 
 
 def tree(
