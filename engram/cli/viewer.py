@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from engram.cli._common import pass_vault
-from engram.vault import Vault
+from engram.cli._common import AppContext
+from engram.loopback import check_loopback
 
 
 @click.command()
@@ -18,8 +18,8 @@ from engram.vault import Vault
     metavar="TOKEN",
     help="Require this token (open the viewer once as /?token=TOKEN). Prefer the ENGRAM_VIEWER_TOKEN variable.",
 )
-@pass_vault
-def viewer(vault: Vault, host: str, port: int, token: str | None) -> None:
+@click.pass_obj
+def viewer(app: AppContext, host: str, port: int, token: str | None) -> None:
     """Browse the vault in a web browser: items, graph, search, conflicts, audit, merges, health.
 
     Listens on loopback only and refuses requests under any other host name (DNS
@@ -32,9 +32,10 @@ def viewer(vault: Vault, host: str, port: int, token: str | None) -> None:
       engram --vault ~/team-memory viewer          # then open http://127.0.0.1:8766/
       ENGRAM_VIEWER_TOKEN=s3cret engram viewer --port 9000
     """
+    check_loopback(host)  # before opening anything
     from engram.viewer import serve
 
-    serve(vault, host=host, port=port, token=token)
+    serve(app.vault(), host=host, port=port, token=token)
 
 
 COMMANDS = [viewer]

@@ -2,7 +2,7 @@
 
 :meth:`Viewer.page` renders a template with the context every page needs (menu, CSRF
 token, vault name); a request from htmx for a fragment gets the template's
-``fragment`` block alone, so filtering a table replaces the table and nothing else.
+fragment template the page names, so filtering a table replaces the table and nothing else.
 """
 
 from __future__ import annotations
@@ -40,10 +40,12 @@ class Viewer:
     health: HealthMonitor
     nav: tuple[tuple[str, str], ...] = field(default=NAV)
 
-    def page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        """Render ``template`` with the shared context; htmx requests for a fragment get
-        the template's ``fragment`` block alone when it has one."""
-        tpl = self.env.get_template(template)
+    def page(
+        self, request: Request, template: str, status: int = 200, *, fragment: str | None = None,
+        **context: Any,
+    ) -> HTMLResponse:
+        """Render ``template`` with the shared context; an htmx request (not a history
+        restore) gets the ``fragment`` template instead, when the page names one."""
         values = {
             "request": request,
             "path": request.url.path,
@@ -54,15 +56,12 @@ class Viewer:
             "actor": self.vault.actor,
             **context,
         }
-        fragment = (
-            request.headers.get("hx-request") == "true"
+        partial = (
+            fragment is not None
+            and request.headers.get("hx-request") == "true"
             and request.headers.get("hx-history-restore-request") != "true"
-            and "fragment" in tpl.blocks
         )
-        if fragment:
-            html = "".join(tpl.blocks["fragment"](tpl.new_context(values)))
-        else:
-            html = tpl.render(values)
+        html = self.env.get_template(fragment if partial and fragment else template).render(values)
         return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
 
 

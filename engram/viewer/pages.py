@@ -71,7 +71,7 @@ def items(request: Request) -> Response:
         for key, label in COLUMNS
     ]
     return viewer.page(
-        request, "items.html", found=found, number=number, pages=pages, per=per, columns=columns,
+        request, "items.html", fragment="_items_results.html", found=found, number=number, pages=pages, per=per, columns=columns,
         sort=sort, descending=descending, page_sizes=PAGE_SIZES,
         kinds=ENGRAM_KINDS, statuses=STATUSES, visibilities=VISIBILITIES,
     )
