@@ -42,7 +42,9 @@ def host_names(host: str) -> set[str]:
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: any free one). Raises InvalidInput."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and
+    # without it a response's headers and body wait out the client's delayed ACK (~40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -29,7 +29,11 @@ def test_the_overview_counts_by_kind_domain_and_scope(running: Viewer) -> None:
     for section in ("By kind", "By domain", "By scope", "By status", "Recent activity", "Health"):
         assert section in text
     assert 'href="/items?hidden=1&amp;domain=ops">ops</a>' in text
-    assert "2 item(s) flagged by a merge" in text or "item(s) flagged by a merge" in text
+    flagged = running.vault.conflicts()  # other tests resolve some: read what is there now
+    if flagged:
+        assert f"{len(flagged)} item(s) flagged by a merge" in text and flagged[0].title in text
+    else:
+        assert "No item is flagged by a merge." in text
 
 
 def test_items_filter_sort_and_page_on_the_server(running: Viewer) -> None:

@@ -37,7 +37,7 @@
         maxZoom: 2.5, minZoom: 0.05,
         style: [
           { selector: "node", style: {
-            "label": "data(label)", "font-size": 10, "text-wrap": "ellipsis", "text-max-width": 140,
+            "label": "data(label)", "font-size": 11, "text-wrap": "ellipsis", "text-max-width": 140,
             "width": "mapData(importance, 0, 1, 12, 40)", "height": "mapData(importance, 0, 1, 12, 40)",
             "background-color": function (n) { return palette[n.data("kind")] || "#888"; },
             "color": "#222", "text-valign": "bottom", "text-margin-y": 3 } },
@@ -51,9 +51,9 @@
           { selector: "edge[?warning]", style: {
             "line-color": "#d62728", "line-style": "dashed", "width": 3, "color": "#d62728", "label": "⚠ contradicts" } }
         ],
-        layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 9000, idealEdgeLength: 90 }
+        layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 12000, idealEdgeLength: 130 }
       });
-      if (cy.zoom() > 1.1) { cy.zoom(1.1); cy.center(); }  // a few nodes: do not blow them up
+      if (cy.zoom() > 1.6) { cy.zoom(1.6); cy.center(); }  // a few nodes: do not blow them up
       cy.on("tap", "node", function (evt) {
         var params = new URLSearchParams(window.location.search);
         params.set("focus", evt.target.id());
