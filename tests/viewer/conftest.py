@@ -1,8 +1,8 @@
 """A real viewer on a real port, over the demo vault plus what the queues need.
 
 The vault is ``engram demo``'s, with an item titled ``<script>alert(1)</script>``, an
-item flagged by a real three-way merge (two edits of one line), and a ``contradicts``
-edge. The server is the real app under uvicorn in a thread of the test process,
+item flagged by a real three-way merge (two edits of one line); the demo itself has a
+``contradicts`` edge. The server is the real app under uvicorn in a thread of the test process,
 listening on a loopback port; the tests talk to it over HTTP (``http.client``) or
 through headless Chromium (``test_browser.py``). Modules share one vault and server, so
 tests that write pick their own items.
@@ -162,12 +162,13 @@ def demo_vault(root: Path) -> tuple[Vault, dict[str, str]]:
         "quarantine": items["Quarantine a flaky test within one day"],
         "retry": items["Retry idempotent HTTP calls with jittered backoff"],
         "timeouts": items["Client timeouts must be shorter than the load balancer's"],
+        "retryall": items["Retry any HTTP call that times out"],
     }
     ids["xss"] = vault.create(
         XSS, f"Body with {XSS} and <img src=x onerror=alert(2)> and [a link](javascript:alert(3)).",
         domain=["security"], kind="observation", summary=f"summary {XSS}", tags=["xss"],
     ).id
-    vault.link(ids["xss"], "contradicts", ids["retry"], evidence="a contradiction to draw as a warning")
+    vault.link(ids["xss"], "exemplifies", ids["retry"], evidence="so the script title shows on a neighbour's page")
     ids["answer"] = flag_by_merge(vault, "Answer to everything").id
     ids["answer2"] = flag_by_merge(vault, "Second flagged answer").id
     return vault, ids

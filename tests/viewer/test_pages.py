@@ -100,7 +100,7 @@ def test_graph_json_is_a_bounded_neighbourhood(running: Viewer) -> None:
     data = json.loads(running.get(f"/graph.json?focus={running.ids['retry']}&depth=1").text)
     assert data["focus"] == running.ids["retry"]
     ids = {n["data"]["id"] for n in data["nodes"]}
-    assert ids == {running.ids["retry"], running.ids["timeouts"], running.ids["xss"],
+    assert ids == {running.ids["retry"], running.ids["timeouts"], running.ids["xss"], running.ids["retryall"],
                    running.vault.list(kinds=["decision"], domain="engineering")[0].id}
     warnings = [e["data"] for e in data["edges"] if e["data"]["warning"]]
     assert [w["kind"] for w in warnings] == ["contradicts"]
@@ -116,6 +116,8 @@ def test_search_explains_each_hit_and_does_not_count_as_a_recall(running: Viewer
     assert "why here" in text and "matched" in text and "score parts" in text and "lexical rank 1" in text
     graph_hit = running.get("/search?q=charge+a+customer+twice").text
     assert "a link from a hit" in graph_hit and "expansion path" in graph_hit
+    warned = running.get("/search?q=jittered+backoff").text
+    assert "⚠ contradicted by" in warned and "Retry any HTTP call that times out" in warned
     nothing = running.get("/search?q=zzzqqq+xxyyzz").text
     assert 'id="abstained"' in nothing
     running.vault.flush_usage()

@@ -51,7 +51,11 @@
           { selector: "edge[?warning]", style: {
             "line-color": "#d62728", "line-style": "dashed", "width": 3, "color": "#d62728", "label": "⚠ contradicts" } }
         ],
-        layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 12000, idealEdgeLength: 130 }
+        layout: {
+          name: "cose", animate: false, randomize: true, padding: 30, nodeRepulsion: 400000,
+          idealEdgeLength: 110, edgeElasticity: 100, nodeOverlap: 20, gravity: 60,
+          componentSpacing: 120, numIter: 1500
+        }
       });
       if (cy.zoom() > 1.6) { cy.zoom(1.6); cy.center(); }  // a few nodes: do not blow them up
       cy.on("tap", "node", function (evt) {
