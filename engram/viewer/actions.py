@@ -99,7 +99,8 @@ async def edit(request: Request) -> Response:
     submitted = await _submitted(request)
     version = _version(submitted)
     current = await run_in_threadpool(vault.get, request.path_params["id"])
-    values = {name: submitted.get(name, form_values(current)[name]) for name in EDITABLE}
+    shown = form_values(current)
+    values = {name: submitted.get(name, shown[name]) for name in EDITABLE}
     try:
         # Diffed against the item as it is now: when that is not the version the form was
         # read at, the update is refused below whatever the diff holds.
@@ -108,11 +109,10 @@ async def edit(request: Request) -> Response:
             return RedirectResponse(f"/item/{current.id}?saved=unchanged", status_code=303)
         updated = await run_in_threadpool(vault.update, current.id, changes, expected_version=version)
     except VersionConflict as exc:
-        theirs = form_values(current)
-        differs = [n for n in EDITABLE if theirs[n] != values[n]]
+        differs = [n for n in EDITABLE if shown[n] != values[n]]
         return _edit_page(
             request, current, values, 409, version=current.version, stale=exc, based_on=version,
-            theirs=theirs, differs=differs,
+            theirs=shown, differs=differs,
         )
     except InvalidInput as exc:
         return _edit_page(request, current, values, 400, version=version, invalid=exc)

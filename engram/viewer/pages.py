@@ -87,7 +87,7 @@ def item(request: Request) -> Response:
     lineage = [s for s in synapses if s.kind in LINEAGE_KINDS]
     return viewer.page(
         request, "item.html", item=found, meta=found.to_meta(), synapses=synapses,
-        lineage=lineage, neighbours=titles, derived=vault.derived_section(found.id),
+        lineage=lineage, neighbours=titles, cut=around.truncated, derived=vault.derived_section(found.id),
         history=vault.history(found.id),
         successor=titles.get(found.superseded_by or "") if found.superseded_by else None,
     )

@@ -40,6 +40,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 CSRF_FIELD = "_csrf"
 CSRF_HEADER = b"x-csrf-token"
+#: Largest form accepted: an item body may be 1 MB, and URL-encoding triples it at most.
+MAX_FORM_BYTES = 8 * 1024 * 1024
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
     " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -153,6 +155,9 @@ class GuardMiddleware:
             header_token = headers.get(CSRF_HEADER)
             if header_token is None:
                 body, receive = await _buffer(receive)
+                if body is None:
+                    await _refuse(send, 413, "That form is too large (8 MB at most).")
+                    return
                 form = dict(parse_qsl(body.decode("utf-8", errors="replace")))
                 header_token_text = form.get(CSRF_FIELD)
             else:
@@ -176,13 +181,18 @@ class GuardMiddleware:
         await self.app(scope, receive, with_headers)
 
 
-async def _buffer(receive: Receive) -> tuple[bytes, Receive]:
-    """Read the whole request body, and a ``receive`` that replays it to the app."""
+async def _buffer(receive: Receive) -> tuple[bytes | None, Receive]:
+    """Read the whole request body (None past :data:`MAX_FORM_BYTES`), and a ``receive``
+    that replays it to the app."""
     chunks: list[bytes] = []
+    size = 0
     more = True
     while more:
         message = await receive()
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_FORM_BYTES:
+            return None, receive
         more = message.get("more_body", False)
     body = b"".join(chunks)
     sent = False

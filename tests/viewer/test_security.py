@@ -88,3 +88,12 @@ def test_check_loopback_is_shared_with_the_mcp_server() -> None:
     assert mcp_check is check_loopback
     with pytest.raises(InvalidInput, match="loopback only"):
         check_loopback("192.168.1.10")
+
+
+def test_an_oversized_form_is_refused_before_it_is_read(running: Viewer) -> None:
+    item = running.vault.get(running.ids["repack"])
+    reply = running.request(
+        "POST", f"/item/{item.id}/edit", {"version": str(item.version), "content": "x" * (9 * 1024 * 1024)}
+    )
+    assert reply.status == 413 and "too large" in reply.text
+    assert running.vault.get(item.id) == item
