@@ -8,8 +8,8 @@ read a form are ``async`` and hand the vault call to the pool.
 
 Errors are rendered here and only here: an :class:`~engram.errors.EngramError` from any
 page becomes the error page with its message and hint and an HTTP status that matches
-(400 invalid input, 404 not found, 409 conflict, 503 busy, 500 otherwise); anything else
-is a bug, shown as such without a traceback.
+(400 invalid input, 404 not found, 409 conflict, 422 a file that does not parse, 503
+busy, 500 otherwise); anything else is a bug, shown as such without a traceback.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engram.errors import Busy, Conflict, EngramError, InvalidInput, NotFound
+from engram.errors import Busy, Conflict, EngramError, FormatError, InvalidInput, NotFound
 from engram.loopback import host_names
 from engram.vault import Vault
 from engram.viewer import actions, pages
@@ -35,7 +35,7 @@ from engram.viewer.security import Guard, GuardMiddleware
 
 log = logging.getLogger("engram.viewer")
 
-_STATUS = ((InvalidInput, 400), (NotFound, 404), (Conflict, 409), (Busy, 503))
+_STATUS = ((InvalidInput, 400), (NotFound, 404), (Conflict, 409), (FormatError, 422), (Busy, 503))
 
 
 def _engram_error(request: Request, exc: Exception) -> Response:
