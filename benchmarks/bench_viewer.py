@@ -1,7 +1,9 @@
 """Viewer page latency on a 10k-item vault: server time per page, p50 / p95.
 
-The vault is the synthetic one from :mod:`benchmarks.synth` (default 10,000 items, about
-9,000 synapses). The viewer is the real app (``engram.viewer.build_app``) under uvicorn on
+The vault is a copy of the synthetic one from :mod:`benchmarks.synth` (default 10,000
+items, about 9,000 synapses) with an audit log such a vault would have (a create per
+item, a link per synapse, three updates each for a fifth of the items: about 25,000
+lines), so the item pages read a real history and the overview a real log. The viewer is the real app (``engram.viewer.build_app``) under uvicorn on
 a loopback port, in a thread of this process, as ``engram viewer`` runs it; requests go
 over HTTP with keep-alive. For each page the harness records the server's own time
 (its ``Server-Timing: app;dur=`` header: routing, the vault calls, rendering) and the
@@ -23,9 +25,11 @@ import http.client
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +41,7 @@ import uvicorn
 
 from benchmarks import synth
 from engram.loopback import bind
+from engram.store.audit import AuditEntry
 from engram.store.format import read_engram
 from engram.vault import Vault
 from engram.viewer import build_app
@@ -91,10 +96,10 @@ class Client:
         return float(timing.split("dur=")[1]), wall
 
 
-def pages(data: synth.Synth, rng: random.Random) -> dict[str, Callable[[], str]]:
+def pages(data: synth.Synth, root: Path, rng: random.Random) -> dict[str, Callable[[], str]]:
     titles: list[str] = []
     for index in rng.sample(range(data.items), 60):
-        item, _ = read_engram(data.root / data.paths[index], data.paths[index])
+        item, _ = read_engram(root / data.paths[index], data.paths[index])
         titles.append(item.title)
     ids = list(data.ids)
 
@@ -122,6 +127,32 @@ def pages(data: synth.Synth, rng: random.Random) -> dict[str, Callable[[], str]]
     }
 
 
+def with_audit_log(data: synth.Synth, work: Path, rng: random.Random) -> Path:
+    """A copy of the synthetic vault's files with a realistic audit log (the copy's index
+    is built before the timings: a copied one would be re-read anyway, inodes differ)."""
+    root = work / "vault"
+    shutil.copytree(data.root, root, symlinks=True, ignore=shutil.ignore_patterns(".engram"))
+    lines = [
+        AuditEntry(f"2025-01-01T00:00:{i % 60:02d}.000Z", "synth", "create", "item", item_id,
+                   path=data.paths[i], new_version=1).to_json()
+        for i, item_id in enumerate(data.ids)
+    ]
+    lines += [
+        AuditEntry("2025-02-01T00:00:00.000Z", "synth", "link", "synapse", f"syn-{n:016x}").to_json()
+        for n in range(data.synapses)
+    ]
+    for i in rng.sample(range(data.items), data.items // 5):
+        for version in (1, 2, 3):
+            lines.append(AuditEntry(
+                "2025-03-01T00:00:00.000Z", rng.choice(("alice", "bob", "agent-7")), "update", "item",
+                data.ids[i], path=data.paths[i], old_version=version, new_version=version + 1,
+                fields=("importance", "tags"),
+            ).to_json())
+    (root / ".engram").mkdir(exist_ok=True)
+    (root / ".engram" / "audit.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Viewer server time per page on a synthetic vault.")
     parser.add_argument("--items", type=int, default=10_000)
@@ -129,8 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = synth.generate(args.items)
     rng = random.Random(13)
-    vault = Vault.open(data.root, actor="bench")
-    vault.refresh()  # index once, outside the timings
+    work = Path(tempfile.mkdtemp(prefix="engram-viewer-bench-"))
+    root = with_audit_log(data, work, rng)
+    vault = Vault.open(root, actor="bench")
+    vault.refresh()  # outside the timings
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
     app = build_app(vault, port=port)
@@ -141,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.02)
     health = app.state.viewer.health
     client = Client(port)
-    report: dict[str, Any] = {"items": data.items, "synapses": data.synapses, "rounds": args.rounds}
+    report: dict[str, Any] = {
+        "items": data.items, "synapses": data.synapses, "rounds": args.rounds,
+        "audit_lines": sum(1 for _ in (root / ".engram" / "audit.jsonl").open(encoding="utf-8")),
+    }
     try:
         started = time.perf_counter()
         client.get("/health")
@@ -153,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         health.wait(600)
         report["during_doctor"] = {"items": percentiles(during)}
         results: dict[str, Any] = {}
-        for name, make in pages(data, rng).items():
+        for name, make in pages(data, root, rng).items():
             for _ in range(3):
                 client.get(make())
             server_ms, wall_ms = [], []
@@ -171,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         server.should_exit = True
         thread.join(10)
         vault.close()
+        shutil.rmtree(work, ignore_errors=True)
     report.update(python=sys.version.split()[0], cpus=os.cpu_count(), load=os.getloadavg())
     text = json.dumps(report, indent=2)
     print(text)
