@@ -398,7 +398,7 @@ def history(vault: Vault, ref: str, as_json: bool) -> None:
     Example:
       engram history 01J8ZQ3K
     """
-    found = vault.history(ref)
+    found = vault.timeline(ref)
     if as_json:
         emit_json({"entries": [json.loads(e.to_json()) for e in found.audit], **found.to_json()})
         return

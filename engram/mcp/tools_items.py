@@ -283,7 +283,7 @@ def register(box: Toolbox) -> None:
         """
         vault = box.vault()
         item = vault.get(ref)
-        found = vault.history(item.id)
+        found = vault.timeline(item.id)
         return HistoryOut(
             id=item.id,
             commits=[c.to_json() for c in found.commits],

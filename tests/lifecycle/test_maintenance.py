@@ -106,7 +106,7 @@ def test_history_shows_a_teammates_merged_change(tmp_path) -> None:  # type: ign
     bob.update(item.id, {"summary": "all schedulers"})
     bob.sync()
     alice.sync()
-    found = alice.history(item.id)
+    found = alice.timeline(item.id)
     assert [e.action for e in found.audit] == ["create"]  # alice's machine never saw bob's edit
     assert len(found.commits) >= 2
     assert any("by bob" in c.subject for c in found.commits)  # the teammate's change, through git

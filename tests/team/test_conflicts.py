@@ -53,7 +53,7 @@ def test_resolve_after_editing_clears_the_flag_as_a_new_version(vault: Vault) ->
     assert resolved.merge_conflicts is None and resolved.version == before.version + 1
     assert resolved.updated_by == vault.actor
     assert vault.conflicts() == []
-    assert [e.action for e in vault.audit_history(item.id)][-1] == "resolve"
+    assert [e.action for e in vault.history(item.id)][-1] == "resolve"
     with pytest.raises(InvalidInput, match="is not flagged"):
         vault.resolve_conflict(item.id)
 
