@@ -138,3 +138,45 @@ def test_proposals_decided_differently_on_two_clones_merge_to_the_accepted_one(t
 @pytest.mark.parametrize("stage", ["light", "deep", "rem"])
 def test_every_stage_runs_on_an_empty_vault(vault: Vault, stage: str) -> None:
     assert vault.maintain(stage).stage == stage
+
+
+def test_plain_git_pull_merges_proposals_through_the_driver(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.git_helpers import commit_all, git
+
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    item = alice.create("Flaky", "fails a lot").item
+    for _ in range(3):
+        alice.feedback(item.id, "failed")
+    alice.sync()
+    bob = clone_machine(tmp_path, origin, "bob")
+    prop = alice.proposals()[0]
+    assert git(alice.root, "check-attr", "merge", "--", prop.path).stdout.strip().endswith(": engram")
+    alice.dismiss(prop.id, note="keep it")
+    commit_all(alice, "dismiss")
+    git(alice.root, "push", "--quiet", "origin", "HEAD:main")
+    bob.accept(prop.id, note="freeze it")
+    commit_all(bob, "accept")
+    pulled = git(bob.root, "pull", "--no-rebase", "--no-edit", "origin", "main", check=False)
+    assert pulled.returncode == 0, pulled.stderr
+    bob.refresh()
+    merged = bob.proposal(prop.id)
+    assert merged.status == "accepted" and merged.decided_by == "bob" and merged.note == "freeze it"
+    alice.close()
+    bob.close()
+
+
+def test_the_scheduler_thread_runs_due_stages_and_stops(vault: Vault) -> None:
+    import time as _time
+
+    (vault.root / "engram.yaml").write_text("lifecycle:\n  schedule: {light: 0.001}\n", encoding="utf-8")
+    with Vault.open(vault.root) as fresh:
+        item = fresh.create("Scheduled", "folded by the scheduler").item
+        fresh.feedback(item.id, "helped")
+        runner = schedule.Scheduler(lambda: fresh.state, tick=0.05).start()
+        deadline = _time.monotonic() + 20
+        while _time.monotonic() < deadline and fresh.get(item.id).effective_retrievals == 0:
+            _time.sleep(0.05)
+        runner.stop()
+        assert fresh.get(item.id).effective_retrievals == 1
+        assert (fresh.state.state_dir / schedule.STATE_FILE).is_file()
