@@ -294,7 +294,7 @@ def _normalize_any(value: Any) -> Any:
             return value
         return round(value, 6) + 0.0
     if isinstance(value, dict):
-        return {key_text(k): _normalize_any(v) for k, v in _text_keys(value).items()}
+        return {k: _normalize_any(v) for k, v in _text_keys(value).items()}
     if isinstance(value, list):
         return [_normalize_any(v) for v in value]
     if isinstance(value, (datetime, date)):
@@ -307,19 +307,21 @@ def _normalize(
 ) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise CodecError(f"{what} must be a YAML mapping of keys to values")
-    raw = _text_keys(raw)
     out: dict[str, Any] = {}
     for key, kind in schema:
         if key in raw and raw[key] is not None:
             out[key] = _normalize_value(key, kind, raw[key])
     known = {key for key, _ in schema}
-    for key in sorted(k for k in raw if k not in known):
-        out[key] = _normalize_any(raw[key])
+    rest = [k for k in raw if k not in known]  # usually a few text keys, or none
+    if rest:
+        extra = _text_keys({k: raw[k] for k in rest})
+        for key in sorted(extra):
+            out[key] = _normalize_any(extra[key])
     return out
 
 
 def _text_keys(raw: Mapping[Any, Any]) -> dict[str, Any]:
-    """``raw`` with text keys; two keys that read as one text (``1`` and ``'1'``) are refused
+    """``raw`` with text keys; two keys that read as one text (``~`` and ``'null'``) are refused
     rather than one silently dropped."""
     out: dict[str, Any] = {}
     for k, v in raw.items():
