@@ -2,7 +2,7 @@
 
 Security, in layers:
 
-- **Loopback only.** :func:`check_loopback` refuses any host that is not 127.0.0.0/8,
+- **Loopback only.** :func:`engram.loopback.check_loopback` refuses any host that is not 127.0.0.0/8,
   ``::1`` or ``localhost``: the vault is a person's files, not a network service.
 - **DNS-rebinding protection.** A web page can make a browser send requests to
   127.0.0.1 under a hostile name; the SDK's transport security checks ``Host`` (and
@@ -11,8 +11,8 @@ Security, in layers:
   not show in ``ps``), every request must carry ``Authorization: Bearer <token>``; the
   comparison is constant-time. Other local users then cannot use the vault through the
   port. The token is never written anywhere. An empty token (``ENGRAM_MCP_TOKEN=`` or
-  ``--token ''``) is an error, not "no authentication"; without a token the server says
-  on stderr that any local process can use the port.
+  ``--token ''``) is an error, not "no authentication" (:func:`engram.loopback.check_token`);
+  without a token the server says on stderr that any local process can use the port.
 - **Timeouts.** A request's headers and body must arrive within ``--request-timeout``
   seconds (15 by default) of its first byte — or of the connection opening — else the
   connection is closed, so connections that trickle headers (slowloris) or send nothing
@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
-import socket
 import sys
 
 import anyio
@@ -39,33 +37,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engram.errors import InvalidInput
+from engram.loopback import bind, check_loopback, check_token, host_names
+
+__all__ = ["MCP_PATH", "BearerToken", "build_app", "check_loopback", "check_token", "serve_http"]
 
 MCP_PATH = "/mcp"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 #: Seconds a request (headers and body) may take to arrive.
 REQUEST_TIMEOUT = 15.0
 #: Seconds an idle keep-alive connection stays open.
 IDLE_TIMEOUT = 5
-
-
-def check_token(token: str | None) -> str | None:
-    """``token`` if it can be sent as a bearer token; None stays None; else InvalidInput."""
-    if token is None:
-        return None
-    if not token.strip():
-        raise InvalidInput(
-            "the bearer token is empty, which would serve the vault without authentication.",
-            field="token",
-            hint="Set ENGRAM_MCP_TOKEN to a long random value (e.g. `openssl rand -hex 32`), "
-            "or unset it to serve without a token.",
-        )
-    if not all("!" <= ch <= "~" for ch in token):
-        raise InvalidInput(
-            "the bearer token must be printable ASCII without spaces.",
-            field="token",
-            hint="Use e.g. `openssl rand -hex 32`.",
-        )
-    return token
 
 
 class _TimedH11(H11Protocol):
@@ -105,24 +85,8 @@ class _TimedH11(H11Protocol):
             self.transport.close()
 
 
-def check_loopback(host: str) -> str:
-    """Return ``host`` if it is a loopback address or name; else InvalidInput."""
-    if host == "localhost":
-        return host
-    try:
-        if ipaddress.ip_address(host.strip("[]")).is_loopback:
-            return host.strip("[]")
-    except ValueError:
-        pass
-    raise InvalidInput(
-        f"refusing to listen on {host!r}: engram serves HTTP on loopback only.",
-        field="host",
-        hint="Use 127.0.0.1 (the default); reach it from elsewhere through an SSH tunnel.",
-    )
-
-
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    names = {*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host}
+    names = host_names(host)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=sorted({f"{n}:{port}" for n in names} | {f"{n}:*" for n in names}),
@@ -169,24 +133,6 @@ def build_app(server: MCPServer, *, host: str, port: int, token: str | None) -> 
         host=host,
     )
     return BearerToken(app, token) if token else app
-
-
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise InvalidInput(
-            f"cannot listen on {host}:{port}: {exc.strerror}.",
-            field="port",
-            hint="Pick another --port (0 picks a free one).",
-        ) from exc
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
 
 
 def serve_http(
