@@ -139,7 +139,10 @@ class VaultState:
         """Before a read: the index reflects every file change that completed before this
         call (a watcher in long-lived processes, a stat walk otherwise; see
         :meth:`engram.index.catalog.Index.ensure_fresh`)."""
-        mode = self.settings.section("recall", FreshnessSettings).validated().freshness
+        if self.settings.problem is not None:
+            mode = "walk"  # always correct; a broken engram.yaml must not stop plain reads
+        else:
+            mode = self.settings.section("recall", FreshnessSettings).validated().freshness
         self.index.ensure_fresh(mode)
         self._fresh = True
 

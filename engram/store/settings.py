@@ -14,9 +14,10 @@ once per loaded file: recall reads its weights on every query.
 
 A file that cannot be taken (not a regular file, above :data:`MAX_SETTINGS_BYTES`, not
 UTF-8, not YAML, YAML aliases) does not stop the vault from opening: :attr:`Settings.problem`
-records why, every :meth:`Settings.section` raises it as InvalidInput naming the file, and
-``engram doctor`` (which reads no section) reports it. A teammate's broken push costs an
-error that says what to fix, never a hang and never silently different settings.
+records why, every :meth:`Settings.section` raises it as InvalidInput naming the file,
+reads that need no setting go on (the index then walks to stay fresh), and ``engram
+doctor`` reports it. A teammate's broken push costs an error that says what to fix, never
+a hang and never silently different settings.
 """
 
 from __future__ import annotations

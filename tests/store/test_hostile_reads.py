@@ -20,11 +20,12 @@ def settings_problem(vault: Vault) -> str:
     reopened = Vault.open(vault.root)
     try:
         with pytest.raises(InvalidInput) as err:
-            reopened.list()
-        with pytest.raises(InvalidInput):
             reopened.search("anything", record=False)
         with pytest.raises(InvalidInput):
             reopened.create("New", "x")
+        # Reads that need no setting go on, and say what is wrong.
+        assert [i.title for i in reopened.list()] == ["Kept"] and reopened.get("Kept").title == "Kept"
+        assert reopened.broken_files()[0][0] == "engram.yaml"
         (problem,) = [p for p in reopened.doctor().problems if p.code == "bad-settings"]
         assert problem.path == "engram.yaml" and not problem.fixable
         assert problem.message in str(err.value)
