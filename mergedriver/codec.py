@@ -328,32 +328,44 @@ def _evidence_sort_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 
 def canonical_content(text: str) -> str:
-    """Content normal form: LF line endings, no leading/trailing blank lines, one final LF."""
+    """Content normal form: LF line endings and a final LF; every other byte is kept.
+
+    Trailing spaces (a Markdown hard line break), tabs, leading and trailing blank lines
+    and indentation are the author's and survive every write and merge. Only CRLF/CR
+    become LF, and non-empty content that lacks a final newline gets one, so that the
+    derived section can always follow it on a line of its own.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = [line.rstrip() for line in text.split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines) + "\n" if lines else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
 
 
 def split_derived(body: str) -> tuple[str, str]:
     """Split a body into (content, derived section lines).
 
-    The derived section is the heading plus the wikilink lines right after it. Anything
-    else below it is content and is kept.
+    The derived section is the heading plus the wikilink lines (and blank lines) right
+    after it; the one blank line :func:`join_body` puts before the heading is dropped.
+    Anything below the section is content and is kept (moved above it on the next
+    write).
     """
-    lines = body.replace("\r\n", "\n").split("\n")
+    text = body.replace("\r\n", "\n")
+    lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.strip() == DERIVED_HEADING:
             j = i + 1
             while j < len(lines) and (_DERIVED_LINE.match(lines[j]) or not lines[j].strip()):
                 j += 1
             derived = [ln for ln in lines[i + 1 : j] if ln.strip()]
-            content = "\n".join(lines[:i] + lines[j:])
-            return canonical_content(content), "\n".join(derived)
-    return canonical_content(body), ""
+            before = "\n".join(lines[:i])
+            before = before + "\n" if i else ""
+            if before.endswith("\n\n"):
+                before = before[:-1]  # the separator join_body added
+            elif before == "\n":
+                before = ""
+            rest = "\n".join(lines[j:])
+            return canonical_content(before + rest), "\n".join(derived)
+    return canonical_content(text), ""
 
 
 def join_body(content: str, derived_lines: Iterable[str]) -> str:
