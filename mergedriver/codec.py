@@ -58,7 +58,10 @@ __all__ = [
     "format_time",
     "join_body",
     "load_yaml",
+    "decode",
     "normalize_engram_meta",
+    "normalize_unknown",
+    "normalize_value",
     "normalize_synapse",
     "parse_engram",
     "parse_synapse",
@@ -66,6 +69,7 @@ __all__ = [
     "render_engram",
     "render_synapse",
     "split_derived",
+    "split_frontmatter",
 ]
 
 
@@ -222,7 +226,9 @@ def _as_int(key: str, value: Any) -> int:
     return int(number)
 
 
-def _normalize_value(key: str, kind: str, value: Any) -> Any:
+def normalize_value(key: str, kind: str, value: Any) -> Any:
+    """One known key's value in canonical form (``kind`` from :data:`ENGRAM_KEYS`);
+    raises CodecError when it cannot be one."""
     if kind == TEXT:
         return value if type(value) is str else _as_text(key, value)
     if kind == TEXTS:
@@ -243,10 +249,10 @@ def _normalize_value(key: str, kind: str, value: Any) -> Any:
         return _as_int(key, value)
     if kind == TIME:
         return format_time(value)
-    return _normalize_any(value)
+    return normalize_unknown(value)
 
 
-def _normalize_any(value: Any) -> Any:
+def normalize_unknown(value: Any) -> Any:
     """Unknown values: keep structure, make numbers plain and floats canonical."""
     if isinstance(value, Number):
         value = value.value()
@@ -255,9 +261,9 @@ def _normalize_any(value: Any) -> Any:
             return value
         return round(value, 6) + 0.0
     if isinstance(value, dict):
-        return {str(k): _normalize_any(v) for k, v in value.items()}
+        return {str(k): normalize_unknown(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_normalize_any(v) for v in value]
+        return [normalize_unknown(v) for v in value]
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     return value
@@ -271,10 +277,10 @@ def _normalize(
     out: dict[str, Any] = {}
     for key, kind in schema:
         if key in raw and raw[key] is not None:
-            out[key] = _normalize_value(key, kind, raw[key])
+            out[key] = normalize_value(key, kind, raw[key])
     known = {key for key, _ in schema}
     for key in sorted(str(k) for k in raw if str(k) not in known):
-        out[key] = _normalize_any(raw[key])
+        out[key] = normalize_unknown(raw[key])
     return out
 
 
@@ -386,7 +392,8 @@ def content_hash(content: str) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def _decode(data: bytes) -> str:
+def decode(data: bytes) -> str:
+    """File bytes as text (a UTF-8 BOM dropped); CodecError for binary or non-UTF-8."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if b"\x00" in data[:8192]:
@@ -419,7 +426,7 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def parse_engram(data: bytes) -> tuple[dict[str, Any], str, str]:
     """Parse engram bytes into (canonical meta, content, derived section lines)."""
-    front, body = split_frontmatter(_decode(data))
+    front, body = split_frontmatter(decode(data))
     raw = load_raw(front) if front.strip() else {}
     if not isinstance(raw, dict):
         raise CodecError("frontmatter must be a YAML mapping of keys to values")
@@ -441,7 +448,7 @@ def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable
 
 def parse_synapse(data: bytes) -> dict[str, Any]:
     """Parse synapse YAML bytes into the canonical mapping."""
-    raw = load_raw(_decode(data))
+    raw = load_raw(decode(data))
     if not isinstance(raw, dict):
         raise CodecError("a synapse file must be a YAML mapping")
     return normalize_synapse(raw)

@@ -50,148 +50,51 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import InvalidInput, StorageError
+from engram.index.linktable import (
+    INSERT_LINK,
+    LINK_COLUMNS,
+    LinkRow,
+    link_rows,
+    name_keys,
+    resolve_links,
+)
 from engram.index.rows import (
     FileStamp,
     Parsed,
     classify,
     item_values,
     parse_batches,
+    parse_file,
     synapse_values,
 )
+from engram.index.schema import (
+    INSERT_FILE as _INSERT_FILE,
+)
+from engram.index.schema import (
+    INSERT_ITEM as _INSERT_ITEM,
+)
+from engram.index.schema import (
+    INSERT_SYNAPSE as _INSERT_SYNAPSE,
+)
+from engram.index.schema import (
+    INSERT_TRIGGER as _INSERT_TRIGGER,
+)
+from engram.index.schema import (
+    NAME_KEY as _NAME_KEY,
+)
+from engram.index.schema import (
+    SCHEMA as _SCHEMA,
+)
+from engram.index.schema import (
+    SCHEMA_VERSION,
+)
 from engram.index.search import SearchPrimitives
+from engram.index.settings import IndexSettings
 from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
 from engram.store.model import Engram, Synapse
 
-SCHEMA_VERSION = 5
 FRESHNESS_MODES = ("auto", "walk")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
-
-_SCHEMA: tuple[str, ...] = (
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # Item count kept by triggers: BM25's IDF needs N on every query, and count(*) scans.
-    "CREATE TABLE tally(key TEXT PRIMARY KEY, n INTEGER NOT NULL)",
-    "INSERT INTO tally(key, n) VALUES ('items', 0), ('changes', 0)",
-    """
-    CREATE TABLE files(
-        path TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,            -- item | synapse | other | bad
-        ctime_ns INTEGER NOT NULL,
-        size INTEGER NOT NULL,
-        ino INTEGER NOT NULL,
-        error TEXT
-    )
-    """,
-    """
-    CREATE TABLE items(
-        rowid INTEGER PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
-        id TEXT NOT NULL,
-        title TEXT NOT NULL,
-        title_key TEXT NOT NULL,
-        summary TEXT NOT NULL,
-        tags_text TEXT NOT NULL,
-        body TEXT NOT NULL,
-        ident TEXT NOT NULL,           -- identifier-like, non-Latin tokens of summary+body
-        domain TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL,
-        visibility TEXT NOT NULL,
-        importance REAL NOT NULL,
-        confidence REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        activated_at TEXT,
-        deactivated_at TEXT,
-        superseded_by TEXT,
-        retrieval_count INTEGER NOT NULL,
-        effective_retrievals INTEGER NOT NULL,
-        failed_uses INTEGER NOT NULL,
-        reinforcement REAL NOT NULL,
-        last_retrieved_at TEXT,
-        last_effective_at TEXT,
-        updated_ts REAL,               -- updated_at as epoch seconds (ranking needs no parsing)
-        retrieved_ts REAL,             -- last_retrieved_at as epoch seconds
-        version INTEGER NOT NULL,
-        content_hash TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        derived TEXT NOT NULL,
-        meta TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX items_id ON items(id)",
-    "CREATE INDEX items_title_key ON items(title_key)",
-    "CREATE INDEX items_fingerprint ON items(fingerprint)",
-    "CREATE INDEX items_domain ON items(domain)",
-    """
-    CREATE TABLE synapses(
-        path TEXT PRIMARY KEY,
-        id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        target TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        weight REAL NOT NULL,
-        data TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX synapses_id ON synapses(id)",
-    "CREATE INDEX synapses_source ON synapses(source, kind)",
-    "CREATE INDEX synapses_target ON synapses(target, kind)",
-    """
-    CREATE VIRTUAL TABLE items_fts USING fts5(
-        title, summary, tags_text, body,
-        content='items', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2'
-    )
-    """,
-    """
-    CREATE VIRTUAL TABLE items_tri USING fts5(
-        title, tags_text, ident,
-        content='items', content_rowid='rowid',
-        tokenize='trigram'
-    )
-    """,
-    """
-    CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
-        INSERT INTO items_fts(rowid, title, summary, tags_text, body)
-            VALUES (new.rowid, new.title, new.summary, new.tags_text, new.body);
-        INSERT INTO items_tri(rowid, title, tags_text, ident)
-            VALUES (new.rowid, new.title, new.tags_text, new.ident);
-        UPDATE tally SET n = n + 1 WHERE key = 'items';
-        UPDATE tally SET n = n + 1 WHERE key = 'changes';
-    END
-    """,
-    """
-    CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
-        INSERT INTO items_fts(items_fts, rowid, title, summary, tags_text, body)
-            VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
-        INSERT INTO items_tri(items_tri, rowid, title, tags_text, ident)
-            VALUES ('delete', old.rowid, old.title, old.tags_text, old.ident);
-        UPDATE tally SET n = n - 1 WHERE key = 'items';
-        UPDATE tally SET n = n + 1 WHERE key = 'changes';
-    END
-    """,
-)
-
-_INSERT_TRIGGER = next(st for st in _SCHEMA if "CREATE TRIGGER items_ai" in st)
-
-_ITEM_COLUMNS = (
-    "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
-    " visibility, importance, confidence, created_at, updated_at, activated_at,"
-    " deactivated_at, superseded_by, retrieval_count, effective_retrievals, failed_uses,"
-    " reinforcement, last_retrieved_at, last_effective_at, updated_ts, retrieved_ts, version,"
-    " content_hash,"
-    " fingerprint, derived, meta"
-)
-_INSERT_ITEM = (
-    f"INSERT INTO items({_ITEM_COLUMNS}) VALUES ({','.join('?' * (_ITEM_COLUMNS.count(',') + 1))})"
-)
-_INSERT_SYNAPSE = (
-    "INSERT OR REPLACE INTO synapses(path, id, source, target, kind, weight, data)"
-    " VALUES (?,?,?,?,?,?,?)"
-)
-_INSERT_FILE = (
-    "INSERT OR REPLACE INTO files(path, kind, ctime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
-)
 
 @dataclass(frozen=True, slots=True)
 class FreshnessSettings:
@@ -237,9 +140,10 @@ class ItemRow:
 class Index:
     """The index of one vault; see the module docstring."""
 
-    def __init__(self, root: Path, db_path: Path) -> None:
+    def __init__(self, root: Path, db_path: Path, settings: IndexSettings | None = None) -> None:
         self.root = root
         self.db_path = db_path
+        self.settings = settings or IndexSettings()
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._reads = 0
@@ -279,6 +183,12 @@ class Index:
                 row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None or row[0] != str(SCHEMA_VERSION):
                 self._rebuild_schema(conn)
+            else:
+                # The ignore list decides which files are items: when it changed, the
+                # index is rebuilt rather than patched.
+                row = conn.execute("SELECT value FROM meta WHERE key='ignore'").fetchone()
+                if (row[0] if row else "[]") != self._ignore_marker():
+                    self._rebuild_schema(conn, force=True)
             return conn
         except sqlite3.DatabaseError as exc:
             # A corrupt or foreign file: it is derived, so start over.
@@ -325,6 +235,7 @@ class Index:
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
             )
+            conn.execute("INSERT INTO meta(key, value) VALUES ('ignore', ?)", (self._ignore_marker(),))
             # Caches in other processes key on this counter: a rebuilt index must never
             # repeat a value the old one had, so it starts from the clock.
             conn.execute("UPDATE tally SET n = ? WHERE key = 'changes'", (time.time_ns(),))
@@ -332,6 +243,16 @@ class Index:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _ignore_marker(self) -> str:
+        return json.dumps(list(self.settings.ignore))
+
+    def wanted(self, rel: str) -> str | None:
+        """``item``/``synapse`` for a file the index reads, None for any other."""
+        kind = classify(rel)
+        if kind == "item" and self.settings.ignore and self.settings.ignores(rel):
+            return None
+        return kind
 
     def close(self) -> None:
         with self._lock:
@@ -430,7 +351,7 @@ class Index:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((rel + "/", Path(entry.path)))
-                    elif entry.is_file(follow_symlinks=False) and classify(rel):
+                    elif entry.is_file(follow_symlinks=False) and self.wanted(rel):
                         yield rel, entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
@@ -523,7 +444,7 @@ class Index:
     def refresh_paths(self, files: Iterable[str], dirs: Iterable[str] = ()) -> RefreshStats:
         """Re-check only the given files and folders (vault-relative), as a watcher reports."""
         with self._lock:
-            candidates = {rel for rel in files if classify(rel)}
+            candidates = {rel for rel in files if self.wanted(rel)}
             known_under: list[str] = []
             for top in dirs:
                 candidates.update(rel for rel, _ in self.walk(top))
@@ -581,6 +502,9 @@ class Index:
         try:
             first = next(batches, [])
             with self.transaction() as conn:
+                # Wikilinks whose answer may change: those naming a note that went,
+                # came or changed (see engram.index.wikilinks).
+                keys = set() if cold else name_keys(conn, [*gone, *changed])
                 if cold:
                     # Indexing text row by row through the trigger costs 3x more than
                     # one FTS5 'rebuild' over the finished table.
@@ -588,21 +512,25 @@ class Index:
                 for path in gone:
                     self._forget(conn, path)
                 for batch in itertools.chain([first], batches):
-                    errors += self._write_batch(conn, batch, cold)
+                    errors += self._write_batch(conn, batch, cold, keys)
                 if cold:
                     conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
                     conn.execute("INSERT INTO items_tri(items_tri) VALUES ('rebuild')")
                     conn.execute(_INSERT_TRIGGER)
                     conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
                     conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
+                resolve_links(conn, keys, everything=cold)
         finally:
             batches.close()
         return errors
 
-    def _write_batch(self, conn: sqlite3.Connection, batch: list[Parsed], cold: bool) -> int:
+    def _write_batch(
+        self, conn: sqlite3.Connection, batch: list[Parsed], cold: bool, keys: set[str]
+    ) -> int:
         items: list[tuple[Any, ...]] = []
         synapses: list[tuple[Any, ...]] = []
         files: list[tuple[Any, ...]] = []
+        links: list[tuple[Any, ...]] = []
         errors = 0
         for p in batch:
             if not cold:  # a cold build starts empty: nothing to forget
@@ -612,6 +540,8 @@ class Index:
             s = p.stamp
             if p.kind == "item" and p.values is not None:
                 items.append(p.values)
+                links.extend(p.links)
+                keys.add(p.values[_NAME_KEY])
             elif p.kind == "synapse" and p.values is not None:
                 synapses.append(p.values)
             errors += p.kind == "bad"
@@ -619,17 +549,22 @@ class Index:
         conn.executemany(_INSERT_ITEM, items)
         conn.executemany(_INSERT_SYNAPSE, synapses)
         conn.executemany(_INSERT_FILE, files)
+        conn.executemany(INSERT_LINK, links)
         return errors
 
     # ------------------------------------------------------------------ writes
 
     def put_item(self, rel: str, item: Engram, derived: str) -> None:
-        """Record an item the vault just wrote at ``rel``."""
-        st = (self.root / rel).stat()
+        """Record an item the vault just wrote at ``rel`` (re-read from the file, so the
+        row, its wikilinks and properties are exactly what the file says)."""
+        parsed = parse_file(self.root, rel)
+        if parsed.kind != "item" or parsed.values is None or parsed.stamp is None:
+            st = (self.root / rel).stat()
+            parsed = Parsed(rel, "item", FileStamp.of(st), item_values(rel, item, derived))
         with self.transaction() as conn:
-            self._forget(conn, rel)
-            conn.execute(_INSERT_ITEM, item_values(rel, item, derived))
-            self._put_file(conn, rel, "item", FileStamp.of(st), None)
+            keys = name_keys(conn, [rel])
+            self._write_batch(conn, [parsed], False, keys)
+            resolve_links(conn, keys)
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
         st = (self.root / rel).stat()
@@ -641,7 +576,9 @@ class Index:
     def drop(self, rel: str) -> None:
         """Forget a file the vault just removed."""
         with self.transaction() as conn:
+            keys = name_keys(conn, [rel])
             self._forget(conn, rel)
+            resolve_links(conn, keys)
 
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
@@ -652,6 +589,7 @@ class Index:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))
         conn.execute("DELETE FROM synapses WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+        conn.execute("DELETE FROM links WHERE src_path = ?", (rel,))
 
     # ------------------------------------------------------------------ reads
 
@@ -672,6 +610,10 @@ class Index:
 
     def synapse_paths(self, synapse_id: str) -> list[str]:
         return [r["path"] for r in self.query("SELECT path FROM synapses WHERE id = ?", (synapse_id,))]
+
+    def links(self, where: str = "1", params: Sequence[Any] = ()) -> list[LinkRow]:
+        """Wikilinks typed in notes, filtered by a SQL condition over ``links``."""
+        return link_rows(self.query(f"SELECT {LINK_COLUMNS} FROM links WHERE {where} ORDER BY src_path, text", params))
 
     def bad_files(self) -> list[BadFile]:
         rows = self.query("SELECT path, error FROM files WHERE kind = 'bad' ORDER BY path")

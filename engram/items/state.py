@@ -38,11 +38,12 @@ from engram.errors import (
     VersionConflict,
 )
 from engram.index.catalog import FreshnessSettings, Index, RefreshStats
+from engram.index.settings import IndexSettings
 from engram.items import derived
 from engram.store.audit import AuditLog
 from engram.store.dedup import DedupSettings
 from engram.store.format import read_engram, read_synapse, write_engram, write_synapse
-from engram.store.fsio import VaultLock, prune_empty_dirs, remove
+from engram.store.fsio import VaultLock, ensure_ignored, prune_empty_dirs, remove
 from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, now
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
@@ -103,7 +104,9 @@ class VaultState:
         self.settings = Settings.load(self.root)
         self.dedup_settings = self.settings.section("dedup", DedupSettings)
         self.actor = actor or default_actor()
-        self.index = Index(self.root, self.state_dir / "index.sqlite")
+        self.index = Index(
+            self.root, self.state_dir / "index.sqlite", self.settings.section("index", IndexSettings)
+        )
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
@@ -266,6 +269,8 @@ class VaultState:
         assert item.path is not None
         if derived_lines is None:
             derived_lines = derived.lines_for(self.index, item)
+        if item.path.startswith("private/"):
+            ensure_ignored(self.root / "private")
         write_engram(self.abspath(item.path), item, derived_lines)
         self.index.put_item(item.path, item, "\n".join(derived_lines))
 
@@ -341,6 +346,8 @@ class VaultState:
     def store_synapse(self, syn: Synapse, private: bool | None = None) -> str:
         """Write a synapse at its place (shared or private), removing a stale copy."""
         rel = self.synapse_relpath(syn, private)
+        if rel.startswith("private/"):
+            ensure_ignored(self.root / "private")
         write_synapse(self.abspath(rel), syn)
         self.index.put_synapse(rel, syn)
         for old in self.index.synapse_paths(syn.id):
