@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
+from engram.adopt import adopting
 from engram.doctor import diagnose
 from engram.items import importer, links, reading, repair, writing
 from engram.items.state import VaultState, locate
@@ -120,6 +121,9 @@ class Vault:
     resolve_conflict = delegate(merge_conflicts.resolve)
 
     # health and repairs — engram.doctor, engram.items.repair
+    # engram.adopt: an existing folder of notes, adopted in place
+    adopt = delegate(adopting.adopt)
+    adoption = delegate(adopting.summary)
     doctor = delegate(diagnose)
     rewrite_derived = delegate(repair.rewrite_derived)
     rewrite_item = delegate(repair.rewrite_item)

@@ -43,8 +43,9 @@ def link(
         evidence = rules.text("evidence", evidence, rules.MAX_SUMMARY_CHARS, required=True)
     with state.lock.hold():
         state.ensure_indexed()
-        source, _ = state.read(state.resolve(source_ref))
-        target, _ = state.read(state.resolve(target_ref))
+        # A typed link names both ends by id: a note with only a derived id is adopted.
+        source = state.claim(state.resolve(source_ref))
+        target = state.claim(state.resolve(target_ref))
         if source.id == target.id:
             raise InvalidInput(
                 f"an item cannot link to itself ({source.id}).", hint="Link two different items."

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.items import derived
-from engram.items.state import VaultState
+from engram.items.state import VaultState, settled
 from engram.store.format import write_engram
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import slugify
@@ -36,11 +36,12 @@ def rewrite_derived(state: VaultState, item: Engram) -> bool:
 def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
     """Rewrite one item canonically (fresh derived section, optional field fixes).
 
-    No version bump: nothing a person wrote changes. True if the bytes changed.
+    No version bump for the rewrite itself; content edited outside engram since its last
+    write is recorded (hash brought up to date, a new version). True if the bytes changed.
     """
     with state.lock.hold():
         item, _ = state.read(rel)
-        item = replace(item, **corrections)
+        item = replace(settled(item, state.actor, bump=True), **corrections)
         lines = derived.lines_for(state.index, item)
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))
