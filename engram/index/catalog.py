@@ -505,6 +505,7 @@ class Index:
                 # Wikilinks whose answer may change: those naming a note that went,
                 # came or changed (see engram.index.wikilinks).
                 keys = set() if cold else name_keys(conn, [*gone, *changed])
+                was = {} if cold else self._ids_at(conn, gone)
                 if cold:
                     # Indexing text row by row through the trigger costs 3x more than
                     # one FTS5 'rebuild' over the finished table.
@@ -520,6 +521,8 @@ class Index:
                     conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
                     conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
                 resolve_links(conn, keys, everything=cold)
+                if was:
+                    self._note_moves(conn, was)
         finally:
             batches.close()
         return errors
@@ -551,6 +554,32 @@ class Index:
         conn.executemany(_INSERT_FILE, files)
         conn.executemany(INSERT_LINK, links)
         return errors
+
+    @staticmethod
+    def _ids_at(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+        ids: dict[str, str] = {}
+        for i in range(0, len(paths), 500):
+            part = list(paths[i : i + 500])
+            marks = ",".join("?" * len(part))
+            ids.update(conn.execute(f"SELECT id, path FROM items WHERE path IN ({marks})", part).fetchall())
+        return ids
+
+    @staticmethod
+    def _note_moves(conn: sqlite3.Connection, was: dict[str, str]) -> None:
+        """Record the ids that left a path in this refresh and are now at another."""
+        ids = list(was)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            moved = conn.execute(f"SELECT DISTINCT id FROM items WHERE id IN ({marks})", part).fetchall()
+            conn.executemany("INSERT OR IGNORE INTO moves(id) VALUES (?)", moved)
+
+    def take_moves(self) -> list[str]:
+        """The ids of items a refresh saw move since the last call (and forget them)."""
+        with self.transaction() as conn:
+            ids = [r[0] for r in conn.execute("SELECT id FROM moves ORDER BY id")]
+            conn.execute("DELETE FROM moves")
+        return ids
 
     # ------------------------------------------------------------------ writes
 

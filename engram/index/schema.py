@@ -88,6 +88,9 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX synapses_source ON synapses(source, kind)",
     "CREATE INDEX synapses_target ON synapses(target, kind)",
     *LINK_SCHEMA,
+    # Items a refresh saw change path (renamed or moved outside engram): the next write
+    # path (sync) regenerates the derived links that name their old path.
+    "CREATE TABLE moves(id TEXT PRIMARY KEY)",
     """
     CREATE VIRTUAL TABLE items_fts USING fts5(
         title, summary, tags_text, body,

@@ -4,8 +4,10 @@ Extraction (:func:`extract`). ``[[Note]]``, ``[[Note|alias]]``, ``[[folder/Note]
 ``[[Note#Heading]]``, ``[[Note#^block]]`` and embeds ``![[Note]]`` in a body; a ``|``
 escaped as ``\\|`` (inside a table) still separates the alias. Links inside fenced code
 blocks, inline code, ``%% comments %%`` and HTML comments are not links, as in Obsidian.
-A link to a file that is not a note (``![[photo.png]]``, a ``.canvas`` or ``.base``
-file) is an attachment, not an edge, and is left out. Properties hold links too
+A link that matches no note and names a file type Obsidian opens as an attachment
+(``![[photo.png]]``, a ``.canvas`` or ``.base`` file) is an attachment (status
+``file``): neither an edge nor an unresolved link. ``[[pod.builtin.json]]`` still
+reaches the note ``pod.builtin.json.md`` when there is one, as in Obsidian. Properties hold links too
 (``categories: ["[[Trips]]"]``); :func:`property_links` finds them in any string value.
 
 Resolution (:func:`resolve`), given the notes whose file name matches the link's last
@@ -40,7 +42,7 @@ LINK_KIND = "links_to"
 #: The weight of a wikilink edge (a typed synapse carries its own).
 LINK_WEIGHT = 0.5
 
-OK, MISSING, AMBIGUOUS = "ok", "missing", "ambiguous"
+OK, MISSING, AMBIGUOUS, FILE = "ok", "missing", "ambiguous", "file"
 
 #: Extensions Obsidian opens as attachments rather than notes.
 ATTACHMENT_EXTENSIONS = frozenset(
@@ -124,20 +126,29 @@ def _outside_code(text: str) -> Iterator[str]:
     for line in text.split("\n"):
         match = _FENCE.match(line)
         if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            # A closing fence is the same character, at least as long, and nothing else.
+            if (
+                match
+                and match.group(1)[0] == fence[0]
+                and len(match.group(1)) >= len(fence)
+                and not line[match.end():].strip()
+            ):
                 fence = None
             continue
         if match:
             fence = match.group(1)
             continue
         kept.append(line)
-    yield _INLINE_CODE.sub(" ", "\n".join(kept))
+    # Inline code never crosses a blank line (a paragraph break), so a stray backtick
+    # cannot hide the links of the paragraphs after it.
+    for paragraph in re.split(r"\n[ \t]*\n", "\n".join(kept)):
+        yield _INLINE_CODE.sub(" ", paragraph)
 
 
 def _links_in(text: str, in_property: bool) -> Iterator[Link]:
     for match in _WIKILINK.finditer(text):
         target = _targets(match.group(2))
-        if target and not is_attachment(target):
+        if target:
             yield Link(target, bool(match.group(1)), in_property)
 
 
@@ -176,7 +187,7 @@ def resolve(text: str, source_path: str, candidates: Sequence[Candidate]) -> Res
     whose file name matches it (see the module docstring for the order)."""
     target = path_key(text.strip().lstrip("/"))
     if not candidates or not target:
-        return Resolution(MISSING)
+        return Resolution(FILE if is_attachment(text) else MISSING)
     for cand in candidates:
         if cand.path_key == target:
             return Resolution(OK, cand)
@@ -191,7 +202,7 @@ def resolve(text: str, source_path: str, candidates: Sequence[Candidate]) -> Res
         return Resolution(OK, fits[0])
     if len(fits) > 1:
         return Resolution(AMBIGUOUS, None, tuple(sorted(c.path for c in fits)))
-    return Resolution(MISSING)
+    return Resolution(FILE if is_attachment(text) else MISSING)
 
 
 def resolve_all(

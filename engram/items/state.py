@@ -301,6 +301,7 @@ class VaultState:
         if derived_lines is None:
             derived_lines = derived.lines_for(self.index, item)
         item = settled(item, self.actor, bump=False)  # an outside edit's hash, recorded
+        assert item.path is not None
         if item.path.startswith("private/"):
             ensure_ignored(self.root / "private")
         write_engram(

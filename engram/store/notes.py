@@ -126,7 +126,7 @@ def read_note(data: bytes, rel: str) -> Note:
         except codec.CodecError as exc:
             if _ID_LINE.search(front):
                 raise FormatError(rel, str(exc)) from exc
-            raw, front_error = {}, str(exc)
+            raw, front_error = _template_properties(front), str(exc)
         if not isinstance(raw, dict):
             if _ID_LINE.search(front):
                 raise FormatError(rel, "frontmatter must be a YAML mapping of keys to values")
@@ -152,6 +152,22 @@ def read_note(data: bytes, rel: str) -> Note:
     except (TypeError, ValueError) as exc:  # a value that slipped through the checks
         raise FormatError(rel, str(exc)) from exc
     return Note(item, derived, identity, raw, tuple(clashes), front_error)
+
+
+_PLACEHOLDER = re.compile(r"^(\s*(?:-[ \t]+|[^\s#:][^:#]*:[ \t]+))(\{\{[^{}\n]*\}\})[ \t]*$", re.MULTILINE)
+
+
+def _template_properties(front: str) -> dict[str, Any]:
+    """The properties of a template whose frontmatter is YAML but for unquoted
+    ``{{date}}``-style placeholders (read as the text they are), else nothing."""
+    if "{{" not in front:
+        return {}
+    quoted = _PLACEHOLDER.sub(lambda m: m.group(1) + "'" + m.group(2).replace("'", "''") + "'", front)
+    try:
+        raw = load_raw(quoted)
+    except codec.CodecError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
 
 
 def _engram_meta(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engram.errors import GitError
-from engram.items import derived
+from engram.items import derived, repair
 from engram.items.state import VaultState
 from engram.recall.usage import flush
 from engram.store.fsio import atomic_write
@@ -116,6 +116,9 @@ def sync(
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
         flush(state)
         with state.lock.hold():
+            # Edits and renames a person made outside engram, recorded before committing.
+            repair.settle_edits(state)
+            repair.follow_moves(state)
             report.committed += _commit_local(repo, state, prefix, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
