@@ -110,6 +110,7 @@ class Vault:
     unlink = delegate(links.unlink)
     synapse = delegate(links.synapse)
     synapses = delegate(links.synapses)
+    wikilinks = delegate(links.wikilinks)  # derived from the text of notes
 
     # recall — engram.recall.search / .usage
     search = delegate(recall_search)

@@ -47,10 +47,17 @@ def init(app: AppContext, path: str, as_json: bool) -> None:
       engram init ~/team-memory
     """
     vault = Vault.init(Path(path), actor=app.actor)
+    vault.refresh()
+    notes = vault.adoption()
     if as_json:
-        emit_json({"root": str(vault.root)})
+        emit_json({"root": str(vault.root), "items": notes.items, "indexedOnly": notes.indexed_only, "links": notes.links})
     else:
         click.echo(f"vault ready at {vault.root}")
+        if notes.items:
+            click.echo(
+                f"indexed {notes.items} note(s) ({notes.indexed_only} without an id of their own),"
+                f" {notes.links} wikilink(s); no file was changed. `engram doctor` shows the details."
+            )
         click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
     vault.close()
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engram.store.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
 from mergedriver import codec, yamlio
-from tests.conftest import COMPAT
+from tests.conftest import COMPAT, shared
 
 # ---------------------------------------------------------------------- strategies
 
@@ -114,9 +114,7 @@ def test_synapse_round_trip(kind: str, entries: list[tuple[str, str, str]], weig
 
 
 def test_co_engram_files_round_trip_byte_identical() -> None:
-    if not COMPAT.is_dir():
-        pytest.skip("shared compat fixture missing")
-    for path in sorted(COMPAT.rglob("*.md")):
+    for path in sorted(shared(COMPAT).rglob("*.md")):
         data = path.read_bytes()
         meta, content, derived = codec.parse_engram(data)
         assert codec.render_engram(meta, content, derived.splitlines()) == data, path
