@@ -24,7 +24,8 @@ class _Out(BaseModel):
 
 
 class EdgeView(_Out):
-    """One synapse as seen from an item: which way it points and to what."""
+    """One edge as seen from an item: a synapse, or a wikilink typed in a note (kind
+    links_to, id "wikilink": derived from the text, no synapse file)."""
 
     id: str
     kind: str

@@ -61,16 +61,15 @@ def write_engram(
     """Write ``item`` at ``path`` (moved from ``previous`` when given); True if the bytes
     changed. Raises FormatError when a person's note cannot be edited in place."""
     lines = list(derived_lines)
-    data = render_engram(item, lines)
     try:
         old = (previous or path).read_bytes()
     except FileNotFoundError:
-        return atomic_write(path, data)
+        old = b""
     except OSError:
         old = b""
-    if old and old != data and not is_canonical(old):
-        data = _write_into(old, item, lines)
-    return atomic_write(path, data)
+    if old and not is_canonical(old):
+        return atomic_write(path, _write_into(old, item, lines))
+    return atomic_write(path, render_engram(item, lines))
 
 
 def is_canonical(data: bytes) -> bool:
