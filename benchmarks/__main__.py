@@ -1,6 +1,6 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
-``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp`` or ``all``
+``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``adoption`` or ``all``
 (every one of them, in that order; ``refresh`` and ``mcp`` reuse the vaults ``scale``
 generates).
 
@@ -28,7 +28,7 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; the last four are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp")
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "adoption")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 

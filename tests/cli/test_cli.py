@@ -66,7 +66,7 @@ def test_link_unlink_and_synapses(run) -> None:  # type: ignore[no-untyped-def]
     listing = json.loads(run("synapses", a, "--json").stdout)["synapses"]
     assert [(s["from"], s["kind"], s["to"]) for s in listing] == [(b, "extends", a)]
     assert run("unlink", b, "extends", a).exit_code == 0
-    assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": []}
+    assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": [], "wikilinks": []}
 
 
 @pytest.mark.parametrize(
