@@ -119,30 +119,36 @@ def _targets(inner: str) -> str:
 
 
 def _outside_code(text: str) -> Iterator[str]:
-    """The parts of a Markdown body that are not code or comments."""
-    text = _COMMENT.sub(" ", text)
-    fence: str | None = None
-    kept: list[str] = []
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
-        if fence is not None:
-            # A closing fence is the same character, at least as long, and nothing else.
-            if (
-                match
-                and match.group(1)[0] == fence[0]
-                and len(match.group(1)) >= len(fence)
-                and not line[match.end():].strip()
-            ):
-                fence = None
-            continue
-        if match:
-            fence = match.group(1)
-            continue
-        kept.append(line)
+    """The paragraphs of a Markdown body that hold ``[[``, without code or comments.
+    (Each step runs only when its marker occurs: this runs for every note of a cold
+    index.)"""
+    if "%%" in text or "<!--" in text:
+        text = _COMMENT.sub(" ", text)
+    if "```" in text or "~~~" in text:
+        fence: str | None = None
+        kept: list[str] = []
+        for line in text.split("\n"):
+            match = _FENCE.match(line) if ("`" in line or "~" in line) else None
+            if fence is not None:
+                # A closing fence is the same character, at least as long, and nothing else.
+                if (
+                    match
+                    and match.group(1)[0] == fence[0]
+                    and len(match.group(1)) >= len(fence)
+                    and not line[match.end():].strip()
+                ):
+                    fence = None
+                continue
+            if match:
+                fence = match.group(1)
+                continue
+            kept.append(line)
+        text = "\n".join(kept)
     # Inline code never crosses a blank line (a paragraph break), so a stray backtick
     # cannot hide the links of the paragraphs after it.
-    for paragraph in re.split(r"\n[ \t]*\n", "\n".join(kept)):
-        yield _INLINE_CODE.sub(" ", paragraph)
+    for paragraph in re.split(r"\n[ \t]*\n", text) if "`" in text else (text,):
+        if "[[" in paragraph:
+            yield _INLINE_CODE.sub(" ", paragraph) if "`" in paragraph else paragraph
 
 
 def _links_in(text: str, in_property: bool) -> Iterator[Link]:
@@ -154,6 +160,8 @@ def _links_in(text: str, in_property: bool) -> Iterator[Link]:
 
 def extract(body: str) -> list[Link]:
     """The note links in a body, in order of appearance, each distinct link once."""
+    if "[[" not in body:
+        return []
     found: dict[Link, None] = {}
     for part in _outside_code(body):
         for link in _links_in(part, False):
