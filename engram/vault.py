@@ -21,12 +21,13 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 from engram.adopt import adopting
 from engram.doctor import diagnose
 from engram.items import importer, links, reading, repair, writing
+from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
 from engram.recall.search import search as recall_search
 from engram.team import conflicts as merge_conflicts
-from engram.team import setup
+from engram.team import mergelog, setup
 from engram.team.sync import sync as team_sync
 
 __all__ = ["CreateResult", "Vault"]
@@ -97,6 +98,10 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    browse = delegate(reading.browse)  # a sorted page and the total, for tables
+    census = delegate(reading.census)
+    derived_section = delegate(reading.derived_section)
+    activity = delegate(reading.activity)  # the audit log, newest first
     history = delegate(reading.history)
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)
@@ -111,6 +116,7 @@ class Vault:
     synapse = delegate(links.synapse)
     synapses = delegate(links.synapses)
     wikilinks = delegate(links.wikilinks)  # derived from the text of notes
+    neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
     # recall — engram.recall.search / .usage
     search = delegate(recall_search)
@@ -120,6 +126,8 @@ class Vault:
     sync = delegate(team_sync)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
+    merge_stats = delegate(mergelog.merge_stats)
+    merge_anomalies = delegate(mergelog.merge_anomalies)
 
     # health and repairs — engram.doctor, engram.items.repair
     # engram.adopt: an existing folder of notes, adopted in place
