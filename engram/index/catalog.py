@@ -17,10 +17,13 @@ paths to re-check, so a read costs a few microseconds when nothing changed. The
 guarantee is the same either way: a read never sees a file whose change completed before
 the read began but is missing from the index.
 
-Contents. ``files`` records every file seen (item, synapse, plain note, or a file that
-failed to parse, with the error). ``items`` holds each item's searchable text, filter and
-ranking columns and full frontmatter as JSON, so listings and search never touch
-Markdown. ``items_fts`` (Porter-stemmed words over title, summary, tags, body) and
+Contents. ``files`` records every file seen (item, synapse, or a file that failed to
+parse, with the error). ``items`` holds each item — every Markdown note, engram's own and
+a person's alike (:mod:`engram.store.notes`), with where its id comes from — its
+searchable text, filter and ranking columns and full frontmatter as JSON, so listings and
+search never touch Markdown. ``links`` holds the wikilinks typed in notes and what they
+resolve to (:mod:`engram.index.linktable`), re-resolved in the same transaction as the
+notes they name; ``moves`` the ids a refresh saw change path, for the next sync. ``items_fts`` (Porter-stemmed words over title, summary, tags, body) and
 ``items_tri`` (trigrams over title, tags and the identifier-like and non-Latin tokens of
 summary and body, for substrings, ``db_url_v2`` and CJK) are external-content FTS5
 tables kept in step by triggers. ``synapses`` holds the edges. The trigram table leaves
@@ -68,24 +71,12 @@ from engram.index.rows import (
     synapse_values,
 )
 from engram.index.schema import (
-    INSERT_FILE as _INSERT_FILE,
-)
-from engram.index.schema import (
-    INSERT_ITEM as _INSERT_ITEM,
-)
-from engram.index.schema import (
-    INSERT_SYNAPSE as _INSERT_SYNAPSE,
-)
-from engram.index.schema import (
-    INSERT_TRIGGER as _INSERT_TRIGGER,
-)
-from engram.index.schema import (
-    NAME_KEY as _NAME_KEY,
-)
-from engram.index.schema import (
-    SCHEMA as _SCHEMA,
-)
-from engram.index.schema import (
+    INSERT_FILE,
+    INSERT_ITEM,
+    INSERT_SYNAPSE,
+    INSERT_TRIGGER,
+    NAME_KEY,
+    SCHEMA,
     SCHEMA_VERSION,
 )
 from engram.index.search import SearchPrimitives
@@ -230,7 +221,7 @@ class Index:
             ).fetchall()
             for (name,) in tables:
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
@@ -517,7 +508,7 @@ class Index:
                 if cold:
                     conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
                     conn.execute("INSERT INTO items_tri(items_tri) VALUES ('rebuild')")
-                    conn.execute(_INSERT_TRIGGER)
+                    conn.execute(INSERT_TRIGGER)
                     conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
                     conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
                 resolve_links(conn, keys, everything=cold)
@@ -544,14 +535,14 @@ class Index:
             if p.kind == "item" and p.values is not None:
                 items.append(p.values)
                 links.extend(p.links)
-                keys.add(p.values[_NAME_KEY])
+                keys.add(p.values[NAME_KEY])
             elif p.kind == "synapse" and p.values is not None:
                 synapses.append(p.values)
             errors += p.kind == "bad"
             files.append((p.rel, p.kind, s.ctime_ns, s.size, s.ino, p.error))
-        conn.executemany(_INSERT_ITEM, items)
-        conn.executemany(_INSERT_SYNAPSE, synapses)
-        conn.executemany(_INSERT_FILE, files)
+        conn.executemany(INSERT_ITEM, items)
+        conn.executemany(INSERT_SYNAPSE, synapses)
+        conn.executemany(INSERT_FILE, files)
         conn.executemany(INSERT_LINK, links)
         return errors
 
@@ -599,7 +590,7 @@ class Index:
         st = (self.root / rel).stat()
         with self.transaction() as conn:
             self._forget(conn, rel)
-            conn.execute(_INSERT_SYNAPSE, synapse_values(rel, synapse))
+            conn.execute(INSERT_SYNAPSE, synapse_values(rel, synapse))
             self._put_file(conn, rel, "synapse", FileStamp.of(st), None)
 
     def drop(self, rel: str) -> None:
@@ -612,7 +603,7 @@ class Index:
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
     ) -> None:
-        conn.execute(_INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
+        conn.execute(INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
 
     def _forget(self, conn: sqlite3.Connection, rel: str) -> None:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))

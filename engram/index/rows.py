@@ -1,7 +1,8 @@
 """From vault files to index rows: reading, parsing, and what the index stores per item.
 
 Pure functions (no database): :func:`parse_file` reads one file and returns the row
-values :mod:`engram.index.catalog` inserts, or why it could not. Parsing goes through the one
+values :mod:`engram.index.catalog` inserts (for a note, also its wikilinks, unresolved),
+or why it could not. Every ``.md`` file is an item, read by :func:`engram.store.notes.read_note`. Parsing goes through the one
 canonical reader (:mod:`engram.store.format`); when a refresh has thousands of files to parse
 (a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
 so the YAML parsing — most of the cost — uses every core while the database work stays

@@ -56,6 +56,15 @@ async def test_engram_search_and_get_follow_typed_links(client: Client) -> None:
     }
 
 
+@pytest.mark.anyio
+async def test_engram_doctor_reports_the_adoption_summary(client: Client) -> None:
+    report = ok(await client.call_tool("engram_doctor", {}))
+    assert report["ok"] is True and report["problems"] == []
+    adoption = report["adoption"]
+    assert adoption["indexed_only"] == 103 and adoption["with_id"] == 0 and adoption["links"] >= 80
+    assert f"{TRIP}: [[Japan]]" in adoption["unresolved"]
+
+
 def test_cli_synapses_lists_the_wikilinks_of_a_note(kepano: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(cli, ["--vault", str(kepano), "synapses", TRIP])
@@ -65,3 +74,20 @@ def test_cli_synapses_lists_the_wikilinks_of_a_note(kepano: Path) -> None:
     data = json.loads(runner.invoke(cli, ["--vault", str(kepano), "synapses", TRIP, "--kind", "links_to", "--json"]).output)
     assert data["synapses"] == [] and {"from": TRIP, "link": "Trips", "status": "ok", "to": "Categories/Trips.md",
                                        "embed": False, "inProperty": True} in data["wikilinks"]
+
+
+def test_the_viewer_shows_an_adopted_vault(kepano: Path) -> None:
+    from urllib.parse import quote
+
+    from tests.viewer.conftest import start, stop
+
+    with Vault.open(kepano) as vault:
+        trip = vault.get(TRIP)
+        viewer = start(vault, {})
+        try:
+            for path in ("/", "/items", f"/item/{quote(trip.id)}", "/graph", "/search?q=Kyoto", "/health"):
+                reply = viewer.request("GET", path)
+                assert reply.status == 200, (path, reply.status, reply.text[:500])
+            assert "2023 Japan Trip" in viewer.request("GET", "/items").text
+        finally:
+            stop(viewer)
