@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.errors import FormatError
 from engram.index import wikilinks as wl
@@ -144,3 +146,24 @@ def test_a_typed_link_to_a_note_adopts_it_and_keeps_its_bytes(vault: Vault) -> N
     text = note.read_text()
     assert text.startswith('---\ncategories:\n  - "[[People]]"\nid: ') and "importance: 0.8\n" in text
     assert "Makes [[Obsidian]].  \n" in text
+
+
+# ---------------------------------------------------------------------- any input
+
+_pieces = st.sampled_from(
+    ["---\n", "id: ", "01ABC\n", "title: ", "[oops\n", "status: [[x]]\n", "{{date}}\n", "kind: fact\n",
+     "- a\n", "tags: [a, b]\n", "created: 1616983302480\n", "\t", "  \n", "[[Note|alias]]", "```\n", "\r\n",
+     "é", "\x00", "%% c %%", "version: 0.5.6\n", "domainTags: [../x]\n", "visibility: private\n"]
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_pieces, max_size=14).map("".join), st.sampled_from(["a.md", "x/Note.md", "private/p.md"]))
+def test_any_file_reads_as_a_note_or_a_format_error(text: str, rel: str) -> None:
+    try:
+        note = read_note(text.encode("utf-8"), rel)
+    except FormatError:
+        return
+    assert note.item.id and note.item.title and note.item.path == rel
+    wl.extract(note.item.content)
+    wl.property_links(note.properties)
