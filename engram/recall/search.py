@@ -127,18 +127,24 @@ def run(
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
-    stats = state.index.search.doc_counts([t.text for t in parsed.words])
+    stats = state.index.search.doc_counts([t.text for t in parsed.terms if t.kind != "substring"])
     cands, fragments, known = candidates(
         state.index, parsed, query if raw else None, where, params, pool,
         (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
     )
     edges = EdgeCache(state.index)
     cands = _succession(state, cands, where, params, at)
+    complete: set[str] = set()
     if not raw and cands:
-        # Coverage first: it is the abstention signal and it re-weighs BM25, which lets a
-        # document repeating one query word outrank one that answers the whole question.
-        # Only the best candidates are judged; the rest could not make the cut anyway.
-        judged = sorted(cands.values(), key=lambda c: -c.lexical)[: limit + 2]
+        # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``)
+        # and an item holding every term of the query ranks ahead (``complete``). Only
+        # the best candidates are judged, and those the index showed to hold every term.
+        every = frozenset(t for t in parsed.terms if t.kind != "substring")
+
+        def whole(c: Candidate) -> bool:
+            return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
+
+        judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
         judge(state.index, parsed, judged, stats, known, fragments=fragments)
         if s.coverage > 0:
@@ -147,10 +153,12 @@ def run(
             top = max(c.lexical for c in cands.values()) or 1.0
             for cand in cands.values():
                 cand.lexical /= top
+        if len(parsed.terms) > 1:
+            complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()
     for cand in cands.values():
-        _score(cand, s, now_ts, pending.get(cand.id))
+        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete)
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
         # Scores only grow during expansion, so the limit-th score of the hits that will
@@ -168,21 +176,20 @@ def run(
     status: Status = "ok"
     near: list[Candidate] = []
     if best is not None and best < floor:
+        # The floor decides the answer, not the list: a confident answer keeps its
+        # weaker hits (``limit`` N returns N when N match), each with its relevance.
         status, near, ranked = "no_confident_match", ranked[:3], []
-    elif not raw:
-        # Weak lexical matches go, unless a confident hit links to them.
-        ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor or c.activation]
-    chosen = ranked[:limit]
-    hits, tokens = disclose(state.index, chosen, tier, budget if budget is not None else s.token_budget, edges)
-    misses, _ = disclose(state.index, near, "catalog", 10**9, edges)
-    if record and hits:
-        journal_for(state).record([(h.id, h.score) for h in hits], now())
+    shown = disclose(state.index, ranked[:limit], tier, budget if budget is not None else s.token_budget, edges)
+    misses = disclose(state.index, near, "catalog", 10**9, edges).hits
+    if record and shown.hits:
+        journal_for(state).record([(h.id, h.score) for h in shown.hits], now())
     return SearchResult(
-        query=query, status=status, hits=tuple(hits), near_misses=tuple(misses),
+        query=query, status=status, hits=tuple(shown.hits), near_misses=tuple(misses),
         terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,
         truncated=parsed.truncated, floor=floor,
         best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
-        tokens=tokens, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        tokens=shown.tokens, budget_reached=shown.budget_reached,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
 
@@ -231,7 +238,7 @@ def _succession(
 # ---------------------------------------------------------------------- scoring
 
 
-def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None) -> None:
+def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None, complete: bool = False) -> None:
     row = cand.row
     recency = 0.0
     if row["updated_ts"] is not None and s.recency_half_life_days > 0:
@@ -254,6 +261,7 @@ def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | Non
         "importance": round(s.importance * float(row["importance"]), 4),
         "reinforcement": round(s.reinforcement * math.tanh(signal / 3), 4),
         "heat": round(s.heat * heat, 4),
+        "complete": s.complete if complete else 0.0,
         "graph": 0.0,
     }
     cand.score = round(sum(cand.parts.values()), 4)

@@ -41,11 +41,12 @@ class RecallSettings:
     summary_weight: float = 2.0
     body_weight: float = 1.0
     relevance: float = 1.0
-    coverage: float = 0.5
+    coverage: float = 0.0
     recency: float = 0.05
     importance: float = 0.1
     reinforcement: float = 0.05
-    heat: float = 0.05
+    heat: float = 0.02
+    complete: float = 0.5
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
