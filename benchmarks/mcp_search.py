@@ -42,8 +42,9 @@ def stdio_search(root: Path) -> Iterator[Search]:
             if result.is_error:
                 block = result.content[0]
                 raise RuntimeError(block.text if isinstance(block, TextContent) else str(block))
-            assert result.structured_content is not None
-            return result.structured_content
+            answer: dict[str, Any] | None = result.structured_content
+            assert answer is not None
+            return answer
 
         yield search
 

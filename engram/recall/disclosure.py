@@ -61,7 +61,7 @@ def disclose(
     spare = budget - sum(costs)
     used = sum(costs)
     reached = False
-    options = ("content", "digest") if tier == "auto" else () if tier == "catalog" else (tier,)
+    options: tuple[str, ...] = ("content", "digest") if tier == "auto" else () if tier == "catalog" else (tier,)
     hits: list[SearchHit] = []
     for i, cand in enumerate(cands):
         body = bodies.get(int(cand.row["rowid"]), "")
