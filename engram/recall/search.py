@@ -45,6 +45,7 @@ from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
 from engram.recall.results import TIERS, SearchResult, Status
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.usage import Usage, journal_for
+from engram.recall.when import Period, date_words, dated_in, periods
 from engram.store import rules
 from engram.store.model import instant, now
 
@@ -135,30 +136,37 @@ def run(
     edges = EdgeCache(state.index)
     cands = _succession(state, cands, where, params, at)
     complete: set[str] = set()
+    when = periods(query) if not raw and s.time > 0 else ()
+    if when:  # an item's timestamp, not its text, answers for the words naming a date
+        dated = date_words(query)
+        kept = tuple(t for t in parsed.terms if t.text not in dated)
+        judged_query = ParsedQuery(parsed.text, kept or parsed.terms, parsed.stopwords, parsed.truncated)
+    else:
+        judged_query = parsed
     if not raw and cands:
         # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``)
         # and an item holding every term of the query ranks ahead (``complete``). Only
         # the best candidates are judged, and those the index showed to hold every term.
-        every = frozenset(t for t in parsed.terms if t.kind != "substring")
+        every = frozenset(t for t in judged_query.terms if t.kind != "substring")
 
         def whole(c: Candidate) -> bool:
             return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
 
         judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
-        judge(state.index, parsed, judged, stats, known, fragments=fragments)
+        judge(state.index, judged_query, judged, stats, known, fragments=fragments)
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
             top = max(c.lexical for c in cands.values()) or 1.0
             for cand in cands.values():
                 cand.lexical /= top
-        if len(parsed.terms) > 1:
+        if len(judged_query.terms) > 1:
             complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()
     for cand in cands.values():
-        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete)
+        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when)
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
         # Scores only grow during expansion, so the limit-th score of the hits that will
@@ -238,7 +246,10 @@ def _succession(
 # ---------------------------------------------------------------------- scoring
 
 
-def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None, complete: bool = False) -> None:
+def _score(
+    cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None,
+    complete: bool = False, when: tuple[Period, ...] = (),
+) -> None:
     row = cand.row
     recency = 0.0
     if row["updated_ts"] is not None and s.recency_half_life_days > 0:
@@ -262,6 +273,7 @@ def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | Non
         "reinforcement": round(s.reinforcement * math.tanh(signal / 3), 4),
         "heat": round(s.heat * heat, 4),
         "complete": s.complete if complete else 0.0,
+        "time": s.time if when and dated_in(_epoch(str(row["created_at"])), when) else 0.0,
         "graph": 0.0,
     }
     cand.score = round(sum(cand.parts.values()), 4)

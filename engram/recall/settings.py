@@ -47,6 +47,7 @@ class RecallSettings:
     reinforcement: float = 0.05
     heat: float = 0.02
     complete: float = 0.5
+    time: float = 0.3
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
