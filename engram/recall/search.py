@@ -139,8 +139,8 @@ def run(
     when = periods(query) if not raw and s.time > 0 else ()
     if when:  # an item's timestamp, not its text, answers for the words naming a date
         dated = date_words(query)
-        kept = tuple(t for t in parsed.terms if t.text not in dated)
-        judged_query = ParsedQuery(parsed.text, kept or parsed.terms, parsed.stopwords, parsed.truncated)
+        undated = tuple(t for t in parsed.terms if t.text not in dated)
+        judged_query = ParsedQuery(parsed.text, undated or parsed.terms, parsed.stopwords, parsed.truncated)
     else:
         judged_query = parsed
     if not raw and cands:
