@@ -68,7 +68,9 @@ def disclose(
         digest = _digest(cand, body)
         chosen = "catalog"
         for option in options:
-            extra = _tokens(digest) + (_tokens(body) if option == "content" else 0)
+            # A content hit carries the body and its own summary, never an excerpt of
+            # the body it already holds.
+            extra = _tokens(body) + _tokens(_summary(cand)) if option == "content" else _tokens(digest)
             if extra <= spare or (i == 0 and (tier != "auto" or option == "digest")):
                 chosen, spare, used = option, spare - extra, used + extra
                 break
@@ -78,8 +80,12 @@ def disclose(
     return Disclosed(hits, used, reached or used > budget)
 
 
+def _summary(cand: Candidate) -> str:
+    return str(cand.row["summary"] or "").strip()
+
+
 def _digest(cand: Candidate, body: str) -> str:
-    summary = str(cand.row["summary"] or "").strip()
+    summary = _summary(cand)
     if summary:
         return summary
     text = " ".join(body.split())
@@ -104,7 +110,7 @@ def _hit(
         domain=str(row["domain"]), status=str(row["status"]), score=cand.score,
         relevance=cand.relevance, via="lexical" if cand.lexical_rank is not None else "graph",
         tier=tier, explanation=explanation, tags=tags,
-        summary=digest if tier != "catalog" else None,
+        summary=(_summary(cand) or None) if tier == "content" else digest if tier == "digest" else None,
         content=body if tier == "content" else None, warnings=warnings,
     )
 
