@@ -16,7 +16,8 @@ of keys by first appearance.
   are answerable; category 5 (adversarial) asks about things the other speaker did.
 - **Cranfield** (1,400 abstracts, 225 queries, graded judgements 1-4; gain 5 − code).
 - **Known items**: the synthetic vault of :mod:`benchmarks.synth`; each query is four
-  distinct non-stopword words taken from one note, which is the one right answer.
+  distinct non-stopword words taken from one live (not superseded) note, which is the
+  one right answer.
 
 Query variants built from these, for every collection that has them: ``long`` (LoCoMo:
 the previous question of the conversation as context, then the question; Cranfield: the
@@ -289,14 +290,17 @@ def known_items(size: int, queries: int = 200, seed: int = 3) -> Collection:
     made = synth.generate(size)
     docs: list[Doc] = []
     words_of: list[list[str]] = []
-    for rel in made.paths:
+    live: list[int] = []  # a superseded note yields to its successor: not a known item
+    for i, rel in enumerate(made.paths):
         item, _ = read_engram(made.root / rel, rel)
+        if item.status == "active" and not item.superseded_by:
+            live.append(i)
         body = f"{item.summary}\n{' '.join(item.tags)}\n{item.content}"
         docs.append(Doc(item.id, item.title, body))
         seen = dict.fromkeys(w.lower() for w in _WORDS.findall(f"{item.title} {item.content}"))
         words_of.append([w for w in seen if len(w) >= 3 and w not in STOPWORDS and not w.isdigit()])
     rng = random.Random(seed)
-    chosen = [i for i in rng.sample(range(len(docs)), min(len(docs), queries * 2)) if len(words_of[i]) >= 4][:queries]
+    chosen = [i for i in rng.sample(live, min(len(live), queries * 2)) if len(words_of[i]) >= 4][:queries]
     qs = [Query(" ".join(rng.sample(words_of[i], 4)), {docs[i].key: 1.0}, "known-item") for i in chosen]
 
     def write(root: Path) -> dict[str, str]:
