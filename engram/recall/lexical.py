@@ -184,8 +184,9 @@ def word_match(
     but every item holding a rare term is scored by all the terms it holds: ranked
     together are the items holding a rare term alone and those holding a rare and a
     commoner term (``(rare) AND (common)``, up to :data:`COMMON_MAX` commoner terms).
-    The top of that union is exactly what an uncapped BM25 gives the items holding a
-    rare term; an item holding only common terms is the one thing the cap can miss.
+    The top of that union is what an uncapped BM25 gives the items holding a rare term
+    (exactly, when no more than :data:`COMMON_MAX` commoner terms are left); an item
+    holding only common terms is what the cap can miss.
 
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most

@@ -20,6 +20,7 @@ def test_one_locomo_conversation_through_mcp_keeps_level_with_bm25(tmp_path: Pat
         pytest.fail(f"shared dataset missing: {LOCOMO} (../shared/datasets must sit beside the repository)")
     from benchmarks import collections as coll
     from benchmarks.quality import run_bm25, run_engram
+    from engram.recall.settings import RecallSettings
     from engram.vault import Vault
 
     data = coll.locomo_data(1)
@@ -29,7 +30,6 @@ def test_one_locomo_conversation_through_mcp_keeps_level_with_bm25(tmp_path: Pat
     Vault.open(root).reindex()
     questions = c.queries["standard"]
     ours, best = run_engram(root, where, questions, 10, "floor_off", "locomo/")
-    answered, _ = run_engram(root, where, questions, 10, "defaults", "locomo/")
     base = run_bm25(c.docs, questions, 10)
     o, b = ours["overall"], base["overall"]
     assert o["n"] == len(questions) == len(best) and o["abstained"] == 0
@@ -37,4 +37,5 @@ def test_one_locomo_conversation_through_mcp_keeps_level_with_bm25(tmp_path: Pat
     assert o["recall@5"] >= 0.85 and o["mrr"] >= 0.75
     # One conversation is a small vault (19 items), where a word the vault lacks weighs
     # more than in the five-conversation one (1.2 % there): abstention stays rare.
-    assert answered["overall"]["abstained"] <= 0.1 * len(questions)
+    floor = RecallSettings().min_relevance  # the default floor abstains below this
+    assert sum((r or 0.0) < floor for r in best) <= 0.1 * len(questions)
