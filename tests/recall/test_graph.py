@@ -161,3 +161,16 @@ def test_only_confident_hits_spread_activation(tmp_path) -> None:  # type: ignor
     assert "Prefer immutable value objects" not in hits
     loose = {h.title for h in demo.search("rerun red builds", min_relevance=0.0, record=False).hits}
     assert "Prefer immutable value objects" in loose  # with no floor the weak match spreads
+
+
+def test_a_new_edge_kind_spreads_by_its_weight_in_the_settings_alone() -> None:
+    # A derived kind (wikilinks as links_to, say) needs only recall.edgeWeights.
+    edges = [Edge("s", "a", "links_to", 0.5)]
+
+    def edges_of(nodes: object) -> list[Edge]:
+        return [e for e in edges if e.source in set(nodes) or e.target in set(nodes)]  # type: ignore[call-overload]
+
+    quiet = spread({"s": 1.0}, edges_of, lambda ids_, final: set(ids_), SpreadSettings(kind_weights={}))
+    assert quiet == {}
+    loud = spread({"s": 1.0}, edges_of, lambda ids_, final: set(ids_), SpreadSettings(kind_weights={"links_to": 0.7}))
+    assert loud["a"].path[0].kind == "links_to" and loud["a"].value == round(0.7 * 0.75 * 0.6, 4)
