@@ -5,9 +5,11 @@ The pipeline for one query (every step reads the derived index, never Markdown):
 
 1. :mod:`engram.index.query` turns the text into quoted terms (any input is safe).
 2. Candidates: BM25 on the word index with column weights (title > tags > summary >
-   body), the trigram index for identifiers, substrings and CJK, and a bounded scan for
-   fragments under three characters. Each path's scores are divided by its best, so the
-   top candidate has lexical relevance 1.
+   body) — first the items holding every term of a short query, then those holding its
+   rarest terms (:func:`engram.recall.lexical.word_match`) — the trigram index for what
+   the word index cannot match (substrings, CJK), and a bounded scan for fragments under
+   three characters. Each path's scores are divided by its best, so the top candidate
+   has lexical relevance 1.
 3. Succession: a candidate with a visible successor (``supersededBy``, or a
    ``supersedes`` edge from an item the filters admit at the query's instant) hands its
    place to that successor; one deactivated with no successor is dropped. ``as_of``
@@ -15,17 +17,20 @@ The pipeline for one query (every step reads the derived index, never Markdown):
 4. Score = relevance·r + recency·2^(−age/halfLife) + importance·i
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
+   + complete·[holds every query term] + time·[written in a period the query names]
    (weights from the ``recall`` section of ``engram.yaml``, see
-   :class:`~engram.recall.settings.RecallSettings`).
+   :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
 6. Abstention: a hit's *relevance* is the IDF-weighted share of the query's terms it
-   contains. When no lexical hit reaches ``minRelevance`` the answer is
-   ``no_confident_match`` with the closest items as ``near_misses``; hits below it are
-   left out. Expansion hits are exempt: they hang off a confident hit.
+   contains (the query counting up to four rare words' worth). When no lexical hit
+   reaches ``minRelevance`` the answer is ``no_confident_match`` with the closest items
+   as ``near_misses``. The floor decides the answer, never the list: a confident answer
+   keeps its weaker hits, so ``limit`` N returns N whenever N items match.
 7. Tiers (:mod:`engram.recall.disclosure`): ``catalog``, ``digest``, ``content``, or
-   ``auto``, which upgrades hits in rank order while a token budget lasts.
+   ``auto``, which upgrades hits in rank order while a token budget lasts; past the
+   budget hits come as catalog lines, never fewer hits.
 8. The returned hits are journaled (:mod:`engram.recall.usage`) — never written to Markdown.
 """
 
