@@ -95,6 +95,11 @@ def candidates(
     tri_weights = (title, tags, text)
     paths: list[tuple[float, list[Hit]]] = []
     cols = ROW_COLUMNS
+    every = frozenset(t for t in parsed.terms if t.kind in ("word", "phrase"))
+
+    def whole(rowid: int) -> bool:
+        return len(every) > 1 and every <= known.get(rowid, frozenset())
+
     if raw_query is not None:
         paths.append((1.0, index.search.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
     else:
@@ -113,7 +118,8 @@ def candidates(
                     held = [t for i, (_, t) in enumerate(step) if masks[h[0]] >> i & 1]
                     known[h[0]] = frozenset().union(*held)
                     hits.append(h)
-            hits = sorted(hits, key=lambda h: -h[1])[:pool]
+            # Items holding every term keep their place however low their BM25.
+            hits = sorted(hits, key=lambda h: (not whole(h[0]), -h[1]))[:pool]
         if wq is not None:
             paths.append((1.0, hits))
     if raw_query is None:
@@ -141,7 +147,7 @@ def candidates(
                 rows[rowid] = row
     if not combined:
         return {}, fragments, known
-    order = sorted(combined, key=lambda r: -combined[r])[:pool]
+    order = sorted(combined, key=lambda r: (not whole(r), -combined[r]))[:pool]
     best = combined[order[0]]
     out: dict[str, Candidate] = {}
     for rank, rowid in enumerate(order, start=1):
