@@ -51,7 +51,7 @@ class RecallSettings:
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
-    min_relevance: float = 0.3
+    min_relevance: float = 0.25
     candidates: int = 20
     candidate_postings: int = 1000
     expansion_seeds: int = 5
