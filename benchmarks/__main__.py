@@ -1,6 +1,6 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
-``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp`` or ``all``
+``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer`` or ``all``
 (every one of them, in that order; ``refresh`` and ``mcp`` reuse the vaults ``scale``
 generates).
 
@@ -27,8 +27,8 @@ from typing import Any
 from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: Every benchmark ``run`` knows; the last four are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp")
+#: Every benchmark ``run`` knows; the last five are modules ``benchmarks/bench_<kind>.py``.
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 

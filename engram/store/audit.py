@@ -9,17 +9,22 @@ A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVe
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
 (and ``content``) the write changed. Readers skip lines they cannot parse rather than
 fail: the log is evidence, not state.
+
+:meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
+end of the file, so showing the last page of a long log costs that page, not the log.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engram.store.fsio import append_line
 from engram.store.model import now
+
+_BLOCK = 64 * 1024  # read the log backwards this much at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +115,48 @@ class AuditLog:
                     continue
                 if item_id is None or entry.id == item_id:
                     yield entry
+
+    def latest(
+        self,
+        limit: int,
+        *,
+        offset: int = 0,
+        keep: Callable[[AuditEntry], bool] | None = None,
+    ) -> list[AuditEntry]:
+        """Up to ``limit`` entries, newest first, skipping the ``offset`` newest ones that
+        ``keep`` accepts (all when ``keep`` is None)."""
+        found: list[AuditEntry] = []
+        skipped = 0
+        for line in self._lines_backwards():
+            try:
+                entry = AuditEntry.from_json(line)
+            except (ValueError, KeyError, TypeError):
+                continue
+            if keep is not None and not keep(entry):
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            found.append(entry)
+            if len(found) >= limit:
+                break
+        return found
+
+    def _lines_backwards(self) -> Iterator[str]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            end = handle.seek(0, 2)
+            tail = b""
+            while end > 0:
+                start = max(0, end - _BLOCK)
+                handle.seek(start)
+                chunk = handle.read(end - start) + tail
+                end = start
+                lines = chunk.split(b"\n")
+                tail = lines.pop(0) if start > 0 else b""  # may be cut: finish it next round
+                for raw in reversed(lines):
+                    if raw.strip():
+                        yield raw.decode("utf-8", errors="replace")
