@@ -414,7 +414,7 @@ def history(vault: Vault, ref: str, as_json: bool) -> None:
 
 
 @click.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"), default="-")
+@click.argument("file", type=click.File("rb"), default="-")
 @click.option("--format", "fmt", type=click.Choice(["auto", "json", "jsonl"]), default="auto", show_default=True)
 @click.option("--domain", "-d", default="", metavar="A/B", help="Domain for records that name none.")
 @click.option("--dry-run", is_flag=True, help="Validate every record; write nothing.")
@@ -432,10 +432,11 @@ def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_js
     Example:
       engram import decisions.jsonl --domain team/decisions
     """
-    from engram.items.importer import parse_records
+    from engram.items.importer import decode, parse_records
 
-    origin = Path(file.name).name if file.name not in ("-", "<stdin>") else "stdin"
-    records = parse_records(file.read(), fmt)
+    name = getattr(file, "name", "-")
+    origin = Path(name).name if isinstance(name, str) and name not in ("-", "<stdin>") else "stdin"
+    records = parse_records(decode(file.read()), fmt)
     report = vault.import_records(records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
     if as_json:
         emit_json(
