@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from engram import DISTRIBUTION
 from engram.cli._common import AppContext
 from engram.errors import EngramError
 
@@ -86,7 +87,7 @@ def _render_error(exc: EngramError, *, wants_json: bool) -> None:
     help="Who is writing (recorded in createdBy/updatedBy and the audit log); default: "
     "ENGRAM_ACTOR, else `git config user.name` of the vault's repository, else the login name.",
 )
-@click.version_option(package_name="engram-vault", prog_name="engram")
+@click.version_option(package_name=DISTRIBUTION, prog_name="engram")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None, actor: str | None) -> None:
     """engram: team memory for AI agents and people, kept as plain Markdown in git.

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
+from engram import DISTRIBUTION
+
 from engram.mcp import (
     protocol,
     resources,
@@ -47,7 +49,7 @@ TOOL_MODULES = (
 
 def _version() -> str:
     try:
-        return importlib.metadata.version("engram-vault")
+        return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return "0"
 

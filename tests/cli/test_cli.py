@@ -165,3 +165,19 @@ def test_demo_builds_and_rebuilds(tmp_path: Path) -> None:
     again = subprocess.run([engram_exe(), "demo", str(target)], env=env, capture_output=True, text=True, check=True)
     assert again.returncode == 0
     assert len(Vault.open(target).list()) == 11
+
+
+def test_version_names_the_distribution_engram_is_published_as() -> None:
+    """`engram-vault` on PyPI is another project: the distribution is engram-team-memory,
+    named once (engram.DISTRIBUTION) and matching pyproject.toml."""
+    import importlib.metadata
+    import tomllib
+
+    from engram import DISTRIBUTION
+    from tests.conftest import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == DISTRIBUTION == "engram-team-memory"
+    assert project["scripts"]["engram"] == "engram.cli:main"
+    out = CliRunner().invoke(cli, ["--version"])
+    assert out.exit_code == 0 and out.stdout.strip() == f"engram, version {importlib.metadata.version(DISTRIBUTION)}"

@@ -71,7 +71,7 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    [wheel] = tmp_path.glob("engram_vault-*.whl")
+    [wheel] = tmp_path.glob("engram_team_memory-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for rel in template_files():
         assert f"vault_template/{rel}" in names, rel
