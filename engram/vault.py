@@ -96,6 +96,7 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    titles = delegate(reading.titles)
     history = delegate(reading.history)
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)

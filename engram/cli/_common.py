@@ -88,8 +88,10 @@ def synapse_json(syn: Synapse, path: str | None = None) -> dict[str, Any]:
 
 
 def item_line(item: Engram) -> str:
+    """``ID  kind  Title  (path)``: the title is what a person recognises, the path where
+    to open it."""
     flag = "" if item.status == "active" else f" [{item.status}]"
-    return f"{item.id}  {item.kind:<11} {item.path}{flag}"
+    return f"{item.id}  {item.kind:<11} {item.title}  ({item.path}){flag}"
 
 
 def read_text_arg(value: str | None, *, stdin_when_missing: bool) -> str | None:

@@ -382,8 +382,10 @@ def synapses(vault: Vault, ref: str | None, kind: str | None, direction: str, as
     if as_json:
         emit_json({"synapses": [synapse_json(s) for s in found]})
         return
+    names = vault.titles([end for syn in found for end in (syn.source, syn.target)])
     for syn in found:
-        click.echo(f"{syn.id}  {syn.source} --{syn.kind}--> {syn.target}  weight {syn.weight:g}")
+        source, target = (f"{names.get(i, '(missing item)')} ({i})" for i in (syn.source, syn.target))
+        click.echo(f"{syn.id}  {source} --{syn.kind}--> {target}  weight {syn.weight:g}")
 
 
 @click.command()

@@ -56,11 +56,26 @@ def is_work_tree(root: Path) -> bool:
 
 
 def ensure_repo(root: Path) -> bool:
-    """``git init`` the folder unless it is already inside a work tree; True if created."""
-    if is_work_tree(root):
+    """``git init`` the folder unless it is already tracked by a work tree; True if created.
+
+    A vault inside another repository shares it (a project that keeps its team memory in
+    a subfolder), unless that repository ignores the folder — ``./engram-demo`` inside a
+    checkout, say: such a vault could never be committed or synced there, so it gets a
+    repository of its own.
+    """
+    if is_work_tree(root) and not _ignored_by_enclosing_repo(root):
+        return False
+    if (root / ".git").exists():
         return False
     _git(root, "init", "--quiet", "--initial-branch=main")
     return True
+
+
+def _ignored_by_enclosing_repo(root: Path) -> bool:
+    top = Path(_git(root, "rev-parse", "--show-toplevel").stdout.strip()).resolve()
+    if top == root.resolve():
+        return False
+    return _git(root, "check-ignore", "--quiet", "--no-index", ".", check=False).returncode == 0
 
 
 @dataclass(frozen=True, slots=True)

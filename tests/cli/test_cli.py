@@ -65,6 +65,9 @@ def test_link_unlink_and_synapses(run) -> None:  # type: ignore[no-untyped-def]
     assert linked.exit_code == 0 and linked.stdout.startswith("syn-")
     listing = json.loads(run("synapses", a, "--json").stdout)["synapses"]
     assert [(s["from"], s["kind"], s["to"]) for s in listing] == [(b, "extends", a)]
+    shown = run("synapses", a).stdout
+    assert f"Copy with dataclasses.replace ({b}) --extends--> Prefer immutable values ({a})  weight 0.8" in shown
+    assert f"{a}  observation Prefer immutable values  (prefer-immutable-values.md)" in run("list").stdout
     assert run("unlink", b, "extends", a).exit_code == 0
     assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": []}
 

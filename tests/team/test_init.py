@@ -76,3 +76,20 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
     for rel in template_files():
         assert f"vault_template/{rel}" in names, rel
     assert "mergedriver/codec.py" in names and "engram/cli/__init__.py" in names
+
+
+def test_a_vault_in_a_folder_another_repository_ignores_gets_its_own(tmp_path: Path) -> None:
+    """./engram-demo inside a checkout that ignores it: a vault there could never be
+    committed or synced, so it gets a repository of its own; a tracked subfolder shares."""
+    outer = tmp_path / "checkout"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / ".gitignore").write_text("engram-demo/\n")
+    with Vault.init(outer / "engram-demo") as demo:
+        assert git(demo.root, "rev-parse", "--show-toplevel").strip() == str(demo.root)
+        demo.create("Kept in its own history", "x")
+        assert demo.sync().committed > 0
+        assert "Kept" not in git(outer, "status", "--porcelain", "--ignored")
+    with Vault.init(outer / "team-memory") as shared:
+        assert git(shared.root, "rev-parse", "--show-toplevel").strip() == str(outer.resolve())
+        assert not (shared.root / ".git").exists()
