@@ -45,5 +45,5 @@ def test_use_it_block_runs_as_written(hermetic: Path, tmp_path: Path) -> None:
     assert "procedure   Use pg_repack, not VACUUM FULL  (ops/postgres/" in proc.stdout
     assert " 2. Table bloat after mass deletes  (linked)" in proc.stdout
     assert len(list((vault / "synapses" / "derives_from").glob("syn-*.yaml"))) == 1
-    assert "committed 8 local change(s)" in proc.stdout
+    assert re.search(r"^committed \d+ local change\(s\)$", proc.stdout, re.M)
     assert proc.stdout.rstrip().endswith("2 items, 1 synapses, 0 problem(s), 0 open")
