@@ -18,8 +18,10 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
+from engram.adopt import batch as adopt_batch
+from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
-from engram.items import importer, links, reading, repair, writing
+from engram.items import links, reading, repair, writing
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
@@ -103,7 +105,10 @@ class Vault:
     create = delegate(writing.create)
     update = delegate(writing.update)
     delete = delegate(writing.delete)
-    import_records = delegate(importer.import_records)
+
+    # imports — engram.adopt.sources (which reader) / .batch (writing what it read)
+    read_import = delegate(adopt_sources.read_for)
+    run_import = delegate(adopt_batch.run)
 
     # synapses — engram.items.links
     link = delegate(links.link)

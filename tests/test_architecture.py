@@ -25,6 +25,7 @@ LAYERS = (
     "engram.index",
     "engram.items",
     "engram.recall",
+    "engram.adopt",
     "engram.team",
     "engram.doctor",
     "engram.vault",

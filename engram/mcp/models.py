@@ -306,18 +306,22 @@ class SyncOut(_Out):
 
 
 class ImportedRecord(_Out):
-    line: int = Field(description="The record's position (1-based line or list index).")
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE"]
-    id: str
+    where: str = Field(description="Where the record was: 'line 3', 'entities[2]', a file path.")
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
+    id: str | None = Field(default=None, description="The item written, matched or already imported.")
     path: str | None = None
+    message: str | None = Field(default=None, description="Why a record is BAD or SKIPPED.")
 
 
 class ImportOut(_Out):
     dry_run: bool
     records: int
     new: int
-    duplicate: int
+    duplicate: int = Field(description="Identical to items the vault holds: not written, not reinforced.")
     update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
+    skipped: int = Field(description="Already imported from this source: nothing written.")
+    bad: int = Field(description="Records that could not be imported (see results[].message).")
+    links: int = Field(description="Edges written.")
     results: list[ImportedRecord]
     message: str
 

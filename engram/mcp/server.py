@@ -21,7 +21,6 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from engram import DISTRIBUTION
-
 from engram.mcp import (
     protocol,
     resources,

@@ -1,0 +1,97 @@
+"""CLI commands that bring knowledge in and take it out: import, export."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from engram.adopt.batch import ImportReport
+from engram.adopt.sources import FORMATS, parse_text
+from engram.cli._common import emit_json, json_option, pass_vault
+from engram.store.paths import split_domain
+from engram.vault import Vault
+
+
+@click.command(name="import")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="What SOURCE is (auto: tell by looking).")
+@click.option("--domain", "-d", default="", metavar="A/B",
+              help="Put everything under this domain (records: the domain of those that name none).")
+@click.option("--rename", is_flag=True, help="Use engram's own paths (domain/slug.md) instead of the source's file names.")
+@click.option("--no-dedupe", is_flag=True, help="Write near-duplicates and duplicates too.")
+@click.option("--dry-run", is_flag=True, help="Read and check everything; write nothing.")
+@json_option
+@pass_vault
+def import_(
+    vault: Vault, source: Path, fmt: str, domain: str, rename: bool, no_dedupe: bool, dry_run: bool, as_json: bool
+) -> None:
+    """Import notes, records or another tool's memory from SOURCE (a folder, a file, or - for stdin).
+
+    SOURCE is only read. Formats: an Obsidian vault or folder of Markdown (paths and file
+    names kept, so wikilinks keep resolving), a basic-memory project, a Co-Engram
+    repository, the MCP memory server's memory.jsonl, JSON / JSON Lines records. A
+    second run of the same import writes nothing. Bad records are listed and skipped;
+    the exit code is then 1. A progress bar shows on a terminal.
+
+    \b
+    Examples:
+      engram import ~/Obsidian/Work --dry-run
+      engram import ~/.config/memory.jsonl --domain people
+      engram import decisions.jsonl --domain team/decisions
+    """
+    if str(source) == "-":
+        batch = parse_text(sys.stdin.read(), "stdin", fmt, default_domain=split_domain(domain))
+    else:
+        batch = vault.read_import(source, fmt, default_domain=split_domain(domain), rename=rename)
+    show_bar = not as_json and sys.stderr.isatty() and len(batch.records) > 1
+    if show_bar:
+        with click.progressbar(length=len(batch.records), label=f"importing {batch.origin}", file=sys.stderr) as bar:
+            report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run, progress=bar.update)
+    else:
+        report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run)
+    if as_json:
+        emit_json(report_json(report))
+    else:
+        _show(report)
+    if report.counts["BAD"]:
+        sys.exit(1)
+
+
+def report_json(report: ImportReport) -> dict[str, object]:
+    return {
+        "importer": report.importer,
+        "from": report.origin,
+        "dryRun": report.dry_run,
+        "records": len(report.results),
+        "counts": report.counts,
+        "written": report.written,
+        "links": report.links,
+        "unresolved": list(report.unresolved),
+        "passedOver": report.passed_over,
+        "results": [
+            {"key": r.key, "where": r.where, "outcome": r.outcome, "id": r.id, "path": r.path,
+             "similarity": r.similarity, "message": r.message}
+            for r in report.results
+        ],
+    }
+
+
+def _show(report: ImportReport, shown: int = 10) -> None:
+    for outcome, label in (("BAD", "bad, skipped"), ("UPDATE", "near-duplicate, not written")):
+        hits = [r for r in report.results if r.outcome == outcome]
+        for r in hits[:shown]:
+            detail = r.message if outcome == "BAD" else f"{r.similarity:.0%} like {r.path}"
+            click.echo(f"  {r.where}: {label}: {detail}", err=True)
+        if len(hits) > shown:
+            click.echo(f"  … and {len(hits) - shown} more {label} (--json lists every record)", err=True)
+    for line in report.unresolved[:shown]:
+        click.echo(f"  unresolved link: {line}", err=True)
+    if report.counts["UPDATE"]:
+        click.echo("  (near-duplicates: update the item named instead, or import again with --no-dedupe)", err=True)
+    click.echo(report.summary())
+
+
+COMMANDS = [import_]
