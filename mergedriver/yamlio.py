@@ -317,6 +317,11 @@ def dump_mapping(data: Mapping[str, Any]) -> str:
             if isinstance(value, list) and not value:
                 parts.append(f"{key}: []\n")
                 continue
+            if isinstance(value, dict) and value and all(_plain_scalar(k) == k for k in value):
+                inner = {k: _scalar(v) for k, v in value.items()}
+                if all(v is not None for v in inner.values()):  # e.g. an import's source
+                    parts.append(f"{key}:\n" + "".join(f"  {k}: {v}\n" for k, v in inner.items()))
+                    continue
             if isinstance(value, list):
                 items = [_scalar(v) for v in value]
                 if all(item is not None and not isinstance(v, (list, dict)) for item, v in zip(items, value, strict=True)):

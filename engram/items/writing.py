@@ -201,7 +201,7 @@ def _place_at(state: VaultState, item: Engram, wanted: str) -> str:
     """``wanted`` when it is free (a private item still goes under ``private/``), else
     the same name with the id suffix that ``place`` would give it."""
     rel = ("private/" + wanted) if item.visibility == "private" else wanted
-    if not state.abspath(rel).exists():
+    if not (state.root / rel).exists():  # check_path refused ".."; the write guards symlinks
         return rel
     stem = rel[: -len(".md")]
     return state.abspath(f"{stem}-{id_suffix(item.id)}.md").relative_to(state.root).as_posix()

@@ -56,7 +56,7 @@ class DedupSettings:
     enabled: bool = True
     near_threshold: float = 0.9
     candidates: int = 8
-    max_postings: int = 2_000
+    max_postings: int = 256
 
 
 def candidate_match(
@@ -159,6 +159,12 @@ def _shingles(words: list[str], size: int = 3) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
 
 
+#: Titles less alike than this name different subjects; then the text must clear
+#: ``floor + (1 - floor) * DIFFERENT_SUBJECT_MARGIN`` (0.96 at the default 0.9): the
+#: second page ever filled from a template has no third to show what is boilerplate.
+SAME_SUBJECT = 0.5
+DIFFERENT_SUBJECT_MARGIN = 0.6
+
 #: Contents at least this long are compared on their own too: the same text under a
 #: reworded title is still the same knowledge.
 CONTENT_ALONE_WORDS = 20
@@ -186,9 +192,27 @@ def similarity(
     whole = _similarity(
         _join(normalize_text(title_a), body_a), _join(normalize_text(title_b), body_b), floor
     )
-    if min(body_a.count(" "), body_b.count(" ")) + 1 < CONTENT_ALONE_WORDS:
-        return whole
-    return max(whole, _similarity(body_a, body_b, max(floor, whole)))
+    score = whole
+    if min(body_a.count(" "), body_b.count(" ")) + 1 >= CONTENT_ALONE_WORDS:
+        score = max(whole, _similarity(body_a, body_b, max(floor, whole)))
+    names_a, names_b = normalize_text(title_a), normalize_text(title_b)
+    if score >= floor and _similarity(names_a, names_b, 0.0) < SAME_SUBJECT:
+        # Different subjects (two people's pages from one template, a little filled in)
+        # are one piece of knowledge only when the text is all but identical, and not
+        # when each text names its own subject ("Rosa is …" / "Uma is …").
+        bar = floor + (1.0 - floor) * DIFFERENT_SUBJECT_MARGIN
+        if score < bar or _names_own_subject(names_a, body_a, names_b, body_b):
+            return min(score, bar) / bar * floor * 0.99  # under floor, as promised
+    return score
+
+
+def _names_own_subject(title_a: str, body_a: str, title_b: str, body_b: str) -> bool:
+    words_a, words_b = set(body_a.split()), set(body_b.split())
+    own_a = set(title_a.split()) - set(title_b.split())
+    own_b = set(title_b.split()) - set(title_a.split())
+    return any(w in words_a and w not in words_b for w in own_a) or any(
+        w in words_b and w not in words_a for w in own_b
+    )
 
 
 def _join(title: str, body: str) -> str:

@@ -9,7 +9,6 @@ turns list filters into an index query. Each refusal is an
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -164,7 +163,7 @@ def _text_as_read(value: str) -> Any:
 def _as_read(value: Any, depth: int = 0) -> Any:
     """:func:`_storable`'s work for text, whole numbers, booleans and lists and mappings
     of them; ``NotImplemented`` for anything else (it takes the long way)."""
-    if value is None or isinstance(value, bool) or isinstance(value, int):
+    if value is None or isinstance(value, int):  # bool is an int
         return value
     if isinstance(value, str):
         return _text_as_read(value) if value.isprintable() else NotImplemented
@@ -183,7 +182,7 @@ def _storable(name: str, value: Any) -> Any:
         return None
     quick = _as_read(value)
     if quick is not NotImplemented:
-        return copy.deepcopy(quick)  # the cache's values are shared; callers may not be careful
+        return quick  # new lists and mappings; the cached leaves are immutable
     try:
         return codec.load_yaml(codec.dump_yaml(value))
     except Exception:  # noqa: BLE001 - any unrepresentable value
@@ -312,7 +311,7 @@ def build_new(
 #: Frontmatter keys an import may carry over from another vault or an export, so the
 #: item keeps its identity and history instead of starting again at version 1.
 PRESERVABLE = (
-    "id", "createdBy", "createdAt", "updatedBy", "updatedAt", "version", "verificationStatus",
+    "id", "slug", "createdBy", "createdAt", "updatedBy", "updatedAt", "version", "verificationStatus",
     "retrievalCount", "effectiveRetrievals", "failedUses", "reinforcementScore",
     "lastRetrievedAt", "lastEffectiveAt", "lastVerifiedAt", "validWhile", "activatedAt",
     "deactivatedAt", "supersededBy",
@@ -330,6 +329,8 @@ def preserved(item: Engram, meta: Mapping[str, Any]) -> Engram:
         if key == "id":
             if not isinstance(value, str) or not is_valid_id(value):
                 raise InvalidInput(f"id {value!r} is not a valid item id.", field="id", hint="Use a ULID, or leave id out.")
+        elif key == "slug":
+            value = slugify(text("slug", value, MAX_TITLE_CHARS, required=True, single_line=True))
         elif key in ("createdBy", "updatedBy"):
             value = text(key, value, 200, required=True, single_line=True)
         elif key in ("createdAt", "updatedAt"):
