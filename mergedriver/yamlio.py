@@ -270,7 +270,7 @@ def _plain_scalar(value: Any) -> str | None:
     return None
 
 
-_ANALYZER = _Dumper(None, allow_unicode=True)  # never writes: only its analyze_scalar is used
+_ANALYZER = _Dumper(None, allow_unicode=True)  # type: ignore[arg-type]  # never writes: only its analyze_scalar is used
 
 
 def _quoted_scalar(value: str) -> str | None:

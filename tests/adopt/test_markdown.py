@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from engram.cli import cli
-from mergedriver import codec
 from engram.vault import Vault
+from mergedriver import codec
 from tests.adopt.helpers import DATA, checksums, links_in, resolves
 from tests.conftest import DATASETS, snapshot
 

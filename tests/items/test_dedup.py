@@ -28,8 +28,8 @@ well with them. Update it after every meeting; link meetings with the person's n
 
 ![[Meetings.base#Person]]
 """
-FIRST = "Ada Ben Chen Dana Emil Femi Grace Hana Ivan Jae Kofi Lena Maya Noor Omar Priya Rosa Sami Uma Wei".split()
-LAST = "Abara Berg Costa Dubois Haddad Ito Jensen Kim Mehta Novak Okafor Rossi Santos Tanaka Weber".split()
+FIRST = ["Ada", "Ben", "Chen", "Dana", "Emil", "Femi", "Grace", "Hana", "Ivan", "Jae", "Kofi", "Lena", "Maya", "Noor", "Omar", "Priya", "Rosa", "Sami", "Uma", "Wei"]
+LAST = ["Abara", "Berg", "Costa", "Dubois", "Haddad", "Ito", "Jensen", "Kim", "Mehta", "Novak", "Okafor", "Rossi", "Santos", "Tanaka", "Weber"]
 ROLES = ("staff engineer", "designer", "SRE", "product manager", "data scientist")
 TEAMS = ("Payments", "Search", "Platform", "Growth")
 
