@@ -19,9 +19,11 @@ from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from engram.adopt import batch as adopt_batch
+from engram.adopt import export
 from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
 from engram.items import links, reading, repair, writing
+from engram.items import trash as item_trash
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
@@ -106,9 +108,16 @@ class Vault:
     update = delegate(writing.update)
     delete = delegate(writing.delete)
 
-    # imports — engram.adopt.sources (which reader) / .batch (writing what it read)
+    # the trash — engram.items.trash
+    trash = delegate(item_trash.entries)
+    restore = delegate(item_trash.restore)
+    purge_trash = delegate(item_trash.purge)
+
+    # imports and exports — engram.adopt.sources (which reader), .batch (writing it), .export
     read_import = delegate(adopt_sources.read_for)
     run_import = delegate(adopt_batch.run)
+    export_markdown = delegate(export.markdown)
+    export_jsonl = delegate(export.jsonl)
 
     # synapses — engram.items.links
     link = delegate(links.link)

@@ -1,4 +1,5 @@
-"""CLI commands that bring knowledge in and take it out: import, export."""
+"""CLI commands that bring knowledge in and take it out, and get it back: import, export,
+restore and the trash."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import click
 from engram.adopt.batch import ImportReport
 from engram.adopt.sources import FORMATS, parse_text
 from engram.cli._common import emit_json, json_option, pass_vault
+from engram.errors import InvalidInput
+from engram.items.trash import parse_age
+from engram.store.fsio import atomic_write
 from engram.store.paths import split_domain
 from engram.vault import Vault
 
@@ -94,4 +98,106 @@ def _show(report: ImportReport, shown: int = 10) -> None:
     click.echo(report.summary())
 
 
-COMMANDS = [import_]
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["markdown", "jsonl"]), default="markdown", show_default=True)
+@click.option("--output", "-o", metavar="PATH", default=None,
+              help="Where to write (default: KNOWLEDGE.md for markdown, standard output for jsonl; - for stdout).")
+@click.option("--domain", "-d", default=None, metavar="A/B", help="Only this domain and below.")
+@pass_vault
+def export(vault: Vault, fmt: str, output: str | None, domain: str | None) -> None:
+    """Export the vault: KNOWLEDGE.md for people, or JSON Lines that import back.
+
+    markdown: one document grouped by domain, each item with its kind, provenance,
+    recall counts and verification date. jsonl: one line per item with every key, its
+    body, path and edges; `engram import FILE` in another vault gives an equal vault.
+
+    \b
+    Examples:
+      engram export                                  # writes ./KNOWLEDGE.md
+      engram export --format jsonl -o backup.jsonl
+    """
+    if fmt == "markdown":
+        text = vault.export_markdown(domain=domain)
+        target = output or "KNOWLEDGE.md"
+    else:
+        text = "".join(line + "\n" for line in vault.export_jsonl(domain=domain))
+        target = output or "-"
+    if target == "-":
+        click.echo(text, nl=False)
+        return
+    atomic_write(Path(target).expanduser(), text.encode("utf-8"))
+    click.echo(f"wrote {target}", err=True)
+
+
+@click.command()
+@click.argument("ref")
+@json_option
+@pass_vault
+def restore(vault: Vault, ref: str, as_json: bool) -> None:
+    """Bring a deleted item back from the trash, with its synapses.
+
+    REF is the item's id (or its first 6+ characters), as `engram trash list` shows it.
+
+    \b
+    Example:
+      engram restore 01J8ZQ3K
+    """
+    done = vault.restore(ref)
+    if as_json:
+        emit_json({"restored": done.id, "path": done.path, "synapses": list(done.synapses), "left": list(done.left)})
+        return
+    click.echo(f"restored {done.path} with {len(done.synapses)} synapse(s)")
+    for sid in done.left:
+        click.echo(f"  {sid} stays in the trash: its other end is not in the vault", err=True)
+
+
+@click.group()
+def trash() -> None:
+    """What `engram delete` moved aside (kept in .engram/trash/ on this machine).
+
+    \b
+    Examples:
+      engram trash list
+      engram trash purge --older-than 30d --yes
+    """
+
+
+@trash.command("list")
+@json_option
+@pass_vault
+def trash_list(vault: Vault, as_json: bool) -> None:
+    """List deleted items, newest first."""
+    found = vault.trash()
+    if as_json:
+        emit_json({"trash": [{"id": e.id, "title": e.title, "path": e.path, "deletedAt": e.deleted_at,
+                              "synapses": e.synapses} for e in found]})
+        return
+    for e in found:
+        click.echo(f"{e.id}  {e.deleted_at}  {e.title}  ({e.path}, {e.synapses} synapse(s))")
+    if not found:
+        click.echo("the trash is empty")
+
+
+@trash.command("purge")
+@click.option("--older-than", required=True, metavar="AGE", help="Deleted more than AGE ago: 30d, 12h, 2w …")
+@click.option("--dry-run", is_flag=True, help="List what would go; delete nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@pass_vault
+def trash_purge(vault: Vault, older_than: str, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Delete trashed items for good (audited); they cannot be restored after this."""
+    age = parse_age(older_than)
+    doomed = vault.purge_trash(age, dry_run=True)
+    if not dry_run and doomed and not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"refusing to purge {len(doomed)} item(s) without confirmation.", hint="Pass --yes.")
+        click.confirm(f"Delete {len(doomed)} trashed item(s) for good?", abort=True)
+    gone = doomed if dry_run else vault.purge_trash(age)
+    if as_json:
+        emit_json({"dryRun": dry_run, "purged": [{"id": e.id, "title": e.title, "deletedAt": e.deleted_at} for e in gone]})
+        return
+    verb = "would purge" if dry_run else "purged"
+    click.echo(f"{verb} {len(gone)} item(s) deleted more than {older_than} ago")
+
+
+COMMANDS = [import_, export, restore, trash]

@@ -103,6 +103,27 @@ class DeleteOut(_Out):
     message: str
 
 
+class TrashEntryOut(_Out):
+    id: str
+    title: str
+    path: str = Field(description="Where the item lived before it was deleted.")
+    deleted_at: str
+    synapses: int = Field(description="Edges deleted with it.")
+
+
+class TrashOut(_Out):
+    items: list[TrashEntryOut]
+    message: str
+
+
+class RestoreOut(_Out):
+    id: str
+    path: str
+    synapses: list[str] = Field(description="Ids of the edges brought back.")
+    left: list[str] = Field(description="Ids of edges left in the trash: their other item is gone.")
+    message: str
+
+
 class SynapseView(_Out):
     id: str
     source: str

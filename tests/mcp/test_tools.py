@@ -40,7 +40,8 @@ MINIMAL = {
 }
 STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
-    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict",
+    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict", "engram_trash_list",
+    "engram_restore",
 }
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats"}
 
@@ -204,6 +205,20 @@ async def test_delete_moves_to_trash_and_then_it_is_gone(client: Client, vault: 
     message = error(await client.call_tool("engram_get", {"ref": made["id"]}))
     assert message.startswith(f"not_found: no item matches '{made['id']}'.")
     assert "engram_search or engram_list" in message
+
+
+async def test_trash_list_and_restore(client: Client, vault: Vault) -> None:
+    a = await create(client, "Keep me", content="body", domain="x")
+    b = await create(client, "Linked", content="other", domain="x")
+    ok(await client.call_tool("synapse_create", {"source": a["id"], "kind": "extends", "target": b["id"]}))
+    ok(await client.call_tool("engram_delete", {"ref": a["id"], "expected_version": 1}))
+    listed = ok(await client.call_tool("engram_trash_list", {}))
+    assert [(e["id"], e["title"], e["synapses"]) for e in listed["items"]] == [(a["id"], "Keep me", 1)]
+    back = ok(await client.call_tool("engram_restore", {"ref": a["id"][:8]}))
+    assert back["path"] == a["path"] and len(back["synapses"]) == 1 and back["left"] == []
+    assert vault.get(a["id"]).title == "Keep me" and len(vault.synapses(a["id"])) == 1
+    assert "the trash holds no item" in error(await client.call_tool("engram_restore", {"ref": a["id"]}))
+    assert ok(await client.call_tool("engram_trash_list", {}))["items"] == []
 
 
 async def test_list_filters_and_pages(client: Client) -> None:
