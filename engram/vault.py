@@ -129,8 +129,9 @@ class Vault:
     search = delegate(recall_search)
     flush_usage = delegate(usage.flush)
 
-    # sharing — engram.team.sync / .conflicts
+    # sharing — engram.team.sync / .setup / .conflicts
     sync = delegate(team_sync)
+    add_remote = delegate(setup.add_remote)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
 

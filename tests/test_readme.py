@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 README = ROOT / "README.md"
@@ -47,3 +49,30 @@ def test_use_it_block_runs_as_written(hermetic: Path, tmp_path: Path) -> None:
     assert len(list((vault / "synapses" / "derives_from").glob("syn-*.yaml"))) == 1
     assert re.search(r"^committed \d+ local change\(s\)$", proc.stdout, re.M)
     assert proc.stdout.rstrip().endswith("2 items, 1 synapses, 0 problem(s), 0 open")
+
+
+def test_share_it_with_a_team_runs_as_written(hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a user's machine: git's own default branch (master), so the bare
+    repository's HEAD and a new vault's branch (main) disagree."""
+    config = hermetic / "user.gitconfig"
+    config.write_text("[user]\n\tname = Dana Ortiz\n\temail = dana@example.invalid\n[protocol \"file\"]\n\tallow = always\n")
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Share it with a team\n", 1)[1].split("\n## ", 1)[0]
+    yours, theirs = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    first = run_block(yours, hermetic, tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    bare = hermetic / "shared" / "team-memory.git"
+    head = subprocess.run(["git", "--git-dir", str(bare), "symbolic-ref", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == "refs/heads/master"  # git's default; the vault went there
+    assert "pushed to origin/master" in first.stdout and "git clone" in first.stdout
+    second = run_block(theirs, hermetic, tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "registered engram's merge driver" in second.stderr
+    assert "pushed to origin/master" in second.stdout
+    back = run_block("engram --vault ~/team-memory sync\nengram --vault ~/team-memory list", hermetic, tmp_path)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert "Staging is read-only on Fridays" in back.stdout
+    author = subprocess.run(["git", "-C", str(hermetic / "team-memory"), "log", "-1", "--format=%an %s"],
+                            capture_output=True, text=True).stdout
+    assert author.startswith("Dana Ortiz")

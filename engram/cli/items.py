@@ -19,6 +19,8 @@ from engram.cli._common import (
     parse_assignments,
     pass_vault,
     read_text_arg,
+    remote_json,
+    show_remote,
     synapse_json,
 )
 from engram.errors import InvalidInput
@@ -33,26 +35,36 @@ visibility_choice = click.Choice(VISIBILITIES)
 
 @click.command()
 @click.argument("path", required=False, default=".", type=click.Path(file_okay=False))
+@click.option("--remote", "remote_url", metavar="URL", default=None,
+              help="Also publish the vault there (see `engram remote add`).")
 @json_option
 @click.pass_obj
-def init(app: AppContext, path: str, as_json: bool) -> None:
+def init(app: AppContext, path: str, remote_url: str | None, as_json: bool) -> None:
     """Create a vault in PATH (default: here), or complete an existing one.
 
     Lays down the vault template (.gitattributes for the merge driver, .gitignore,
     README, Obsidian settings, engram.yaml), runs `git init` when PATH is not in a git
-    repository, and registers the merge driver. Safe to run again.
+    repository, and registers the merge driver. With --remote, also adds the remote,
+    pushes, and prints what a teammate runs. Safe to run again.
 
     \b
-    Example:
+    Examples:
       engram init ~/team-memory
+      engram init ~/team-memory --remote git@github.com:acme/team-memory.git
     """
     vault = Vault.init(Path(path), actor=app.actor)
-    if as_json:
-        emit_json({"root": str(vault.root)})
-    else:
-        click.echo(f"vault ready at {vault.root}")
-        click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
-    vault.close()
+    try:
+        shared = vault.add_remote(remote_url) if remote_url else None
+        if as_json:
+            emit_json({"root": str(vault.root), **({"remote": remote_json(shared)} if shared else {})})
+        elif shared:
+            click.echo(f"vault ready at {vault.root}")
+            show_remote(shared)
+        else:
+            click.echo(f"vault ready at {vault.root}")
+            click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
+    finally:
+        vault.close()
 
 
 @click.command()

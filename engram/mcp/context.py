@@ -38,6 +38,7 @@ from typing import Any
 from engram.errors import EngramError, InvalidInput, StorageError, VaultNotFound
 from engram.items.state import resolve_actor
 from engram.store.fsio import atomic_write
+from engram.team.gitstore import ensure_merge_driver
 from engram.vault import Vault
 from mergedriver import codec
 
@@ -232,6 +233,8 @@ def open_holder(
             continue
         source = where
         break
+    if vault is not None:
+        ensure_merge_driver(vault.root)  # a fresh clone of a vault merges field by field at once
     if actor_value is None:
         if vault is not None:
             actor_value, actor_source = vault.actor, vault.state.actor_source
