@@ -103,3 +103,34 @@ def test_a_real_obsidian_vault_imports_whole(vault: Vault) -> None:
     assert checksums(source) == before
     assert len(vault.list()) == notes
     assert vault.run_import(vault.read_import(source)).written == 0
+
+
+def test_a_terminal_sees_a_progress_bar_and_a_summary(vault: Vault) -> None:
+    """Under a pseudo-terminal, as a person runs it: click's progress bar on stderr."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "engram"
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(exe), "--vault", str(vault.root), "import", str(FIXTURE)],
+        stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the other end closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert proc.returncode == 0, screen
+    assert "importing obsidian-vault" in screen and "100%" in screen
+    assert "5 note(s) from obsidian-vault: 5 new" in screen
