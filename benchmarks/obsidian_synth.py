@@ -16,8 +16,10 @@ which is exactly what a near-duplicate check must not eat —
   Obsidian names a duplicated note) with one word dropped or replaced, or a short
   sentence added.
 
-Every note but the planted copies is distinct knowledge, so the right import is
-6,400 new items and 171 near-duplicates reported. The vault is cached under
+Every note but the planted copies is distinct knowledge. Each file is a note people can
+link to by its path, so the right import writes all 6,571 and reports the 171 copies as
+repeating another note of the source (a copy of an item that was in the vault before
+would not be written). The vault is cached under
 ``$ENGRAM_BENCH_CACHE/obsidian-<seed>`` like the other synthetic vaults.
 """
 

@@ -12,7 +12,10 @@ and :func:`run` writes it:
    the item was edited since. Otherwise ``create`` runs with ``reinforce=False`` (an
    identical item already in the vault is reported ``DUPLICATE`` and left as it is) and
    with the lines the batch's records share as boilerplate (template pages are told
-   apart by what was filled in). So a second run writes nothing.
+   apart by what was filled in). So a second run writes nothing. Two files of one
+   folder that repeat each other both come in (each is a note people link to by its
+   path); the repeat is reported. Records without paths (JSON, a memory graph) that
+   repeat each other come in once.
 3. Links are resolved against the batch (by key), then the vault (by id or exact title),
    and written through :func:`engram.items.links.link`; an unresolvable one is reported.
 
@@ -117,8 +120,9 @@ class ImportReport:
         c = self.counts
         n = len(self.results)
         verb = "would be" if self.dry_run else "were"
+        repeats = sum(1 for r in self.results if r.outcome == "NEW" and r.message)
         parts = [
-            f"{c['NEW']:,} new",
+            f"{c['NEW']:,} new" + (f" ({repeats:,} repeating another note of the source)" if repeats else ""),
             f"{c['SKIPPED']:,} already imported",
             f"{c['DUPLICATE']:,} duplicate(s) of items the vault holds",
             f"{c['UPDATE']:,} near-duplicate(s) not written",
@@ -175,10 +179,11 @@ def run(
     ).common() if dedupe else frozenset()
     results: list[RecordResult] = []
     ids: dict[str, str] = {}
+    written: set[str] = set()  # ids this run created
     for start in range(0, len(batch.records), _CHUNK):
         with state.lock.hold():
             for record in batch.records[start : start + _CHUNK]:
-                result = _one(state, batch, record, seen, shared, dedupe=dedupe, dry_run=dry_run)
+                result = _one(state, batch, record, seen, shared, written, dedupe=dedupe, dry_run=dry_run)
                 results.append(result)
                 if result.id is not None:
                     ids.setdefault(record.key, result.id)
@@ -199,6 +204,7 @@ def _one(
     record: SourceRecord,
     seen: Mapping[tuple[str, str, str], str],
     shared: frozenset[int],
+    written: set[str],
     *,
     dedupe: bool,
     dry_run: bool,
@@ -225,8 +231,18 @@ def _one(
                 return RecordResult(record.key, record.where, "NEW")
             return RecordResult(record.key, record.where, found.outcome, found.id, found.item.path, found.similarity)
         made = writing.create(state, dedupe=dedupe, reinforce=False, boilerplate=shared, **kwargs)
+        if made.outcome != "NEW" and "path" in kwargs and made.id in written:
+            # Two files of one folder: each is a note people link to by its path, so both
+            # come in; the repeat is reported, not dropped.
+            repeated = made
+            made = writing.create(state, dedupe=False, **kwargs)
+            written.add(made.id)
+            return RecordResult(record.key, record.where, "NEW", made.id, made.item.path, repeated.similarity,
+                                f"repeats {repeated.item.path} of the same source")
     except EngramError as exc:
         return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
+    if made.outcome == "NEW":
+        written.add(made.id)
     return RecordResult(record.key, record.where, made.outcome, made.id, made.item.path, made.similarity)
 
 

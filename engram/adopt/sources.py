@@ -11,8 +11,8 @@
 =================  =======================================================================
 
 ``auto`` (the default) looks: a file whose objects are typed ``entity``/``relation`` is a
-memory-server graph, any other file records; a folder with ``synapses/`` or engram item
-files is a Co-Engram repository, one with ``.basic-memory/`` or notes with observations
+memory-server graph, any other file records; a folder with synapse files (``synapses/<kind>/syn-*.yaml``) or
+mostly engram item files is a Co-Engram repository, one with ``.basic-memory/`` or notes with observations
 and a ``permalink`` is basic-memory, one with ``.obsidian/`` is Obsidian, any other folder
 plain Markdown.
 """
@@ -107,7 +107,7 @@ def read_text(path: Path) -> str:
 
 def detect_folder(folder: Path) -> str:
     """The importer a folder looks like it wants (see the module docstring)."""
-    if (folder / "synapses").is_dir():
+    if any((folder / "synapses").glob("*/syn-*.yaml")):
         return "co-engram"
     if (folder / ".basic-memory").exists():
         return "basic-memory"

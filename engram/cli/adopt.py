@@ -91,6 +91,11 @@ def _show(report: ImportReport, shown: int = 10) -> None:
             click.echo(f"  {r.where}: {label}: {detail}", err=True)
         if len(hits) > shown:
             click.echo(f"  … and {len(hits) - shown} more {label} (--json lists every record)", err=True)
+    repeats = [r for r in report.results if r.outcome == "NEW" and r.message]
+    for r in repeats[:shown]:
+        click.echo(f"  {r.where}: written, {r.message}", err=True)
+    if len(repeats) > shown:
+        click.echo(f"  … and {len(repeats) - shown} more written repeats (--json lists every record)", err=True)
     for line in report.unresolved[:shown]:
         click.echo(f"  unresolved link: {line}", err=True)
     if report.counts["UPDATE"]:

@@ -134,3 +134,23 @@ def test_a_terminal_sees_a_progress_bar_and_a_summary(vault: Vault) -> None:
     assert proc.returncode == 0, screen
     assert "importing obsidian-vault" in screen and "100%" in screen
     assert "5 note(s) from obsidian-vault: 5 new" in screen
+
+
+def test_two_files_that_repeat_each_other_both_come_in(vault: Vault, tmp_path: Path) -> None:
+    """Dendron's hierarchy stubs, Obsidian's `Note 1.md`: each file is a note people link
+    to by its path, so a repeat within the source is written and reported, not dropped;
+    a repeat of what the vault held before is not written."""
+    source = tmp_path / "notes"
+    (source / "a").mkdir(parents=True)
+    (source / "b").mkdir()
+    body = "Deploys freeze at noon on Fridays; hotfixes need two approvals and a rollback plan.\n"
+    (source / "a" / "2021.md").write_text(body)
+    (source / "b" / "2021.md").write_text(body)
+    (source / "b" / "Freeze 1.md").write_text(body.replace("two", "2"))
+    vault.create("Freeze", body.replace("two", "2"))  # in the vault before the import
+    report = vault.run_import(vault.read_import(source))
+    outcomes = {r.where: (r.outcome, r.message) for r in report.results}
+    assert outcomes["a/2021.md"] == ("NEW", None)
+    assert outcomes["b/2021.md"] == ("NEW", "repeats a/2021.md of the same source")
+    assert outcomes["b/Freeze 1.md"][0] == "UPDATE"  # near the item the vault already held
+    assert "2 new (1 repeating another note of the source)" in report.summary()
