@@ -24,12 +24,27 @@ from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
 from engram.items import links, reading, repair, writing
 from engram.items import trash as item_trash
+from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
+from engram.lifecycle import feedback as lc_feedback
+from engram.lifecycle import (
+    forgetting,
+    freshness,
+    learning,
+    maintenance,
+    resolve,
+    review,
+    succession,
+)
+from engram.lifecycle import lineage as lc_lineage
+from engram.lifecycle import proposals as lc_proposals
+from engram.lifecycle import skills as lc_skills
 from engram.recall import usage
 from engram.recall.search import search as recall_search
 from engram.team import conflicts as merge_conflicts
-from engram.team import setup
+from engram.team import history as team_history
+from engram.team import mergelog, setup
 from engram.team.sync import sync as team_sync
 
 __all__ = ["CreateResult", "Vault"]
@@ -101,16 +116,20 @@ class Vault:
     get = delegate(reading.get)
     list = delegate(reading.list_items)
     titles = delegate(reading.titles)
-    history = delegate(reading.history)
+    history = delegate(reading.history)  # this machine's audit entries (see timeline)
+    browse = delegate(reading.browse)  # a sorted page and the total, for tables
+    census = delegate(reading.census)
+    derived_section = delegate(reading.derived_section)
+    activity = delegate(reading.activity)  # the audit log, newest first
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)
-    create = delegate(writing.create)
+    create = delegate(learning.create)  # a near match becomes a learn decision
     update = delegate(writing.update)
     delete = delegate(writing.delete)
 
     # the trash — engram.items.trash
     trash = delegate(item_trash.entries)
-    restore = delegate(item_trash.restore)
+    restore_deleted = delegate(item_trash.restore)  # from .engram/trash (restore: a forgotten item)
     purge_trash = delegate(item_trash.purge)
 
     # imports and exports — engram.adopt.sources (which reader), .batch (writing it), .export
@@ -124,16 +143,43 @@ class Vault:
     unlink = delegate(links.unlink)
     synapse = delegate(links.synapse)
     synapses = delegate(links.synapses)
+    neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
     # recall — engram.recall.search / .usage
     search = delegate(recall_search)
     flush_usage = delegate(usage.flush)
 
-    # sharing — engram.team.sync / .setup / .conflicts
+    # learning and lifecycle — engram.lifecycle.*
+    learn = delegate(learning.learn)
+    feedback = delegate(lc_feedback.feedback)
+    fold = delegate(lc_feedback.fold)  # usage and feedback journals into frontmatter
+    supersede = delegate(succession.supersede)
+    lineage = delegate(lc_lineage.lineage)
+    archive = delegate(forgetting.archive)
+    forget = delegate(forgetting.forget)
+    restore = delegate(forgetting.restore)
+    purge = delegate(forgetting.purge)
+    verify_entry = delegate(freshness.verify_entry)
+    upgrade_verification = delegate(freshness.upgrade_verification)
+    stale_report = delegate(freshness.stale_report)
+    contradiction_resolve = delegate(resolve.contradiction_resolve)
+    maintain = delegate(maintenance.maintain)
+    proposals = delegate(lc_proposals.list_proposals)
+    proposal = delegate(lc_proposals.get_proposal)
+    accept = delegate(review.accept)
+    dismiss = delegate(review.dismiss)
+    create_skill = delegate(lc_skills.create_skill)
+    skills = delegate(lc_skills.skills)
+    find_skill = delegate(lc_skills.find_skill)
+
+    # sharing — engram.team.sync / .setup / .conflicts / .history
+    timeline = delegate(team_history.history)  # audit entries and the file's git log
     sync = delegate(team_sync)
     add_remote = delegate(setup.add_remote)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
+    merge_stats = delegate(mergelog.merge_stats)
+    merge_anomalies = delegate(mergelog.merge_anomalies)
 
     # health and repairs — engram.doctor, engram.items.repair
     doctor = delegate(diagnose)

@@ -50,6 +50,7 @@ __all__ = [
     "DERIVED_HEADING",
     "ENGRAM_KEYS",
     "EVIDENCE_KEYS",
+    "PROPOSAL_KEYS",
     "SYNAPSE_KEYS",
     "CodecError",
     "canonical_content",
@@ -61,9 +62,11 @@ __all__ = [
     "normalize_engram_meta",
     "normalize_synapse",
     "parse_engram",
+    "parse_proposal",
     "parse_synapse",
     "parse_time",
     "render_engram",
+    "render_proposal",
     "render_synapse",
     "split_derived",
 ]
@@ -102,12 +105,20 @@ ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("reinforcementScore", NUMBER),
     ("lastRetrievedAt", TIME),
     ("lastEffectiveAt", TIME),
+    ("lastFailedAt", TIME),
     ("lastVerifiedAt", TIME),
     ("validWhile", ANY),
     ("source", ANY),
     ("activatedAt", TIME),
     ("deactivatedAt", TIME),
     ("supersededBy", TEXT),
+    # Lifecycle (engram.lifecycle): the situation a lesson holds in, what it superseded or
+    # absorbed, a skill's ordered steps and its preconditions, verification events.
+    ("situation", TEXT),
+    ("provenance", ANY),
+    ("steps", ANY),
+    ("preconditions", TEXTS),
+    ("verifications", ANY),
     # Set by the merge: conflicts it kept or refused, listed until a person resolves them.
     ("mergeConflicts", TEXTS),
 )
@@ -125,6 +136,25 @@ SYNAPSE_KEYS: tuple[tuple[str, str], ...] = (
     ("updatedBy", TEXT),
     ("updatedAt", TIME),
     ("retrievalWeight", NUMBER),
+)
+
+#: Known keys of a proposal file (``proposals/<kind>/prop-<hash16>.yaml``), in canonical order.
+PROPOSAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("id", TEXT),
+    ("kind", TEXT),
+    ("status", TEXT),
+    ("title", TEXT),
+    ("reason", TEXT),
+    ("targets", TEXTS),
+    ("payload", ANY),
+    ("score", NUMBER),
+    ("createdBy", TEXT),
+    ("createdAt", TIME),
+    ("updatedBy", TEXT),
+    ("updatedAt", TIME),
+    ("decidedBy", TEXT),
+    ("decidedAt", TIME),
+    ("note", TEXT),
 )
 
 #: Known keys of one synapse evidence entry, in canonical order.
@@ -440,3 +470,25 @@ def render_synapse(data: Mapping[str, Any]) -> bytes:
     out = _mark_instants(normalize_synapse(data), SYNAPSE_KEYS)
     out["evidence"] = [_mark_instants(e, EVIDENCE_KEYS) for e in out["evidence"]]
     return dump_mapping(out).encode("utf-8")
+
+
+def normalize_proposal(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Canonical proposal mapping: typed known keys in order, unknown keys sorted."""
+    data = _normalize(raw, PROPOSAL_KEYS, "proposal")
+    for key in ("id", "kind", "status"):
+        if not data.get(key):
+            raise CodecError(f"proposal has no {key!r}")
+    return data
+
+
+def parse_proposal(data: bytes) -> dict[str, Any]:
+    """Parse proposal YAML bytes into the canonical mapping."""
+    raw = load_raw(_decode(data))
+    if not isinstance(raw, dict):
+        raise CodecError("a proposal file must be a YAML mapping")
+    return normalize_proposal(raw)
+
+
+def render_proposal(data: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a proposal file."""
+    return dump_mapping(_mark_instants(normalize_proposal(data), PROPOSAL_KEYS)).encode("utf-8")

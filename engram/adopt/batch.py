@@ -30,7 +30,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from engram.errors import EngramError, NotFound
 from engram.items import links as item_links
@@ -229,7 +229,7 @@ def _one(
             found = writing.classify(state, item, shared) if dedupe else None
             if found is None:
                 return RecordResult(record.key, record.where, "NEW")
-            return RecordResult(record.key, record.where, found.outcome, found.id, found.item.path, found.similarity)
+            return RecordResult(record.key, record.where, cast(Outcome, found.outcome), found.id, found.item.path, found.similarity)
         made = writing.create(state, dedupe=dedupe, reinforce=False, boilerplate=shared, **kwargs)
         if made.outcome != "NEW" and "path" in kwargs and made.id in written:
             # Two files of one folder: each is a note people link to by its path, so both
@@ -243,7 +243,7 @@ def _one(
         return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
     if made.outcome == "NEW":
         written.add(made.id)
-    return RecordResult(record.key, record.where, made.outcome, made.id, made.item.path, made.similarity)
+    return RecordResult(record.key, record.where, cast(Outcome, made.outcome), made.id, made.item.path, made.similarity)
 
 
 def _link(state: VaultState, batch: Batch, ids: Mapping[str, str]) -> tuple[int, list[str]]:

@@ -1,5 +1,5 @@
-"""CLI commands that bring knowledge in and take it out, and get it back: import, export,
-restore and the trash."""
+"""CLI commands that bring knowledge in and take it out: import, export, and the trash
+(``engram restore``, in :mod:`engram.cli.lifecycle`, brings items back from it)."""
 
 from __future__ import annotations
 
@@ -134,28 +134,6 @@ def export(vault: Vault, fmt: str, output: str | None, domain: str | None) -> No
     click.echo(f"wrote {target}", err=True)
 
 
-@click.command()
-@click.argument("ref")
-@json_option
-@pass_vault
-def restore(vault: Vault, ref: str, as_json: bool) -> None:
-    """Bring a deleted item back from the trash, with its synapses.
-
-    REF is the item's id (or its first 6+ characters), as `engram trash list` shows it.
-
-    \b
-    Example:
-      engram restore 01J8ZQ3K
-    """
-    done = vault.restore(ref)
-    if as_json:
-        emit_json({"restored": done.id, "path": done.path, "synapses": list(done.synapses), "left": list(done.left)})
-        return
-    click.echo(f"restored {done.path} with {len(done.synapses)} synapse(s)")
-    for sid in done.left:
-        click.echo(f"  {sid} stays in the trash: its other end is not in the vault", err=True)
-
-
 @click.group()
 def trash() -> None:
     """What `engram delete` moved aside (kept in .engram/trash/ on this machine).
@@ -205,4 +183,4 @@ def trash_purge(vault: Vault, older_than: str, dry_run: bool, yes: bool, as_json
     click.echo(f"{verb} {len(gone)} item(s) deleted more than {older_than} ago")
 
 
-COMMANDS = [import_, export, restore, trash]
+COMMANDS = [import_, export, trash]

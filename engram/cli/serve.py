@@ -52,11 +52,20 @@ def serve(app: AppContext, use_http: bool, host: str, port: int, token: str | No
         raise click.UsageError("--token only applies to --http.")
     # stdout belongs to the protocol over stdio: keep the SDK's logs on stderr and terse.
     logging.basicConfig(level=os.environ.get("ENGRAM_MCP_LOG", "WARNING").upper())
+    from engram.lifecycle.schedule import Scheduler
+    from engram.mcp.server import toolbox
+
     server = build_server(app.vault_path, profile=profile, actor=app.actor)
-    if use_http:
-        serve_http(server, host=host, port=port, token=token)
-    else:
-        server.run("stdio")
+    holder = toolbox(server).holder
+    # Maintenance stages on the vault's lifecycle.schedule (off unless configured).
+    scheduler = Scheduler(lambda: holder.vault.state if holder.vault is not None else None).start()
+    try:
+        if use_http:
+            serve_http(server, host=host, port=port, token=token)
+        else:
+            server.run("stdio")
+    finally:
+        scheduler.stop()
 
 
 COMMANDS = [serve]

@@ -30,7 +30,10 @@ from engram.store.fsio import prune_empty_dirs
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import RESERVED_TOP, id_suffix
 
-Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
+#: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
+#: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
+#: ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match.
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,10 @@ class CreateResult:
     outcome: Outcome
     item: Engram
     similarity: float | None = None
+    #: Why, in words, when the outcome came from a learn decision (see ``Outcome``).
+    note: str | None = None
+    #: The existing item a learn decision acted on or linked to.
+    related: str | None = None
 
     @property
     def id(self) -> str:
@@ -66,6 +73,7 @@ def create(
     extra: Mapping[str, Any] | None = None,
     source: Any = None,
     dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
     reinforce: bool = True,
     path: str | None = None,
     preserve: Mapping[str, Any] | None = None,
@@ -76,17 +84,21 @@ def create(
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the original (identical title
     and content; reinforced unless ``reinforce`` is false), or ``UPDATE`` with the
     near-identical candidate (nothing written). ``source`` records provenance (e.g. the
-    file an import came from). Importers may also pass ``path`` (vault-relative: keep the
-    source's layout; a taken path gets an id suffix), ``preserve`` (frontmatter keys of
-    :data:`engram.store.rules.PRESERVABLE`: the id and history of an exported item) and
-    ``boilerplate`` (line keys a batch shares, see :class:`engram.store.dedup.LineCounts`).
-    Raises InvalidInput / UnknownKind before writing anything.
+    file an import came from); ``fields`` sets other built-in fields (``situation``,
+    ``steps``, ``verificationStatus``, …) validated as an update's are. Importers may also
+    pass ``path`` (vault-relative: keep the source's layout; a taken path gets an id
+    suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
+    id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
+    :class:`engram.store.dedup.LineCounts`). Raises InvalidInput / UnknownKind before
+    writing anything.
     """
     item = build(
         state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
         importance=importance, confidence=confidence, source_type=source_type, status=status,
         visibility=visibility, extra=extra, source=source, preserve=preserve,
     )
+    if fields:
+        item = rules.apply_changes(item, rules.normalize_changes(fields))
     wanted = check_path(path) if path is not None else None
     with state.lock.hold():
         state.ensure_indexed()

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from engram.errors import NotFound
 from engram.mcp.models import RestoreOut, TrashEntryOut, TrashOut
 from engram.mcp.registry import ADD_IDEMPOTENT, READ, Toolbox
 
@@ -34,19 +35,27 @@ def register(box: Toolbox) -> None:
     def engram_restore(
         ref: Annotated[str, Field(description="The deleted item's id, or its first 6+ characters (see engram_trash_list).")],
     ) -> RestoreOut:
-        """Bring a deleted item back from the trash, with its synapses.
+        """Bring an item back: a frozen or forgotten one to active, a deleted or purged one
+        from the trash with its synapses.
 
-        Use it to undo an engram_delete (yours or a person's). It goes back to its old path
-        (or beside it when that is taken); edges to items that are gone stay in the trash
-        and are listed. Refused when the id is in the vault again: nothing is overwritten.
-        Not for older versions of an item that exists: use engram_history.
+        Use it to undo an archive, a forget or an engram_delete (yours or a person's). A
+        deleted item goes back to its old path (or beside it when that is taken); edges to
+        items that are gone stay in the trash and are listed. Refused when the id is in the
+        vault again: nothing is overwritten. Not for older versions of an item that exists:
+        use engram_history.
         """
-        done = box.vault().restore(ref)
+        vault = box.vault()
+        try:  # frozen or forgotten, still in the vault: back to active
+            item = vault.restore(ref)
+            return RestoreOut(id=item.id, path=item.path or "", synapses=[], left=[],
+                              message=f"{item.title} is active again ({item.path}).")
+        except NotFound:  # deleted or purged: from the trash
+            done = vault.restore_deleted(ref)
         kept = f"; {len(done.left)} edge(s) stay in the trash (their other item is gone)" if done.left else ""
         return RestoreOut(
             id=done.id,
             path=done.path,
             synapses=list(done.synapses),
             left=list(done.left),
-            message=f"Restored {done.path} with {len(done.synapses)} synapse(s){kept}.",
+            message=f"Restored {done.path} with {len(done.synapses)} synapse(s) from the trash{kept}.",
         )

@@ -8,8 +8,9 @@ are written only through :func:`engram.fsio.atomic_write`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from engram.errors import FormatError, StorageError
 from engram.store.fsio import atomic_write
@@ -73,3 +74,24 @@ def read_synapse(path: Path, relpath: str) -> Synapse:
 
 def write_synapse(path: Path, synapse: Synapse) -> bool:
     return atomic_write(path, render_synapse(synapse))
+
+
+def parse_proposal(data: bytes, relpath: str) -> dict[str, Any]:
+    """Proposal bytes → canonical mapping. Raises FormatError."""
+    try:
+        return codec.parse_proposal(data)
+    except codec.CodecError as exc:
+        raise FormatError(relpath, str(exc)) from exc
+
+
+def read_proposal(path: Path, relpath: str) -> dict[str, Any]:
+    return parse_proposal(read_bytes(path, relpath), relpath)
+
+
+def write_proposal(path: Path, data: Mapping[str, Any]) -> bool:
+    """Write a proposal through the canonical writer (atomic; no-op when unchanged)."""
+    try:
+        payload = codec.render_proposal(data)
+    except codec.CodecError as exc:
+        raise FormatError(str(data.get("id", path.name)), str(exc)) from exc
+    return atomic_write(path, payload)

@@ -42,8 +42,9 @@ IMMUTABLE = frozenset(
 )
 #: Optional fields an update may clear by passing None.
 _CLEARABLE = frozenset(
-    {"last_retrieved_at", "last_effective_at", "last_verified_at", "valid_while", "source",
-     "activated_at", "deactivated_at", "superseded_by"}
+    {"last_retrieved_at", "last_effective_at", "last_failed_at", "last_verified_at", "valid_while",
+     "source", "activated_at", "deactivated_at", "superseded_by", "situation", "steps",
+     "preconditions"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -230,13 +231,45 @@ _VALIDATORS: dict[str, Any] = {
     "reinforcement_score": lambda v: _number("reinforcementScore", v),
     "last_retrieved_at": lambda v: timestamp("lastRetrievedAt", v),
     "last_effective_at": lambda v: timestamp("lastEffectiveAt", v),
+    "last_failed_at": lambda v: timestamp("lastFailedAt", v),
     "last_verified_at": lambda v: timestamp("lastVerifiedAt", v),
     "activated_at": lambda v: timestamp("activatedAt", v),
     "deactivated_at": lambda v: timestamp("deactivatedAt", v),
     "superseded_by": lambda v: text("supersededBy", v, 128, required=True, single_line=True),
     "valid_while": lambda v: _storable("validWhile", v),
+    "situation": lambda v: text("situation", v, MAX_SUMMARY_CHARS, required=True),
+    "steps": lambda v: text_list("steps", v, keep_repeats=True),
+    "preconditions": lambda v: text_list("preconditions", v),
+    "provenance": lambda v: record_list("provenance", v),
+    "verifications": lambda v: record_list("verifications", v),
     "source": lambda v: _storable("source", v),
 }
+
+
+MAX_LIST_ENTRIES = 200
+
+
+def text_list(name: str, value: Any, *, keep_repeats: bool = False) -> tuple[str, ...]:
+    """A list of one-paragraph texts (a skill's steps keep their order and repeats)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} must be a list of texts.", field=name, hint="e.g. ['first', 'then']")
+    out: list[str] = []
+    for raw in value:
+        entry = text(name, raw, MAX_SUMMARY_CHARS, required=True)
+        if keep_repeats or entry not in out:
+            out.append(entry)
+    if len(out) > MAX_LIST_ENTRIES:
+        raise InvalidInput(f"{name} has {len(out)} entries; at most {MAX_LIST_ENTRIES}.", field=name, hint="Split it.")
+    return tuple(out)
+
+
+def record_list(name: str, value: Any) -> tuple[Any, ...]:
+    """A list of mappings (provenance records, verification events)."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, Mapping) for v in value):
+        raise InvalidInput(f"{name} must be a list of mappings.", field=name, hint="e.g. [{'by': 'dana'}]")
+    return tuple(_storable(name, dict(v)) for v in value)
 
 
 def _count(name: str, value: Any) -> int:

@@ -71,3 +71,43 @@ async def test_first_contact_then_setup_without_restart(tmp_path: Path, hermetic
         status = ok(await client.call_tool("status", {}))
         assert status["vault"] == str(target) and status["vault_source"] == "the user config file"
         assert status["agent_id"] == "tester"  # ENGRAM_ACTOR still wins over the config file
+
+
+async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
+    """Every learning and lifecycle tool through `engram serve` and the official client,
+    with a happy path and a refusal each."""
+    async with Client(serve_params("--vault", str(vault.root), serve=("--profile", "full")), read_timeout_seconds=60) as c:
+        first = ok(await c.call_tool("engram_learn", {"content": "The staging database listens on port 5432.", "domain": "ops"}))
+        fixed = ok(await c.call_tool("engram_learn", {"content": "The staging database now listens on port 6432."}))
+        assert fixed["action"] == "superseded" and fixed["target"] == first["id"]
+        assert "invalid_input" in error(await c.call_tool("engram_learn", {"content": ""}))
+        new = fixed["id"]
+        assert ok(await c.call_tool("engram_reinforce", {"ref": new}))["changes"][0]["importanceDelta"] > 0
+        assert ok(await c.call_tool("engram_report_failure", {"ref": new, "confidence": 0.2}))["outcome"] == "failed"
+        assert ok(await c.call_tool("close_learning_loop", {"id": new, "outcome": "success"}))["outcome"] == "helped"
+        assert "not_found" in error(await c.call_tool("engram_reinforce", {"ref": "missing-item"}))
+        assert ok(await c.call_tool("get_evolution_lineage", {"ref": first["id"]}))["current"] == new
+        assert "not_found" in error(await c.call_tool("get_evolution_lineage", {"ref": "missing-item"}))
+        assert ok(await c.call_tool("upgrade_verification", {"ref": new, "evidence": "saw it"}))["verification_status"] == "plausible"
+        assert ok(await c.call_tool("verify_entry", {"id": new}))["verification_status"] == "verified"
+        assert "invalid_input" in error(await c.call_tool("upgrade_verification", {"ref": new, "evidence": ""}))
+        assert ok(await c.call_tool("stale_report", {"include_fresh": True}))["checked"] >= 1
+        other = ok(await c.call_tool("engram_create", {"title": "Staging DB port", "content": "It is 7000.", "domain": "ops"}))
+        done = ok(await c.call_tool("contradiction_resolve", {"old": new, "new": other["id"], "resolution": "archive"}))
+        assert {r["id"] for r in done["retired"]} == {new, other["id"]}
+        assert "invalid_input" in error(await c.call_tool("contradiction_resolve", {"old": new, "new": new, "resolution": "merge"}))
+        assert ok(await c.call_tool("engram_maintain", {"stage": "rem"}))["stage"] == "rem"
+        assert "invalid_input" in error(await c.call_tool("engram_maintain", {"stage": "nap"}))
+        flaky = ok(await c.call_tool("engram_create", {"title": "Flaky restart step", "content": "restart by hand"}))
+        for _ in range(3):
+            await c.call_tool("engram_report_failure", {"ref": flaky["id"]})
+        props = ok(await c.call_tool("engram_list_proposals", {"kind": "archive"}))["proposals"]
+        assert props and props[0]["targets"] == [flaky["id"]]
+        assert ok(await c.call_tool("engram_dismiss_proposal", {"id": props[0]["id"], "note": "keep"}))["status"] == "dismissed"
+        assert "invalid_input" in error(await c.call_tool("engram_accept_proposal", {"id": props[0]["id"]}))
+        assert "not_found" in error(await c.call_tool("engram_accept_proposal", {"id": "prop-00000000"}))
+        skill = ok(await c.call_tool("engram_create_skill", {"title": "Rebuild a bloated table", "steps": ["check disk", "run pg_repack"]}))
+        assert ok(await c.call_tool("engram_find_skill", {"task": "rebuild the bloated orders table"}))["skills"][0]["id"] == skill["id"]
+        assert error(await c.call_tool("engram_find_skill", {"task": "x", "limit": 0}))
+        history = ok(await c.call_tool("engram_history", {"ref": new}))
+        assert history["entries"][0]["action"] == "create"
