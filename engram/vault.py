@@ -129,6 +129,7 @@ class Vault:
 
     # the trash — engram.items.trash
     trash = delegate(item_trash.entries)
+    in_trash = delegate(item_trash.holds)
     restore_deleted = delegate(item_trash.restore)  # from .engram/trash (restore: a forgotten item)
     purge_trash = delegate(item_trash.purge)
 

@@ -42,7 +42,10 @@ def jsonl(state: VaultState, *, domain: str | None = None) -> Iterator[str]:
         edges = outgoing.get(item.id, [])
         if edges:
             record["synapses"] = [syn.to_meta() for syn in edges]
-        yield json.dumps(record, ensure_ascii=False, sort_keys=False)
+        line = json.dumps(record, ensure_ascii=False, sort_keys=False)
+        # Readers that split lines on Unicode breaks (str.splitlines) must still see one
+        # record a line: escape the three JSON leaves raw.
+        yield line.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def markdown(state: VaultState, *, domain: str | None = None) -> str:

@@ -92,7 +92,7 @@ def _objects(text: str) -> list[tuple[str, Mapping[str, Any], str | None]]:
                         out.append((where, {}, "not an object"))
             return out
     found: list[tuple[str, Mapping[str, Any], str | None]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):  # LF only: NEL and U+2028 are text
         if not line.strip():
             continue
         try:

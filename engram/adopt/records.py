@@ -61,7 +61,7 @@ def parse(text: str, origin: str, *, fmt: str = "auto", default_domain: tuple[st
         raw: list[tuple[int, Any, str | None]] = [(n, obj, None) for n, obj in enumerate(data, start=1)]
     else:
         raw = []
-        for n, line in enumerate(text.splitlines(), start=1):
+        for n, line in enumerate(text.split("\n"), start=1):  # JSON Lines breaks lines at LF only
             if not line.strip():
                 continue
             try:

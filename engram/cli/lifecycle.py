@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from engram.cli._common import emit_json, json_option, pass_vault
-from engram.errors import NotFound
 from engram.lifecycle.proposals import PROPOSAL_KINDS
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.store.model import ENGRAM_KINDS
@@ -278,9 +277,9 @@ def _status_command(name: str, doc: str) -> click.Command:
         elif name == "forget":
             item = vault.forget(ref, expected_version=expected_version)
         elif name == "restore":
-            try:
+            if not vault.in_trash(ref):
                 item = vault.restore(ref, expected_version=expected_version)
-            except NotFound:  # not in the vault: deleted or purged, so look in the trash
+            else:  # deleted or purged: from the trash
                 done = vault.restore_deleted(ref)
                 if as_json:
                     emit_json({"id": done.id, "path": done.path, "status": "restored from the trash",

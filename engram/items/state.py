@@ -152,6 +152,10 @@ class VaultState:
             self._actor, self._actor_source = resolve_actor(self.root)
         return self._actor
 
+    @actor.setter
+    def actor(self, name: str) -> None:
+        self._actor, self._actor_source = name, "flag"
+
     @property
     def actor_source(self) -> str:
         """Where :attr:`actor` came from: one of :data:`ACTOR_SOURCES`."""

@@ -104,6 +104,20 @@ def _find(state: VaultState, ref: str) -> TrashEntry:
     return matches[0]  # newest copy first
 
 
+def holds(state: VaultState, ref: str) -> bool:
+    """Whether a restore of ``ref`` means the trash: it names a trashed item (id or 6+
+    leading characters) and no frozen or forgotten item of the vault (those are restored
+    in place, by :func:`engram.lifecycle.forgetting.restore`)."""
+    wanted = ref.strip().upper()
+    if not any(e.id.upper() == wanted or (len(wanted) >= 6 and e.id.upper().startswith(wanted))
+               for e in entries(state)):
+        return False
+    state.ensure_fresh()
+    pattern = wanted + "%" if len(wanted) >= 6 else wanted
+    rows = state.index.query("SELECT status FROM items WHERE id = ? OR id LIKE ?", (wanted, pattern))
+    return not any(r["status"] in ("frozen", "forgotten", "archived") for r in rows)
+
+
 def restore(state: VaultState, ref: str) -> Restored:
     """Bring the newest trashed copy of item ``ref`` (an id or 6+ leading characters)
     back, with its synapses. Raises NotFound, InvalidInput (the id is in the vault)."""

@@ -10,7 +10,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram.errors import NotFound
 from engram.mcp.models import RestoreOut, TrashEntryOut, TrashOut
 from engram.mcp.registry import ADD_IDEMPOTENT, READ, Toolbox
 
@@ -45,12 +44,11 @@ def register(box: Toolbox) -> None:
         use engram_history.
         """
         vault = box.vault()
-        try:  # frozen or forgotten, still in the vault: back to active
+        if not vault.in_trash(ref):  # frozen or forgotten, still in the vault: back to active
             item = vault.restore(ref)
             return RestoreOut(id=item.id, path=item.path or "", synapses=[], left=[],
                               message=f"{item.title} is active again ({item.path}).")
-        except NotFound:  # deleted or purged: from the trash
-            done = vault.restore_deleted(ref)
+        done = vault.restore_deleted(ref)  # deleted or purged: from the trash
         kept = f"; {len(done.left)} edge(s) stay in the trash (their other item is gone)" if done.left else ""
         return RestoreOut(
             id=done.id,

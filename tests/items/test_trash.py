@@ -21,7 +21,7 @@ def test_delete_then_restore_gives_back_the_same_files(vault: Vault) -> None:
     before = snapshot(vault)
     vault.delete(a.id)
     assert vault.synapses() == [] and [e.id for e in vault.trash()] == [a.id]
-    restored = vault.restore(a.id[:8])
+    restored = vault.restore_deleted(a.id[:8])
     assert restored.path == a.item.path and len(restored.synapses) == 1 and restored.left == ()
     assert snapshot(vault) == before  # the item, its edge and both derived sections, byte for byte
     assert vault.trash() == []
@@ -35,10 +35,10 @@ def test_restore_keeps_edges_to_deleted_neighbours_in_the_trash(vault: Vault) ->
     vault.link(a.id, "depends_on", b.id)
     vault.delete(a.id)
     vault.delete(b.id)
-    done = vault.restore(a.id)
+    done = vault.restore_deleted(a.id)
     assert done.synapses == () and len(done.left) == 1
     assert vault.synapses() == []
-    done_b = vault.restore(b.id)
+    done_b = vault.restore_deleted(b.id)
     assert done_b.synapses == () and vault.synapses() == []  # the edge went to a's bin; b's has none
 
 
@@ -46,17 +46,17 @@ def test_restore_never_overwrites(vault: Vault) -> None:
     a = vault.create("Kept", "v1", domain=["x"])
     vault.delete(a.id)
     other = vault.create("Kept", "a different note now holds the path", domain=["x"])
-    done = vault.restore(a.id)
+    done = vault.restore_deleted(a.id)
     assert done.path != other.item.path and vault.get(other.id).content.startswith("a different")
     with pytest.raises(NotFound, match="the trash holds no item"):
-        vault.restore(a.id)
+        vault.restore_deleted(a.id)
     # the id came back another way (a teammate's copy arrived with a sync): refused
     vault.delete(a.id)
     [entry] = vault.trash()
     (vault.root / "x" / "from-a-peer.md").write_bytes((entry.folder / entry.path).read_bytes())
     vault.refresh()
     with pytest.raises(InvalidInput, match="is in the vault already"):
-        vault.restore(a.id)
+        vault.restore_deleted(a.id)
     assert [e.id for e in vault.trash()] == [a.id]  # the trashed copy stays where it was
 
 
@@ -80,6 +80,6 @@ def test_purge_by_age_and_cli(vault: Vault) -> None:
     assert [e.id for e in vault.trash()] == [new.id] and not aged.exists()
     assert [e.action for e in vault.state.audit.entries(old.id)][-1] == "purge"
     back = run.invoke(cli, ["--vault", str(vault.root), "restore", new.id])
-    assert back.exit_code == 0 and "restored new.md" in back.stdout
+    assert back.exit_code == 0 and f"{new.id} restored from the trash (new.md, 0 synapse(s))" in back.stdout
     bad = run.invoke(cli, ["--vault", str(vault.root), "trash", "purge", "--older-than", "soon"])
     assert bad.exit_code == 2 and "is not an age" in bad.stderr

@@ -222,7 +222,7 @@ async def test_trash_list_and_restore(client: Client, vault: Vault) -> None:
     back = ok(await client.call_tool("engram_restore", {"ref": a["id"][:8]}))
     assert back["path"] == a["path"] and len(back["synapses"]) == 1 and back["left"] == []
     assert vault.get(a["id"]).title == "Keep me" and len(vault.synapses(a["id"])) == 1
-    assert "the trash holds no item" in error(await client.call_tool("engram_restore", {"ref": a["id"]}))
+    assert "is active, not frozen or forgotten: nothing to restore" in error(await client.call_tool("engram_restore", {"ref": a["id"]}))
     assert ok(await client.call_tool("engram_trash_list", {}))["items"] == []
 
 
