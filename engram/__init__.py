@@ -14,15 +14,18 @@ that implements each one::
 
 from engram.errors import (
     AlreadyExists,
+    BinaryFile,
     Busy,
     Conflict,
     EngramError,
+    FileTooLarge,
     FormatError,
     GitError,
     InvalidInput,
     NotFound,
     StorageError,
     UnknownKind,
+    UnsafeFile,
     VaultNotFound,
     VersionConflict,
 )
@@ -31,12 +34,14 @@ from engram.vault import CreateResult, Vault
 
 __all__ = [
     "AlreadyExists",
+    "BinaryFile",
     "Busy",
     "Conflict",
     "CreateResult",
     "Engram",
     "EngramError",
     "Evidence",
+    "FileTooLarge",
     "FormatError",
     "GitError",
     "InvalidInput",
@@ -44,6 +49,7 @@ __all__ = [
     "StorageError",
     "Synapse",
     "UnknownKind",
+    "UnsafeFile",
     "Vault",
     "VaultNotFound",
     "VersionConflict",

@@ -19,6 +19,7 @@ plain Markdown.
 
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 
@@ -89,19 +90,54 @@ def read_for(
 
 
 def read_text(path: Path) -> str:
-    """A whole file as UTF-8 text (a BOM is dropped); raises InvalidInput naming the problem."""
+    """A whole file as text (see :func:`decode`); raises InvalidInput naming the problem."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}.", hint="Check the path and permissions.") from exc
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InvalidInput(f"{path} is UTF-16 text.", hint="Save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`) and retry.")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
+    return decode(data)
+
+
+_ICONV = "iconv -f {enc} -t UTF-8 FILE > FILE.utf8"
+
+
+def decode(data: bytes) -> str:
+    """The text of an import file. JSON is UTF-8; a byte-order mark says which Unicode
+    encoding a file is in, so UTF-8 and UTF-16 files that start with one are read
+    (PowerShell's ``>`` writes UTF-16 with a mark); UTF-16 without a mark, other encodings
+    and binary files are refused with an error that names the problem and the fix.
+    Raises InvalidInput."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InvalidInput(
+                "the file starts with a UTF-16 byte-order mark but is not valid UTF-16.",
+                hint="Re-save it as UTF-8.",
+            ) from None
+    head = data[:4096]
+    if b"\x00" in head:
+        # JSON text starts with ASCII; UTF-16 puts a NUL beside every ASCII character.
+        odd, even = head[1::2], head[0::2]
+        if head and (odd.count(0) > len(odd) // 2 or even.count(0) > len(even) // 2):
+            enc = "UTF-16LE" if odd.count(0) > even.count(0) else "UTF-16BE"
+            raise InvalidInput(
+                f"the file looks like {enc} without a byte-order mark; engram imports UTF-8.",
+                hint=f"Convert it: {_ICONV.format(enc=enc)}",
+            )
         raise InvalidInput(
-            f"{path} is not UTF-8 text (byte {exc.start} cannot be decoded).",
-            hint="Pass a JSON / JSON Lines file saved as UTF-8.",
+            "the file is binary (it has NUL bytes), not JSON text.",
+            hint="Pass a JSON list or JSON Lines file in UTF-8.",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(
+            f"the file is not UTF-8 (byte {exc.start:,}, on line {line}, is 0x{data[exc.start]:02x}).",
+            hint="Re-save it as UTF-8 (for a Latin-1 file: " + _ICONV.format(enc="LATIN1") + ").",
         ) from None
 
 

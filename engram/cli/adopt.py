@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from engram.adopt.batch import ImportReport
-from engram.adopt.sources import FORMATS, parse_text
+from engram.adopt.sources import FORMATS, decode, parse_text
 from engram.cli._common import emit_json, json_option, pass_vault
 from engram.errors import InvalidInput
 from engram.items.trash import parse_age
@@ -47,7 +47,7 @@ def import_(
       engram import decisions.jsonl --domain team/decisions
     """
     if str(source) == "-":
-        batch = parse_text(sys.stdin.read(), "stdin", fmt, default_domain=split_domain(domain))
+        batch = parse_text(decode(sys.stdin.buffer.read()), "stdin", fmt, default_domain=split_domain(domain))
     else:
         batch = vault.read_import(source, fmt, default_domain=split_domain(domain), rename=rename)
     show_bar = not as_json and sys.stderr.isatty() and len(batch.records) > 1

@@ -86,7 +86,7 @@ def item(request: Request) -> Response:
     return viewer.page(
         request, "item.html", item=found, meta=found.to_meta(), synapses=vault.synapses(found.id),
         lineage=vault.lineage(found.id), neighbours=titles, cut=around.truncated,
-        derived=vault.derived_section(found.id), history=vault.history(found.id),
+        derived=vault.derived_section(found.id), history=vault.timeline(found.id),
         proposals=vault.proposals(target=found.id),
         successor=titles.get(found.superseded_by or "") if found.superseded_by else None,
     )

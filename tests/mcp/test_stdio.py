@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -111,3 +112,59 @@ async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
         assert error(await c.call_tool("engram_find_skill", {"task": "x", "limit": 0}))
         history = ok(await c.call_tool("engram_history", {"ref": new}))
         assert history["entries"][0]["action"] == "create"
+
+
+def test_every_line_gets_an_answer_even_one_that_is_not_a_message(vault: Vault) -> None:
+    """Raw lines a client library would never send: each gets a JSON-RPC error, and the
+    server keeps serving (the SDK alone drops them and the client waits forever)."""
+    import json
+    import subprocess
+
+    params = serve_params("--vault", str(vault.root))
+    proc = subprocess.Popen(
+        [params.command, *params.args], env=params.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = [
+        json.dumps(init),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":"\\ud800"}}',
+        "[" * 20_000 + "]" * 20_000,
+        "not json at all",
+        '{"jsonrpc":"2.0","id":"q","params":{}}',
+        '{"jsonrpc":"2.0","id":9,"method":"tools/list"}',
+    ]
+    import threading
+
+    watchdog = threading.Timer(60, proc.kill)  # a missing answer fails the test, never hangs it
+    watchdog.start()
+    answers: list[dict[str, Any]] = []
+    try:
+        proc.stdin.write(("\n".join(lines) + "\n").encode())
+        proc.stdin.flush()
+        while not answers or answers[-1].get("id") != 9:
+            line = proc.stdout.readline()
+            assert line, f"the server stopped answering after {answers}"
+            answers.append(json.loads(line))
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        if not proc.stdin.closed:
+            proc.stdin.close()
+    by_id = {a.get("id"): a for a in answers if a.get("id") not in (None, 1)}
+    nulls = [a for a in answers if a.get("id") is None]
+    assert by_id[7]["error"] == {
+        "code": -32700,
+        "message": "Parse error: a string holds a lone surrogate escape (e.g. \\ud800), which is not Unicode text.",
+    }
+    assert by_id["q"]["error"]["code"] == -32600 and "method" in by_id["q"]["error"]["message"]
+    assert [a["error"]["code"] for a in nulls] == [-32700, -32700]
+    assert "recursion limit exceeded" in nulls[0]["error"]["message"]
+    assert "tools" in by_id[9]["result"]  # still serving after all that

@@ -442,7 +442,18 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("engram_create", {"title": "x", "domain": "../etc"}, "invalid_input"),
     ("engram_create", {"title": "x", "content": "a" * (MAX_CONTENT_BYTES + 1)},
      f"invalid_input: content is {MAX_CONTENT_BYTES + 1:,} bytes; the limit is {MAX_CONTENT_BYTES:,}."),
-    ("engram_create", {"title": "x", "content": "nul\x00byte"}, "content contains NUL bytes"),
+    ("engram_create", {"title": "x", "content": "nul\x00byte"}, "content contains a NUL character"),
+    # NUL (and lone surrogates) are refused in every text an item stores.
+    ("engram_create", {"title": "nul\x00title"}, "invalid_input: title contains a NUL character."),
+    ("engram_create", {"title": "x", "summary": "s\x00"}, "invalid_input: summary contains a NUL character."),
+    ("engram_create", {"title": "x", "tags": ["ok", "t\x00"]}, "invalid_input: tag contains a NUL character."),
+    ("engram_create", {"title": "x", "extra": {"note": "a\x00b"}}, "extra value for 'note' contains a NUL"),
+    ("engram_create", {"title": "x", "extra": {"deep": {"k\x00": ["v"]}}}, "extra value for 'deep' contains a NUL"),
+    ("engram_create", {"title": "lone \ud800 surrogate"}, "title is not valid Unicode text (a lone surrogate)"),
+    ("engram_update", {"ref": "Keep me", "title": "t\x00"}, "invalid_input: title contains a NUL character."),
+    ("engram_update", {"ref": "Keep me", "summary": "\x00"}, "invalid_input: summary contains a NUL character."),
+    ("synapse_create", {"source": "Keep me", "kind": "extends", "target": "Keep me", "evidence": "e\x00"},
+     "evidence contains a NUL character"),
     ("engram_create", {"title": "x", "tags": [1, 2]}, "Input should be a valid string"),
     ("engram_create", {"title": "x", "extra": {"id": "mine"}}, "'id' is a built-in field"),
     ("engram_get", {"ref": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "not_found: no item matches"),
@@ -594,6 +605,13 @@ async def test_setup_refuses_unsafe_or_missing_folders(tmp_path: Path, config_fi
         absent = error(await c.call_tool("setup", {"vault_path": str(tmp_path / "absent"), "create": False}))
         assert absent.startswith("vault_not_found: there is no vault at")
         assert "agent_id must be 1-100" in error(await c.call_tool("setup", {"vault_path": str(tmp_path / "v"), "agent_id": "a\nb"}))
+        # A relative path would resolve against the server's working folder, unseen by the agent.
+        for relative in ("../../etc", "team-memory", "./v", "~no-such-user-here/v"):
+            refused = error(await c.call_tool("setup", {"vault_path": relative}))
+            assert refused == (
+                f"invalid_input: vault_path {relative!r} is not an absolute path. Pass an absolute "
+                "path or one under ~, e.g. setup(vault_path='~/team-memory')."
+            ), refused
         assert not (tmp_path / "absent").exists() and not (tmp_path / "v").exists()
         assert "No vault_path given" in ok(await c.call_tool("setup", {}))["message"]
     assert not config_file.exists()

@@ -111,7 +111,7 @@ def test_open_an_item_and_edit_it(page: Page, running: Viewer) -> None:
     after = running.vault.get(before.id)
     assert after.summary == "Immutable values need no locks"
     assert after.content == before.content + "\nAdded from the viewer.\n"
-    assert running.vault.audit_history(before.id)[-1].fields == ("summary", "content")
+    assert running.vault.history(before.id)[-1].fields == ("summary", "content")
 
 
 def test_a_stale_edit_in_the_browser_shows_what_changed(page: Page, running: Viewer) -> None:

@@ -33,7 +33,7 @@ def test_an_edit_writes_only_what_changed_and_is_audited(running: Viewer) -> Non
     after = running.vault.get(item.id)
     assert after.importance == 0.95 and after.tags == (*item.tags, "immutability")
     assert after.content == item.content and after.title == item.title
-    last = running.vault.audit_history(item.id)[-1]
+    last = running.vault.history(item.id)[-1]
     assert (last.action, last.actor, set(last.fields)) == ("update", "tester", {"importance", "tags"})
     assert "Saved as version" in running.get(reply.headers["location"]).text
 
@@ -89,7 +89,7 @@ def test_resolving_a_conflict_with_blocks_left_asks_first(running: Viewer) -> No
     assert forced.status == 303
     assert running.vault.get(ref).merge_conflicts is None
     assert "Cleared the flag on" in running.get(forced.headers["location"]).text
-    assert running.vault.audit_history(ref)[-1].action == "resolve"
+    assert running.vault.history(ref)[-1].action == "resolve"
 
 
 def test_accepting_a_merge_proposal_asks_first_then_carries_it_out(running: Viewer) -> None:
