@@ -27,8 +27,8 @@ from typing import Any
 from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: Every benchmark ``run`` knows; the last six are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption")
+#: Every benchmark ``run`` knows; all but the first four are modules ``benchmarks/bench_<kind>.py``.
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "import")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 
