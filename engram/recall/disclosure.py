@@ -93,6 +93,7 @@ def _hit(
         tier=tier, explanation=explanation, tags=tags,
         summary=digest if tier != "catalog" else None,
         content=body if tier == "content" else None, warnings=warnings,
+        scope=str(row["visibility"] or "team"),
     )
 
 

@@ -176,7 +176,7 @@ def run(
     hits, tokens = disclose(state.index, chosen, tier, budget if budget is not None else s.token_budget, edges)
     misses, _ = disclose(state.index, near, "catalog", 10**9, edges)
     if record and hits:
-        journal_for(state).record([(h.id, h.score) for h in hits], now())
+        journal_for(state).record([(h.id, h.score) for h in hits], now(), by=state.actor)
     return SearchResult(
         query=query, status=status, hits=tuple(hits), near_misses=tuple(misses),
         terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,

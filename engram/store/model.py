@@ -132,6 +132,11 @@ class Engram:
     activated_at: str | None = None
     deactivated_at: str | None = None
     superseded_by: str | None = None
+    recalled_by: tuple[str, ...] | None = None
+    recall_days: tuple[str, ...] | None = None
+    endorsements: tuple[Mapping[str, Any], ...] | None = None
+    promotions: tuple[Mapping[str, Any], ...] | None = None
+    example: str | None = None
     merge_conflicts: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None

@@ -41,7 +41,7 @@ IMMUTABLE = frozenset(
 #: Optional fields an update may clear by passing None.
 _CLEARABLE = frozenset(
     {"last_retrieved_at", "last_effective_at", "last_verified_at", "valid_while", "source",
-     "activated_at", "deactivated_at", "superseded_by"}
+     "activated_at", "deactivated_at", "superseded_by", "example"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -199,7 +199,31 @@ _VALIDATORS: dict[str, Any] = {
     "superseded_by": lambda v: text("supersededBy", v, 128, required=True, single_line=True),
     "valid_while": lambda v: _storable("validWhile", v),
     "source": lambda v: _storable("source", v),
+    "recalled_by": lambda v: _texts("recalledBy", v),
+    "recall_days": lambda v: _texts("recallDays", v),
+    "endorsements": lambda v: _records("endorsements", v),
+    "promotions": lambda v: _records("promotions", v),
+    "example": content_text,
 }
+
+
+def _texts(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} must be a list of texts.", field=name, hint="e.g. ['alice', 'bob']")
+    out = tuple(dict.fromkeys(text(name, v, 200, required=True, single_line=True) for v in value))
+    return out
+
+
+def _records(name: str, value: Any) -> tuple[Mapping[str, Any], ...]:
+    """A list of mappings with text keys (endorsement and promotion records)."""
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} must be a list of records.", field=name, hint="e.g. [{'by': 'alice', 'at': '…'}]")
+    out: list[Mapping[str, Any]] = []
+    for record in value:
+        if not isinstance(record, Mapping) or not all(isinstance(k, str) for k in record):
+            raise InvalidInput(f"each of {name} must be a mapping.", field=name, hint="e.g. {'by': 'alice'}")
+        out.append(_storable(name, dict(record)))
+    return tuple(out)
 
 
 def _count(name: str, value: Any) -> int:
