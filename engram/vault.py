@@ -24,7 +24,8 @@ from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
-from engram.recall.search import search as recall_search
+from engram.scopes import capture, distill, promotion, status
+from engram.scopes import recall as scope_recall
 from engram.team import conflicts as merge_conflicts
 from engram.team import mergelog, setup
 from engram.team.sync import sync as team_sync
@@ -116,9 +117,23 @@ class Vault:
     synapses = delegate(links.synapses)
     neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
-    # recall — engram.recall.search / .usage
-    search = delegate(recall_search)
+    # recall — engram.scopes.recall (this vault and the org vault) / engram.recall.usage
+    search = delegate(scope_recall.search)
+    get_any = delegate(scope_recall.get_any)  # this vault, then the org vault
     flush_usage = delegate(usage.flush)
+
+    # scopes and capture — engram.scopes.promotion / .distill / .capture / .status
+    endorse = delegate(promotion.endorse)
+    promote = delegate(promotion.promote)
+    standing = delegate(promotion.standing)
+    review_promotions = delegate(promotion.review_promotions)
+    generalize = delegate(promotion.generalize)
+    sync_scopes = delegate(promotion.sync_scopes)
+    distill = delegate(distill.distill)
+    record_need = delegate(capture.record_need)
+    screen_observation = delegate(capture.screen)
+    scopes_status = delegate(status.scopes_status)
+    configure_scopes = delegate(status.configure)
 
     # sharing — engram.team.sync / .conflicts
     sync = delegate(team_sync)

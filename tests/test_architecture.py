@@ -26,6 +26,7 @@ LAYERS = (
     "engram.items",
     "engram.recall",
     "engram.team",
+    "engram.scopes",
     "engram.doctor",
     "engram.vault",
     "engram.demo",
@@ -151,7 +152,7 @@ def test_vault_is_a_table_of_contents_not_a_mixin_stack() -> None:
 
     assert Vault.__bases__ == (object,)
     source, _ = inspect.getsourcelines(Vault)
-    assert len(source) <= 90
+    assert len(source) <= 110
     delegated = {name: attr for name, attr in vars(Vault).items() if isinstance(attr, delegate)}
     assert len(delegated) >= 25
     for name, attr in delegated.items():

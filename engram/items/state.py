@@ -24,9 +24,9 @@ import getpass
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from engram.errors import (
     EngramError,
@@ -48,6 +48,13 @@ from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
 
 STATE_DIR = ".engram"
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
 
 
 def default_actor() -> str:
@@ -107,13 +114,24 @@ class VaultState:
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
+        self._companions: dict[str, _Closable] = {}
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
 
     def close(self) -> None:
-        """Close the index connection and stop its file watcher."""
+        """Close the index connection and stop its file watcher (and companions')."""
+        for companion in self._companions.values():
+            companion.close()
+        self._companions.clear()
         self.index.close()
+
+    def companion(self, key: str, make: Callable[[], C]) -> C:
+        """An object made once per state and closed with it (the org vault's state)."""
+        found = self._companions.get(key)
+        if found is None:
+            found = self._companions[key] = make()
+        return found  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ freshness
 

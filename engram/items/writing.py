@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from engram.errors import FormatError
+from engram.errors import AlreadyExists, FormatError, InvalidInput
 from engram.items.state import VaultState
 from engram.store import rules
 from engram.store.dedup import candidate_match, fingerprint, similarity
 from engram.store.fsio import prune_empty_dirs
-from engram.store.model import Engram, new_id, now
+from engram.store.model import Engram, is_valid_id, new_id, now
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
 
@@ -59,17 +59,24 @@ def create(
     extra: Mapping[str, Any] | None = None,
     source: Any = None,
     dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
+    item_id: str | None = None,
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
     (identical title and content), or ``UPDATE`` with the near-identical candidate
     (nothing written). ``source`` records provenance (e.g. the file an import came
-    from). Raises InvalidInput / UnknownKind before writing anything.
+    from); ``fields`` sets other built-in fields, validated as an update's are;
+    ``item_id`` keeps an id the item already has elsewhere (a promotion into another
+    scope's vault). Raises InvalidInput / UnknownKind / AlreadyExists (that id is taken)
+    before writing anything.
     """
     stamp = now()
+    if item_id is not None and not is_valid_id(item_id):
+        raise InvalidInput(f"{item_id!r} is not a valid item id.", field="id", hint="Use a ULID.")
     item = rules.build_new(
-        new_id(),
+        item_id or new_id(),
         title=title,
         content=content,
         domain=domain,
@@ -86,8 +93,14 @@ def create(
         actor=state.actor,
         at=stamp,
     )
+    if fields:
+        item = rules.apply_changes(item, rules.normalize_changes(fields))
     with state.lock.hold():
         state.ensure_indexed()
+        if item_id is not None and state.index.item_rows("id = ?", (item_id,)):
+            raise AlreadyExists(
+                f"an item with id {item_id} is already in this vault.", hint=f"Read it with `engram get {item_id}`."
+            )
         if dedupe and state.dedup_settings.enabled:
             found = _find_duplicate(state, item)
             if found is not None:

@@ -256,6 +256,10 @@ class SearchHitOut(_Out):
     )
     via: Literal["lexical", "graph"]
     tier: str
+    scope: Literal["private", "team", "org"] = Field(
+        default="team",
+        description="Where the knowledge lives: private (this machine), team (this vault), org (shared by many teams).",
+    )
     tags: list[str] | None = None
     summary: str | None = None
     content: str | None = None

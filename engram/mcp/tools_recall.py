@@ -38,6 +38,7 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
         relevance=hit.relevance,
         via=hit.via,
         tier=hit.tier,
+        scope=hit.scope,  # type: ignore[arg-type]  # one of VISIBILITIES
         tags=list(hit.tags) if hit.tier != "catalog" else None,
         summary=hit.summary or None,
         content=hit.content,

@@ -1,0 +1,165 @@
+"""One search over every scope: this vault (private and team items) and the org vault.
+
+:func:`search` runs the recall pipeline (:func:`engram.recall.search.search`) on this
+vault and, when an org vault is configured and cloned, on the org clone's own index,
+then merges the two ranked lists by score. Each hit says its scope: ``private`` or
+``team`` for this vault's items (their visibility), ``org`` for the org vault's. An item
+this team promoted lives in both; it is returned once, as this vault's copy (its body
+and links are the team's), with scope ``org``.
+
+Scores are comparable because both pipelines use the same settings shape and the same
+blend; each scope's lexical part is relative to its own best match, so an org hit earns
+its place by its coverage of the query and its priors like any other. The token budget
+of ``tier=auto`` is kept over the merged list: hits past it are shown at a lower tier.
+
+Cost: the org index is a second SQLite file; a query pays one more pipeline run over it
+(the org clone is kept fresh the same way as the vault: a watcher in long-lived
+processes). Nothing reaches the network: the clone is as fresh as the last
+:func:`engram.scopes.org.sync_org`. Org hits are not journaled (usage is this team's).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from engram.errors import InvalidInput, NotFound
+from engram.items import reading
+from engram.items.state import VaultState
+from engram.recall.results import SearchHit, SearchResult
+from engram.recall.search import search as recall_search
+from engram.recall.settings import recall_settings
+from engram.recall.usage import journal_for
+from engram.scopes.org import org_state
+from engram.store.model import VISIBILITIES, Engram, now
+
+SCOPES = VISIBILITIES  # private, team, org
+
+
+def search(
+    state: VaultState,
+    query: str,
+    *,
+    limit: int | None = None,
+    domain: str | Sequence[str] | None = None,
+    kinds: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    statuses: Iterable[str] | None = None,
+    visibility: Iterable[str] | None = None,
+    min_importance: float | None = None,
+    include_hidden: bool = False,
+    as_of: str | None = None,
+    tier: str = "auto",
+    budget: int | None = None,
+    expand: bool = True,
+    raw: bool = False,
+    record: bool = True,
+    min_relevance: float | None = None,
+) -> SearchResult:
+    """Graph-expanded recall over this vault and the org vault (see the module
+    docstring); the arguments are those of :func:`engram.recall.search.search`, and
+    ``visibility`` doubles as the scope filter (``["org"]``: org knowledge only). Each
+    hit's ``scope`` says where it lives. Raises InvalidInput."""
+    started = time.perf_counter()
+    wanted = tuple(visibility) if visibility is not None else None
+    for scope in wanted or ():
+        if scope not in SCOPES:
+            raise InvalidInput(f"scope {scope!r} is not one of {', '.join(SCOPES)}.", field="visibility",
+                               hint="Use private, team or org.")
+    common = dict(
+        limit=limit, domain=domain, kinds=kinds, tags=tags, statuses=statuses, min_importance=min_importance,
+        include_hidden=include_hidden, as_of=as_of, tier=tier, budget=budget, expand=expand, raw=raw,
+        min_relevance=min_relevance,
+    )
+    mine = recall_search(state, query, visibility=wanted, record=False, **common)  # type: ignore[arg-type]
+    org = org_state(state) if wanted is None or "org" in wanted else None
+    if org is None:
+        _journal(state, mine.hits, record)
+        return mine
+    theirs = recall_search(org, query, visibility=("team", "org"), record=False, **common)  # type: ignore[arg-type]
+    merged = _merge(mine, theirs, limit or recall_settings(state).limit)
+    s = recall_settings(state)
+    hits, tokens = _fit(merged, tier, budget if budget is not None else s.token_budget)
+    mine_ids = {h.id for h in mine.hits}
+    _journal(state, tuple(h for h in hits if h.id in mine_ids), record)
+    ok = mine.status == "ok" or theirs.status == "ok"
+    return replace(
+        mine,
+        status="ok" if ok else "no_confident_match",
+        hits=tuple(hits) if ok else (),
+        near_misses=() if ok else tuple(sorted((*mine.near_misses, *_as_org(theirs.near_misses)),
+                                                key=lambda h: -h.score)[:3]),
+        best_relevance=max((r for r in (mine.best_relevance, theirs.best_relevance) if r is not None), default=None),
+        expanded=mine.expanded or theirs.expanded,
+        tokens=tokens,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def _as_org(hits: Iterable[SearchHit]) -> tuple[SearchHit, ...]:
+    return tuple(replace(h, scope="org") for h in hits)
+
+
+def _merge(mine: SearchResult, theirs: SearchResult, limit: int) -> list[SearchHit]:
+    org_ids = {h.id for h in theirs.hits}
+    out: dict[str, SearchHit] = {}
+    for hit in mine.hits:
+        out[hit.id] = replace(hit, scope="org") if hit.id in org_ids else hit
+    for hit in _as_org(theirs.hits):
+        if hit.id not in out:
+            out[hit.id] = hit
+        elif hit.score > out[hit.id].score:
+            out[hit.id] = replace(out[hit.id], score=hit.score)
+    ranked = sorted(out.values(), key=lambda h: (-h.score, h.scope == "org", h.id))
+    return ranked[:limit]
+
+
+def _tokens(text: str | None) -> int:
+    return 0 if not text else (len(text) + 3) // 4
+
+
+def _cost(hit: SearchHit) -> int:
+    line = _tokens(f"{hit.id} {hit.title} {hit.path} {hit.kind}") + 4
+    return line + _tokens(hit.summary) + _tokens(hit.content)
+
+
+def _fit(hits: list[SearchHit], tier: str, budget: int) -> tuple[list[SearchHit], int]:
+    """Keep ``tier=auto`` within the budget over the merged list: later hits step down to
+    digest, then catalog (each pipeline kept the budget on its own list only)."""
+    used = 0
+    out: list[SearchHit] = []
+    for i, hit in enumerate(hits):
+        if tier == "auto":
+            reserve = sum(_tokens(f"{h.id} {h.title} {h.path} {h.kind}") + 4 for h in hits[i + 1 :])
+            if hit.content is not None and used + _cost(hit) + reserve > budget:
+                hit = replace(hit, tier="digest", content=None)
+            if hit.summary is not None and used + _cost(hit) + reserve > budget:
+                hit = replace(hit, tier="catalog", summary=None, tags=())
+        out.append(hit)
+        used += _cost(hit)
+    return out, used
+
+
+def _journal(state: VaultState, hits: Sequence[SearchHit], record: bool) -> None:
+    if record and hits:
+        journal_for(state).record([(h.id, h.score) for h in hits], now(), by=state.actor)
+
+
+def get_any(state: VaultState, ref: str) -> tuple[Engram, str]:
+    """The item ``ref`` names and its scope: this vault first, then the org clone (so an
+    org hit of :func:`search` can be read in full). Raises NotFound, InvalidInput."""
+    try:
+        item = reading.get(state, ref)
+        return item, item.visibility
+    except NotFound:
+        org = org_state(state)
+        if org is None:
+            raise
+        try:
+            return reading.get(org, ref), "org"
+        except NotFound:
+            raise NotFound(
+                f"no item matches {ref!r} in this vault or the org vault.", ref=ref,
+                hint="Pass an id from engram_search; `engram scopes sync` brings the org vault up to date.",
+            ) from None
