@@ -233,14 +233,14 @@ def _agentsync(state: VaultState, raw: str, branch: str, marks: dict[str, Any]) 
             key = _key("agentsync", project, str(agent), str(claim.get("task") or ""), str(claim.get("branch") or ""))
             latest[key] = (str(agent), claim, commit)
     for key, (agent, claim, commit) in latest.items():
-        _put(state, report, key, *_outcome(agent, claim, project, commit, key))
+        title, body, more = _outcome(agent, claim, project, commit)
+        _put(state, report, key, title, body, **more)
     tip = max(tips, key=lambda ref: int(_git(cache, "rev-list", "--count", ref).stdout.strip() or 0))
     marks[mark_key] = _git(cache, "rev-parse", tip).stdout.strip()
     return report
 
 
-def _outcome(agent: str, claim: Mapping[str, Any], project: str, commit: str, key: str
-             ) -> tuple[str, str, dict[str, Any]]:
+def _outcome(agent: str, claim: Mapping[str, Any], project: str, commit: str) -> tuple[str, str, dict[str, Any]]:
     task = " ".join(str(claim.get("task") or "unnamed task").split())
     note = str(claim.get("note") or "").strip()
     branch = str(claim.get("branch") or "").strip()
@@ -319,7 +319,8 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
         if status == "active":
             made = _decision(kind, entry, project, eid)
             if made is not None:
-                copies[eid] = _put(state, report, key, *made)
+                title, body, more = made
+                copies[eid] = _put(state, report, key, title, body, **more)
     for eid, (_kind, entry) in entries.items():
         status = str(entry.get("status") or "active")
         if status not in ("superseded", "deprecated"):
