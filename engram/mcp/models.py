@@ -174,6 +174,17 @@ class Gap(_Out):
     fix: str
 
 
+class WireOut(_Out):
+    """One scope (private, team, org) or capture source (agentsync, context-keeper)."""
+
+    name: str
+    kind: Literal["scope", "capture"]
+    wired: bool
+    detail: str
+    cost: str | None = Field(default=None, description="What the gap costs, when it is not wired.")
+    fix: str | None = Field(default=None, description="The exact call that wires it.")
+
+
 class StatusOut(_Out):
     """Where the server stands: what is set, what is missing, and how to fix it."""
 
@@ -194,6 +205,9 @@ class StatusOut(_Out):
     domains: list[DomainCount] | None = None
     git_repository: bool | None = None
     merge_driver: bool | None = None
+    scopes: list[WireOut] | None = Field(
+        default=None, description="Scopes and capture sources: what is wired, what each gap costs, the fix."
+    )
     gaps: list[Gap]
     next_step: str
 

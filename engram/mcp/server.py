@@ -28,6 +28,7 @@ from engram.mcp import (
     tools_maintenance,
     tools_merge,
     tools_recall,
+    tools_scopes,
     tools_setup,
     tools_synapses,
     tools_sync,
@@ -41,7 +42,7 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_import, tools_synapses, tools_maintenance, tools_sync,
-    tools_merge,
+    tools_merge, tools_scopes,
 )
 
 

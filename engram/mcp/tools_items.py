@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, JsonValue
 
-from engram.errors import InvalidInput
+from engram.errors import InvalidInput, NotFound
 from engram.mcp import views
 from engram.mcp.models import (
     CreateOut,
@@ -139,13 +139,15 @@ def register(box: Toolbox) -> None:
         use engram_search or engram_list instead; do not guess refs.
         """
         vault = box.vault()
-        item = vault.get(ref)
-        return views.item_at_budget(
-            item,
-            tier,
-            token_budget,
-            lambda: views.edge_views(item.id, vault.synapses(item.id), title_lookup(vault)),
-        )
+        item, _scope = vault.get_any(ref)  # an org hit of engram_search reads from the org vault
+
+        def edges() -> list[Any]:
+            try:
+                return views.edge_views(item.id, vault.synapses(item.id), title_lookup(vault))
+            except NotFound:  # an org item: its links live in the org vault
+                return []
+
+        return views.item_at_budget(item, tier, token_budget, edges)
 
     @box.tool("engram_update", title="Change an item", profile="minimal", annotations=CHANGE)
     def engram_update(

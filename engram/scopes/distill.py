@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engram.errors import InvalidInput
 from engram.items import writing
 from engram.items.state import VaultState
 from engram.scopes.org import is_url
@@ -101,6 +102,12 @@ def distill(
     that is not configured or cannot be read is reported with the reason and the fix,
     never silently empty. Raises InvalidInput for a bad argument."""
     cfg = capture_settings(state)
+    for name, given in (("agentsync", agentsync), ("context_keeper", context_keeper)):
+        if given is not None and not isinstance(given, str):
+            raise InvalidInput(f"{name} must be a path or URL.", field=name, hint="e.g. ~/src/project")
+        if given and not is_url(given.strip()) and not Path(_resolve(state, given.strip())).exists():
+            raise InvalidInput(f"{name}: {_resolve(state, given.strip())} does not exist.", field=name,
+                               hint="Pass an existing folder (absolute, or relative to the vault), or a URL.")
     marks = _load_marks(state)
     reports = [
         _agentsync(state, agentsync if agentsync is not None else cfg.agentsync,

@@ -305,7 +305,7 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
     if not st.eligible and not force:
         if single:
             raise NotEligible(f"{item.id} has not earned team scope yet: it needs {st.needs[0]}.",
-                              needs=st.needs, hint="Endorse it (engram endorse ID), or pass force.")
+                              needs=st.needs, hint=f"Endorse it (`engram endorse {item.id} --note WHY`), or pass force.")
         return item, Promotion(item.id, item.title, "private", "team", "not_eligible", st.needs[0])
     record = _record(state, "private", "team", forced=force and not st.eligible)
     updated = writing.update(
@@ -320,7 +320,7 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
 
 def _to_org(state: VaultState, item: Engram, org_content: str | None, force: bool, *, single: bool) -> Promotion:
     st = standing(state, item, gate_check=False)
-    base = dict(id=item.id, title=item.title, source="team", to="org")
+    base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "team", "to": "org"}
     if source(state) is None:
         raise InvalidInput("no org vault is configured for this vault.", field="scopes.org",
                            hint="Name it with `engram scopes setup --org PATH_OR_URL` (MCP: setup(org_repo=...)).")
@@ -328,7 +328,7 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
         msg = f"{item.id} needs an endorsement before it can reach org (recalls alone never do)."
         if single:
             raise NotEligible(msg, needs=("an endorsement (org requires one)",),
-                              hint=f"Endorse it first: engram endorse {item.id} --note 'why it holds'.")
+                              hint=f"Endorse it first: `engram endorse {item.id} --note WHY`.")
         return Promotion(**base, status="not_eligible", message=msg)
     body = item.content if org_content is None else rules.content_text(org_content)
     projects = project_names(state, item)
@@ -568,7 +568,7 @@ def generalize(
         raise NotGeneral("the restatement still reads project-specific: " + "; ".join(reasons) + ".",
                          tells=reasons, suggestion=gate.suggest(body, found, (), names),
                          hint="Take out what only one project has, or pass force (audited).")
-    base = dict(id=item.id, title=item.title, source="org", to="org")
+    base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "org", "to": "org"}
     if body == item.content:
         return Promotion(**base, status="already", message="the body is that already.", org_id=item.id)
     changes: dict[str, Any] = {"content": body, "last_verified_at": now()}

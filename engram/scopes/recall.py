@@ -161,5 +161,5 @@ def get_any(state: VaultState, ref: str) -> tuple[Engram, str]:
         except NotFound:
             raise NotFound(
                 f"no item matches {ref!r} in this vault or the org vault.", ref=ref,
-                hint="Pass an id from engram_search; `engram scopes sync` brings the org vault up to date.",
+                hint="Pass an id from a search; `engram scopes sync` brings the org vault up to date.",
             ) from None

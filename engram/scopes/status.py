@@ -22,7 +22,7 @@ from typing import Any
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
 from engram.scopes import org as org_scope
-from engram.scopes.settings import capture_settings, scope_settings, set_keys
+from engram.scopes.settings import capture_settings, set_keys
 from engram.team import gitstore
 
 
@@ -76,7 +76,7 @@ def scopes_status(state: VaultState) -> tuple[Wire, ...]:
         detail = f"{src}; " + (f"cloned at {clone.root}" if clone else "not cloned on this machine yet")
         out.append(Wire("org", "scope", clone is not None, detail,
                         None if clone else "org items are not recalled here until the clone exists",
-                        None if clone else "engram scopes sync  (MCP: engram_scopes_sync())"))
+                        None if clone else "engram scopes sync  (MCP: sync_scopes())"))
     cfg = capture_settings(state)
     if cfg.agentsync.strip():
         out.append(Wire("agentsync", "capture", True, f"board {cfg.agentsync} ({cfg.agentsync_branch})"))

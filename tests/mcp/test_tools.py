@@ -42,6 +42,7 @@ STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
     "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict",
 }
+STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need"}
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats"}
 
 

@@ -139,7 +139,6 @@ def test_distill_from_a_real_board_and_decision_log_twice_writes_nothing_the_sec
     finish_work(board, monkeypatch, "ann", "Document the retry policy", "docs/retry.md", "Written down.")
     second = decision(project, "Idempotency keys expire after 24 hours", supersedes=[first])
     third = vault.distill()
-    assert [i.title for i in outcomes(vault)][0] == "Add retry middleware"
     assert len(outcomes(vault)) == 3
     agents = next(s for s in third.sources if s.system == "agentsync")
     ck = next(s for s in third.sources if s.system == "context-keeper")
