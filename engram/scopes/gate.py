@@ -33,8 +33,10 @@ _EXTENSIONS = (
     "|sh|bash|zsh|ps1|bat|tf|tfvars|hcl|gradle|proto|graphql|dockerfile|gd|tscn|pt|ckpt|onnx|parquet|db|sqlite"
 )
 _FILE = re.compile(rf"(?<![\w.-])(?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXTENSIONS})(?![\w/])", re.IGNORECASE)
-_PATH = re.compile(r"(?<![\w/.~-])(?:\.{1,2}/|~/|/)(?:[\w.-]+/)*[\w.-]+|(?<![\w/.-])[\w-]+/[\w.-]+/[\w.-]+(?:/[\w.-]+)*")
-_TEST = re.compile(r"(?<![\w])(?:test_[a-z0-9]\w*|Test[A-Z]\w*|\w+\.py::\w+)")
+_PATH = re.compile(
+    r"(?<![\w/.~-])(?:\.{1,2}/|~/|/)(?:[\w.-]+/)*[\w.-]*\w|(?<![\w/.-])[\w-]+/[\w.-]+/(?:[\w.-]+/)*[\w.-]*\w"
+)
+_TEST = re.compile(r"(?<![\w/.-])(?:(?:[\w.-]+/)*[\w-]+\.py::\w+(?:::\w+)*|test_[a-z0-9]\w*|Test[A-Z]\w*)")
 _TICKET = re.compile(r"(?<![\w-])(?:(?P<key>[A-Z][A-Z0-9]{1,9})-(?P<num>\d+)|#(?P<issue>\d{2,}))(?![\w-])")
 _DECISION = re.compile(r"(?<![\w-])(?:(?:dec|con|pipe)-\d+(?:-[0-9a-f]{4})?|ADR-\d+)(?![\w-])", re.IGNORECASE)
 #: ``KEY-123`` forms that name standards, algorithms and public registries, not a tracker.

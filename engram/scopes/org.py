@@ -22,6 +22,7 @@ from pathlib import Path
 from engram.errors import GitError, InvalidInput
 from engram.items.state import VaultState
 from engram.scopes.settings import ScopeSettings, scope_settings
+from engram.store.settings import Settings
 from engram.team import gitstore, setup
 from engram.team.sync import SyncReport, sync
 
@@ -124,6 +125,7 @@ def sync_org(state: VaultState, *, message: str | None = None) -> SyncReport:
         if current is not None and current.startswith(REVIEW_PREFIX):  # an interrupted review
             repo.run("switch", "--quiet", branch or default_branch(repo))
     report = sync(org, branch=branch, message=message)
+    org.settings = Settings.load(org.root)  # the org's own settings (review) may have changed
     org.refresh()
     return report
 

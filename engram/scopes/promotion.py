@@ -570,7 +570,7 @@ def generalize(
                          hint="Take out what only one project has, or pass force (audited).")
     base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "org", "to": "org"}
     if body == item.content:
-        return Promotion(**base, status="already", message="the body is that already.", org_id=item.id)
+        return Promotion(**base, status="already", message="the org body says exactly that.", org_id=item.id)
     changes: dict[str, Any] = {"content": body, "last_verified_at": now()}
     if item.example is None:
         changes["example"] = item.content

@@ -7,9 +7,11 @@ then merges the two ranked lists by score. Each hit says its scope: ``private`` 
 this team promoted lives in both; it is returned once, as this vault's copy (its body
 and links are the team's), with scope ``org``.
 
-Scores are comparable because both pipelines use the same settings shape and the same
-blend; each scope's lexical part is relative to its own best match, so an org hit earns
-its place by its coverage of the query and its priors like any other. The token budget
+Scores are comparable because both pipelines use the same settings and the same blend.
+Each pipeline scales lexical relevance to its own best match; the merge rescales the
+relevance part of the scope whose best match covers less of the query (the IDF-weighted
+share of its terms, an absolute measure) by that ratio, so an org vault that only half
+answers a query does not rank its best half-answer level with a full answer here. The token budget
 of ``tier=auto`` is kept over the merged list: hits past it are shown at a lower tier.
 
 Cost: the org index is a second SQLite file; a query pays one more pipeline run over it
@@ -23,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 
 from engram.errors import InvalidInput, NotFound
 from engram.items import reading
@@ -101,12 +104,29 @@ def _as_org(hits: Iterable[SearchHit]) -> tuple[SearchHit, ...]:
     return tuple(replace(h, scope="org") for h in hits)
 
 
+def _calibrated(result: SearchResult, top: float) -> tuple[SearchHit, ...]:
+    """Hits whose relevance part is rescaled from "relative to this scope's best" to
+    "relative to the best of both scopes", by the absolute coverage of each best match."""
+    best = result.best_relevance
+    if best is None or top <= 0 or best >= top:
+        return result.hits
+    factor = best / top
+    out = []
+    for hit in result.hits:
+        part = float(hit.explanation.parts.get("relevance", 0.0))
+        parts = MappingProxyType({**hit.explanation.parts, "relevance": round(part * factor, 4)})
+        out.append(replace(hit, score=round(hit.score - part * (1 - factor), 4),
+                           explanation=replace(hit.explanation, parts=parts)))
+    return tuple(out)
+
+
 def _merge(mine: SearchResult, theirs: SearchResult, limit: int) -> list[SearchHit]:
+    top = max((r for r in (mine.best_relevance, theirs.best_relevance) if r is not None), default=0.0)
     org_ids = {h.id for h in theirs.hits}
     out: dict[str, SearchHit] = {}
-    for hit in mine.hits:
+    for hit in _calibrated(mine, top):
         out[hit.id] = replace(hit, scope="org") if hit.id in org_ids else hit
-    for hit in _as_org(theirs.hits):
+    for hit in _as_org(_calibrated(theirs, top)):
         if hit.id not in out:
             out[hit.id] = hit
         elif hit.score > out[hit.id].score:
