@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,7 +65,7 @@ def test_the_suggestion_prefers_a_general_endorsement_note() -> None:
 @given(st.text(max_size=300))
 def test_tells_never_overlap_and_point_at_their_text(body: str) -> None:
     found = tells(body, ("acme",))
-    for a, b in zip(found, found[1:], strict=False):
+    for a, b in itertools.pairwise(found):
         assert a.end <= b.start
     for t in found:
         assert body[t.start : t.end] == t.text
