@@ -14,9 +14,11 @@ that implements each one::
 
 from engram.errors import (
     AlreadyExists,
+    BinaryFile,
     Busy,
     Conflict,
     EngramError,
+    FileTooLarge,
     FormatError,
     GitError,
     InvalidInput,
@@ -25,6 +27,7 @@ from engram.errors import (
     NotGeneral,
     StorageError,
     UnknownKind,
+    UnsafeFile,
     VaultNotFound,
     VersionConflict,
 )
@@ -33,12 +36,14 @@ from engram.vault import CreateResult, Vault
 
 __all__ = [
     "AlreadyExists",
+    "BinaryFile",
     "Busy",
     "Conflict",
     "CreateResult",
     "Engram",
     "EngramError",
     "Evidence",
+    "FileTooLarge",
     "FormatError",
     "GitError",
     "InvalidInput",
@@ -48,6 +53,7 @@ __all__ = [
     "StorageError",
     "Synapse",
     "UnknownKind",
+    "UnsafeFile",
     "Vault",
     "VaultNotFound",
     "VersionConflict",

@@ -23,7 +23,10 @@ from engram.store.dedup import candidate_match, fingerprint, similarity
 from engram.store.fsio import prune_empty_dirs
 from engram.store.model import Engram, is_valid_id, new_id, now
 
-Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
+#: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
+#: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
+#: ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match.
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,10 @@ class CreateResult:
     outcome: Outcome
     item: Engram
     similarity: float | None = None
+    #: Why, in words, when the outcome came from a learn decision (see ``Outcome``).
+    note: str | None = None
+    #: The existing item a learn decision acted on or linked to.
+    related: str | None = None
 
     @property
     def id(self) -> str:
@@ -67,10 +74,10 @@ def create(
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
     (identical title and content), or ``UPDATE`` with the near-identical candidate
     (nothing written). ``source`` records provenance (e.g. the file an import came
-    from); ``fields`` sets other built-in fields, validated as an update's are;
-    ``item_id`` keeps an id the item already has elsewhere (a promotion into another
-    scope's vault). Raises InvalidInput / UnknownKind / AlreadyExists (that id is taken)
-    before writing anything.
+    from); ``fields`` sets other built-in fields (``situation``, ``steps``,
+    ``verificationStatus``, …) validated as an update's are; ``item_id`` keeps an id the
+    item already has elsewhere (a promotion into another scope's vault). Raises
+    InvalidInput / UnknownKind / AlreadyExists (that id is taken) before writing anything.
     """
     stamp = now()
     if item_id is not None and not is_valid_id(item_id):

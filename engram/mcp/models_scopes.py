@@ -83,7 +83,7 @@ class DistillOut(_Out):
 
 
 class NeedOut(_Out):
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE"]
+    outcome: str = Field(description="NEW, or DUPLICATE when the team knew this need already (reinforced).")
     id: str
     path: str | None = None
     message: str

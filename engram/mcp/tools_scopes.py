@@ -125,18 +125,21 @@ def register(box: Toolbox) -> None:
         force: Annotated[bool, Field(description="Accept a restatement the gate still refuses (audited).")] = False,
     ) -> PromotionOut:
         """Restate an item already in org as the cross-project rule; its concrete body is
-        kept as the example. Use it on what review_promotions lists under
-        needs_generalization. For a team item on its way to org, pass org_content to
-        promote instead.
+        kept as the example.
+
+        Use it on what review_promotions lists under needs_generalization (items that
+        crossed before the gate, or were forced). The restatement must pass the gate
+        itself. For a team item on its way to org, pass org_content to promote instead.
         """
         return promotion_out(box.vault().generalize(ref, org_content, note=note, force=force))
 
     @box.tool("sync_scopes", title="Sync the org vault", profile="standard", annotations=NETWORK)
     def sync_scopes() -> ScopesSyncOut:
         """Bring this machine's clone of the org vault level with the org repository
-        (cloning it the first time): fetch, merge field by field, push. Use it when
-        engram_search should see other teams' latest org knowledge, or after a review
-        branch was merged. engram_sync shares the team vault; this is the org vault.
+        (cloning it the first time): fetch, merge field by field, push.
+
+        Use it when engram_search should see other teams' latest org knowledge, or after
+        a review branch was merged. engram_sync shares the team vault; this is the org vault.
         """
         report, settled = box.vault().sync_scopes()
         return ScopesSyncOut(
@@ -179,8 +182,11 @@ def register(box: Toolbox) -> None:
         tags: Annotated[list[str] | None, Field(description="Short lowercase words.")] = None,
     ) -> NeedOut:
         """Record a NEED: something missing, wanted or blocking that the team should know
-        about. The same need recorded twice reinforces one item. Not for facts you learned
-        (engram_create) or work that happened (distill).
+        about.
+
+        Use it when you hit a gap ("no seed data for staging"); the same need recorded
+        twice reinforces one item. Not for facts you learned (engram_create) or work that
+        happened (distill).
         """
         result = box.vault().record_need(content, why, tags=tags or ())
         messages = {

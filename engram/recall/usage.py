@@ -28,7 +28,8 @@ Invariants:
 - A journal past 4 MB (a long-lived server nobody flushes) is compacted in place to one
   line per item, atomically and under the exclusive lock; totals do not change.
 
-Deleting ``.engram/`` loses only retrievals not yet flushed.
+Losing the journal loses only retrievals not yet flushed. On a read-only vault nothing is
+journaled.
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ def _fold(agg: dict[str, Usage], line: str) -> None:
             agg[item_id] = Usage(old.count + n, old.last_at, old.last_score, old.agents | agents, old.days | days)
 
 
+def _can_write(folder: Path) -> bool:
+    return os.access(folder if folder.exists() else folder.parent, os.W_OK)
+
+
 class UsageJournal:
     """The journal under one ``.engram/`` folder: append, tail, and lock for a flush."""
 
@@ -143,8 +148,9 @@ class UsageJournal:
             os.close(fd)  # closing drops the lock
 
     def record(self, hits: Sequence[tuple[str, float]], at: str | None = None, by: str | None = None) -> None:
-        """Journal one search's hits (id, score), made by actor ``by``."""
-        if not hits:
+        """Journal one search's hits (id, score), made by actor ``by``. On a read-only
+        vault nothing is journaled: the search still answers, and its usage is not kept."""
+        if not hits or not _can_write(self.state_dir):
             return
         entry: dict[str, object] = {"at": at or now()}
         if by:

@@ -7,7 +7,8 @@ lines from concurrent processes never interleave or overwrite each other.
 
 A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVersion",
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
-(and ``content``) the write changed. Readers skip lines they cannot parse rather than
+(and ``content``) the write changed; an optional ``note`` says why in words (``learn``
+records its verdict there, so every call is accounted for). Readers skip lines they cannot parse rather than
 fail: the log is evidence, not state.
 
 :meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
@@ -38,6 +39,7 @@ class AuditEntry:
     old_version: int | None = None
     new_version: int | None = None
     fields: tuple[str, ...] = ()
+    note: str | None = None
 
     def to_json(self) -> str:
         data = {
@@ -51,6 +53,8 @@ class AuditEntry:
             "newVersion": self.new_version,
             "fields": list(self.fields),
         }
+        if self.note is not None:
+            data["note"] = self.note
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -66,6 +70,7 @@ class AuditEntry:
             old_version=data.get("oldVersion"),
             new_version=data.get("newVersion"),
             fields=tuple(data.get("fields") or ()),
+            note=data.get("note"),
         )
 
 
@@ -84,6 +89,7 @@ class AuditLog:
         old_version: int | None = None,
         new_version: int | None = None,
         fields: Sequence[str] = (),
+        note: str | None = None,
     ) -> AuditEntry:
         entry = AuditEntry(
             at=now(),
@@ -95,6 +101,7 @@ class AuditLog:
             old_version=old_version,
             new_version=new_version,
             fields=tuple(fields),
+            note=note,
         )
         append_line(self.path, entry.to_json())
         return entry
