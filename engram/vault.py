@@ -168,6 +168,7 @@ class Vault:
     sync_scopes = delegate(promotion.sync_scopes)
     distill = delegate(distill.distill)
     record_need = delegate(capture.record_need)
+    observe = delegate(capture.observe)  # files a capture proposal, never an item
     screen_observation = delegate(capture.screen)
     scopes_status = delegate(status.scopes_status)
     configure_scopes = delegate(status.configure)

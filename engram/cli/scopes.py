@@ -1,5 +1,5 @@
 """CLI commands for scopes and capture: endorse, promote, promotions, generalize,
-distill, need, and ``engram scopes`` (status, setup, sync). Thin: each calls one
+distill, need, observe, and ``engram scopes`` (status, setup, sync). Thin: each calls one
 :class:`~engram.vault.Vault` method and prints what it returns."""
 
 from __future__ import annotations
@@ -186,6 +186,29 @@ def need(vault: Vault, text: str, why: str, tags: tuple[str, ...], as_json: bool
         click.echo(f"{result.outcome} {result.id} {result.item.path}")
 
 
+@click.command()
+@click.argument("text")
+@click.option("--domain", default="captured", help="Where an accepted proposal files the item (default captured).")
+@click.option("--tag", "tags", multiple=True, help="A tag for the item (repeatable).")
+@json_option
+@pass_vault
+def observe(vault: Vault, text: str, domain: str, tags: tuple[str, ...], as_json: bool) -> None:
+    """Screen something that happened in a session; a reusable decision or lesson becomes
+    a capture proposal (accept it with `engram accept`), never an item directly.
+
+    \b
+    Example:
+      engram observe "We chose pg_repack over VACUUM FULL because it does not lock the table."
+    """
+    verdict = vault.observe(text, domain=[p for p in domain.split("/") if p], tags=tags)
+    if as_json:
+        emit_json(verdict.to_json())
+    elif verdict.proposal:
+        click.echo(f"proposed {verdict.proposal}{' (filed before)' if verdict.existing else ''}: {verdict.reason}")
+    else:
+        click.echo(f"not kept ({verdict.layer}): {verdict.reason}")
+
+
 @click.group()
 def scopes() -> None:
     """Scopes (private, team, org) and capture sources: status, setup, sync."""
@@ -256,4 +279,4 @@ def scopes_sync(vault: Vault, as_json: bool) -> None:
             click.echo(f"{item_id}: its promotion landed in org")
 
 
-COMMANDS = [endorse, promote, promotions, generalize, distill, need, scopes]
+COMMANDS = [endorse, promote, promotions, generalize, distill, need, observe, scopes]

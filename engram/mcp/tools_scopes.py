@@ -1,5 +1,5 @@
 """Scope and capture tools: endorse, promote, review_promotions, generalize, sync_scopes,
-distill, record_need — cambium's verbs, as thin wrappers over the vault
+distill, record_need, observe — cambium's verbs, as thin wrappers over the vault
 (:mod:`engram.scopes`)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from engram.mcp.models_scopes import (
     DistillOut,
     EndorseOut,
     NeedOut,
+    ObserveOut,
     PromoteOut,
     PromotionOut,
     ReviewOut,
@@ -196,3 +197,24 @@ def register(box: Toolbox) -> None:
         }
         return NeedOut(outcome=result.outcome, id=result.id, path=result.item.path,
                        message=messages.get(result.outcome, result.outcome))
+
+    @box.tool("observe", title="Note what happened; keep what is reusable", profile="standard", annotations=ADD)
+    def observe(
+        text: Annotated[str, Field(description="What happened, in a sentence or two: the decision and its reason.")],
+        domain: Annotated[str, Field(description="Where an accepted proposal files the item, e.g. 'ops/postgres'.")]
+        = "captured",
+        tags: Annotated[list[str] | None, Field(description="Tags for the item.")] = None,
+    ) -> ObserveOut:
+        """Pass what just happened in your session; a reusable decision or lesson becomes a
+        capture proposal for a person or agent to accept, never an item directly.
+
+        Two filters decide: cheap rules drop mechanical repetition (action logs like
+        'ran the tests', command lines, output, text seen before or already in the
+        vault), then a necessity check keeps what states a reason, an alternative, a
+        rule or a finding. Call it freely at decision points; the answer says which
+        layer decided and why. To record knowledge you are sure of, use engram_create;
+        accept a proposal with engram_accept_proposal.
+        """
+        v = box.vault().observe(text, domain=[p for p in domain.split("/") if p], tags=tags or ())
+        return ObserveOut(decision=v.decision, layer=v.layer, reason=v.reason,  # type: ignore[arg-type]
+                          score=v.score, markers=list(v.markers), proposal=v.proposal, existing=v.existing)

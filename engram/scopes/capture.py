@@ -34,6 +34,7 @@ from typing import Any
 from engram.errors import InvalidInput
 from engram.items import writing
 from engram.items.state import VaultState
+from engram.lifecycle import proposals
 from engram.store.dedup import fingerprint
 from engram.store.fsio import append_line
 from engram.store.model import now
@@ -137,7 +138,7 @@ def screen(state: VaultState, text: str) -> Verdict:
     if score < NECESSITY_THRESHOLD:
         return Verdict("rejected", "necessity", "no decision, rule or lesson to reuse (no reason, alternative or "
                        "finding stated)", score, labels)
-    return Verdict("proposed", "necessity", "a reusable " + " and ".join(dict.fromkeys(labels)), score, labels)
+    return Verdict("proposed", "necessity", "reusable: it states " + ", ".join(dict.fromkeys(labels)), score, labels)
 
 
 def _markers(text: str) -> list[tuple[re.Pattern[str], float, str]]:
@@ -170,3 +171,28 @@ def remember(state: VaultState, text: str, verdict: Verdict) -> None:
     path = state.state_dir.joinpath(*OBSERVED)
     path.parent.mkdir(parents=True, exist_ok=True)
     append_line(path, line)
+
+
+def observe(
+    state: VaultState, text: str, *, domain: Sequence[str] = ("captured",), tags: Sequence[str] = (),
+) -> Verdict:
+    """Screen what just happened (see the module docstring) and, if it is a reusable
+    decision or lesson, file a ``capture`` proposal for it — never an item. The same text
+    observed again is rejected by the rules; the same proposal is never filed twice.
+    Raises InvalidInput."""
+    verdict = screen(state, text)
+    remember(state, text, verdict)
+    if verdict.decision != "proposed":
+        return verdict
+    body = text.strip()
+    kind = "decision" if "a decision" in verdict.markers else "pattern" if "a rule" in verdict.markers else "observation"
+    payload = {
+        "title": _title(body), "content": body + "\n", "kind": kind, "domain": "/".join(domain),
+        "tags": ["observed", *tags], "source": {"system": "observe", "by": state.actor, "at": now()},
+    }
+    proposal, created = proposals.propose(
+        state, "capture", [], title=_title(body), reason=f"observed: {verdict.reason}", payload=payload,
+        score=verdict.score, discriminator=fingerprint("", body),
+    )
+    return Verdict(verdict.decision, verdict.layer, verdict.reason, verdict.score, verdict.markers, proposal.id,
+                   existing=not created)

@@ -46,7 +46,8 @@ STANDARD = MINIMAL | {
     "engram_list_proposals", "engram_accept_proposal", "engram_dismiss_proposal", "engram_find_skill",
     "engram_create_skill",
 }
-STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need"}
+STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need",
+             "observe"}
 #: Tools that reach other repositories (git remotes, the org vault, capture sources).
 OPEN_WORLD = {"engram_sync", "promote", "generalize", "sync_scopes", "distill"}
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}

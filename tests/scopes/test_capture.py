@@ -60,3 +60,24 @@ def test_needs_are_team_items_and_a_repeat_reinforces(vault: Vault) -> None:
     assert again.outcome == "DUPLICATE" and again.id == first.id
     with pytest.raises(InvalidInput, match="the need is empty"):
         vault.record_need("   ")
+
+
+def test_observe_files_a_proposal_never_an_item_and_accepting_it_makes_the_item(vault: Vault) -> None:
+    verdict = vault.observe(KEPT[0], domain=["ops", "postgres"], tags=["postgres"])
+    assert verdict.decision == "proposed" and verdict.proposal is not None
+    assert vault.list() == []  # nothing written as an item
+    (proposal,) = vault.proposals(kind="capture")
+    assert proposal.id == verdict.proposal and proposal.payload["kind"] == "decision"
+    assert (vault.root / proposal.path).is_file()  # a committed, mergeable proposal file
+    again = vault.observe(KEPT[0])
+    assert (again.decision, again.reason) == ("rejected", "observed before (the same text)")
+    vault.accept(proposal.id, note="true")
+    (item,) = vault.list()
+    assert item.title == KEPT[0] and item.domain == "ops/postgres" and "observed" in item.tags
+    assert item.source["system"] == "observe"
+
+
+def test_observe_rejects_without_filing(vault: Vault) -> None:
+    verdict = vault.observe("Ran the tests again and they pass now.")
+    assert verdict.decision == "rejected" and verdict.proposal is None
+    assert vault.proposals(status=None) == []

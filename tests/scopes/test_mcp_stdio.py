@@ -78,6 +78,14 @@ async def test_every_scope_tool_over_stdio(tmp_path: Path) -> None:
         assert need["outcome"] == "NEW"
         assert "empty" in error(await c.call_tool("record_need", {"content": "   "}))
 
+        seen = ok(await c.call_tool("observe", {"text": "We chose integer cents over floats because floats lose "
+                                                "cents when many amounts are summed."}))
+        assert seen["decision"] == "proposed" and seen["proposal"].startswith("prop-")
+        assert ok(await c.call_tool("observe", {"text": "Ran the tests again."}))["layer"] == "rules"
+        assert "8,000 characters" in error(await c.call_tool("observe", {"text": "because " * 1200}))
+        accepted = ok(await c.call_tool("engram_accept_proposal", {"id": seen["proposal"]}))
+        assert accepted["status"] == "accepted"
+
         assert "not_found" in error(await c.call_tool("endorse", {"ref": "no-such-item"}))
         endorsed = ok(await c.call_tool("endorse", {"ref": specific, "note": GENERAL}))
         assert endorsed["endorsements"] == 1 and endorsed["scope"] == "team"
