@@ -28,7 +28,7 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; the last six are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn")
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "scopes")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 

@@ -345,8 +345,8 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
         return Promotion(**base, status="refused", message=msg, tells=reasons, suggestion=suggestion)
     org = ensure_clone(state)
     if not review_required(org):
-        _sync_quietly(state)
-    if reading_has(org, item.id):
+        sync_org(state)  # compare against what the org holds now
+    if _in_vault(org, item.id):
         _mark_promoted(state, item, org_id=item.id, via="push")
         return Promotion(**base, status="already", message=f"{item.id} is in the org vault already.", org_id=item.id)
     forced_tells = tuple(t.reason for t in found) if found else ()
@@ -373,17 +373,18 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
         return Promotion(**base, status="near_duplicate", org_id=result.id,
                          message=f"the org vault holds a near-identical item {result.id} ({result.item.title!r}); "
                          "endorse that one, or pass force to add this one beside it.")
-    report = _sync_quietly(state, f"engram: promote {item.id} from {team_name(state)}")
+    # An unreachable org is reported in ``offline``: the commit stays for the next sync.
+    report = sync_org(state, message=f"engram: promote {item.id} from {team_name(state)}")
     status = "duplicate" if result.outcome == "DUPLICATE" else "promoted"
     _mark_promoted(state, item, org_id=result.id, via="push", record=record)
-    offline = report.offline if report is not None else "not synced"
-    msg = (f"in the org vault as {result.id}" + (" (it held the same knowledge; reinforced)" if status == "duplicate"
-                                                   else "") + ("; pushed" if report and report.pushed else
-                                                               f"; not pushed yet ({offline}): run `engram scopes sync`"))
-    return Promotion(**base, status=status, message=msg, org_id=result.id, pushed=bool(report and report.pushed))
+    msg = f"in the org vault as {result.id}"
+    if status == "duplicate":
+        msg += " (it held the same knowledge; reinforced)"
+    msg += "; pushed" if report.pushed else f"; not pushed yet ({report.offline}): run `engram scopes sync`"
+    return Promotion(**base, status=status, message=msg, org_id=result.id, pushed=report.pushed)
 
 
-def reading_has(org: VaultState, item_id: str) -> bool:
+def _in_vault(org: VaultState, item_id: str) -> bool:
     org.ensure_fresh()
     return bool(org.index.item_rows("id = ?", (item_id,)))
 
@@ -394,12 +395,6 @@ def _create_in_org(org: VaultState, item: Engram, body: str, fields: dict[str, A
         importance=item.importance, confidence=item.confidence, source_type=item.source_type, status="active",
         visibility="org", source=item.source, dedupe=not force, fields=fields, item_id=item.id,
     )
-
-
-def _sync_quietly(state: VaultState, message: str | None = None) -> SyncReport:
-    """sync_org: an unreachable org is reported in ``offline`` (the commit stays for the
-    next sync), not raised."""
-    return sync_org(state, message=message)
 
 
 def _mark_promoted(state: VaultState, item: Engram, *, org_id: str, via: str,
@@ -425,12 +420,12 @@ def _via_review(state: VaultState, org: VaultState, item: Engram, body: str, fie
         repo.run("switch", "--quiet", "-C", branch, start)
         try:
             org.refresh()
-            result = _create_in_org(org, item, body, fields, force=True)
+            # No dedup on a review branch: the reviewer judges overlap with what org holds.
+            _create_in_org(org, item, body, fields, force=True)
             report = sync(org, branch=branch, message=f"engram: promote {item.id} from {team_name(state)} (review)")
         finally:
             repo.run("switch", "--quiet", main, check=False)
             org.refresh()
-    del result
     rec = {**record, "branch": branch}
     current = reading.get(state, item.id)
     writing.update(state, item.id, {"promotions": [*(current.promotions or ()), rec]}, expected_version=current.version)
@@ -594,7 +589,7 @@ def generalize(
     writing.update(org, item.id, changes, expected_version=item.version)
     if force and found:
         state.audit.record(state.actor, "generalize-forced", item.id, fields=tuple(t.reason for t in found))
-    report = _sync_quietly(state, f"engram: generalize {item.id} for org readership")
+    report = sync_org(state, message=f"engram: generalize {item.id} for org readership")
     return Promotion(**base, status="promoted", message="restated in the org vault" + ("; pushed" if report.pushed else
                      f"; not pushed yet ({report.offline})"), org_id=item.id, pushed=report.pushed)
 
