@@ -201,3 +201,26 @@ def test_promotion_refusals_change_nothing(world, tmp_path: Path) -> None:
         lone.promote(other.id, to="org")
     lone.close()
     assert alice.get(item.id).version == 1
+
+
+def test_two_teams_changing_one_org_item_at_once_converge_through_the_merge(tmp_path: Path) -> None:
+    org = publish_org(tmp_path)
+    (alice,) = team(tmp_path, "payments", org, "alice-agent")
+    (carol,) = team(tmp_path, "search", org, "carol-agent")
+    (erin,) = team(tmp_path, "infra", org, "erin-agent")
+    item = alice.create("Pin dependency versions in deploys", "Deploy from a lock file so a rebuild is the same "
+                        "build.", domain=["eng"])
+    alice.endorse(item.id, "payments")
+    alice.promote(item.id, to="org")
+    carol.sync_scopes()
+    erin.sync_scopes()
+    # Both vouch for it from clones that have not seen each other's change.
+    assert carol.endorse(item.id, "search relies on it")[1] == "org"
+    _, scope = erin.endorse(item.id, "infra too")
+    assert scope == "org"
+    text = next(t for t in org_files(org).values() if item.id in t)
+    for note in ("payments", "search relies on it", "infra too"):
+        assert note in text
+    assert "mergeConflicts" not in text  # a set merge, nothing for a person to resolve
+    for vault in (alice, carol, erin):
+        vault.close()
