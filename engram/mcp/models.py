@@ -279,17 +279,21 @@ class HitWarningOut(_Out):
 
 
 class SearchHitOut(_Out):
+    """One hit; fields that are empty or implied are left out (the domain is the path's
+    folders; ``status`` is absent for active items, ``via`` for lexical hits)."""
+
     id: str
     path: str
     title: str
     kind: str
-    domain: str
-    status: str
+    status: str | None = Field(default=None, description="Absent when active.")
     score: float
     relevance: float | None = Field(
         default=None, description="Share of the query found in the item (absent for graph hits)."
     )
-    via: Literal["lexical", "graph"]
+    via: Literal["graph"] | None = Field(
+        default=None, description="graph: reached through synapses, not by the query's words."
+    )
     tier: str
     scope: Literal["private", "team", "org"] = Field(
         default="team",
@@ -298,8 +302,8 @@ class SearchHitOut(_Out):
     tags: list[str] | None = None
     summary: str | None = None
     content: str | None = None
-    warnings: list[HitWarningOut] = Field(
-        default_factory=list, description="Items that contradict this hit: weigh them before relying on it."
+    warnings: list[HitWarningOut] | None = Field(
+        default=None, description="Items that contradict this hit: weigh them before relying on it."
     )
     explanation: ExplanationOut | None = None
 

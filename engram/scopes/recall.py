@@ -83,7 +83,7 @@ def search(
     theirs = recall_search(org, query, visibility=("team", "org"), record=False, **common)  # type: ignore[arg-type]
     merged = _merge(mine, theirs, limit or recall_settings(state).limit)
     s = recall_settings(state)
-    hits, tokens = _fit(merged, tier, budget if budget is not None else s.token_budget)
+    hits, tokens, stepped_down = _fit(merged, tier, budget if budget is not None else s.token_budget)
     mine_ids = {h.id for h in mine.hits}
     _journal(state, tuple(h for h in hits if h.id in mine_ids), record)
     ok = mine.status == "ok" or theirs.status == "ok"
@@ -96,6 +96,7 @@ def search(
         best_relevance=max((r for r in (mine.best_relevance, theirs.best_relevance) if r is not None), default=None),
         expanded=mine.expanded or theirs.expanded,
         tokens=tokens,
+        budget_reached=stepped_down or mine.budget_reached or theirs.budget_reached,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
@@ -136,29 +137,36 @@ def _merge(mine: SearchResult, theirs: SearchResult, limit: int) -> list[SearchH
 
 
 def _tokens(text: str | None) -> int:
-    return 0 if not text else (len(text) + 3) // 4
+    return 0 if not text else (len(text) + 3) // 4  # as engram.recall.disclosure counts
 
 
-def _cost(hit: SearchHit) -> int:
-    line = _tokens(f"{hit.id} {hit.title} {hit.path} {hit.kind}") + 4
-    return line + _tokens(hit.summary) + _tokens(hit.content)
+def _line(hit: SearchHit) -> int:
+    return _tokens(f"{hit.id} {hit.title} {hit.path} {hit.kind}") + 4
 
 
-def _fit(hits: list[SearchHit], tier: str, budget: int) -> tuple[list[SearchHit], int]:
-    """Keep ``tier=auto`` within the budget over the merged list: later hits step down to
-    digest, then catalog (each pipeline kept the budget on its own list only)."""
-    used = 0
+def _fit(hits: list[SearchHit], tier: str, budget: int) -> tuple[list[SearchHit], int, bool]:
+    """Keep ``tier=auto`` within the budget over the merged list, as
+    :func:`engram.recall.disclosure.disclose` does for one list: every hit's catalog line
+    first, then richer tiers in rank order while the rest lasts (the first hit keeps at
+    least its digest). Returns the hits, their tokens, and whether the budget ran out."""
+    used = sum(_line(h) for h in hits)
+    if tier != "auto":
+        return hits, used + sum(_tokens(h.summary) + _tokens(h.content) for h in hits), False
+    spare = budget - used
+    short = False
     out: list[SearchHit] = []
     for i, hit in enumerate(hits):
-        if tier == "auto":
-            reserve = sum(_tokens(f"{h.id} {h.title} {h.path} {h.kind}") + 4 for h in hits[i + 1 :])
-            if hit.content is not None and used + _cost(hit) + reserve > budget:
-                hit = replace(hit, tier="digest", content=None)
-            if hit.summary is not None and used + _cost(hit) + reserve > budget:
-                hit = replace(hit, tier="catalog", summary=None, tags=())
+        if hit.content is not None and _tokens(hit.content) + _tokens(hit.summary) > spare:
+            hit = replace(hit, tier="digest", content=None)
+            short = True
+        if hit.content is None and hit.summary is not None and _tokens(hit.summary) > spare and i > 0:
+            hit = replace(hit, tier="catalog", summary=None, tags=())
+            short = True
+        extra = _tokens(hit.summary) + _tokens(hit.content)
+        spare -= extra
+        used += extra
         out.append(hit)
-        used += _cost(hit)
-    return out, used
+    return out, used, short or used > budget
 
 
 def _journal(state: VaultState, hits: Sequence[SearchHit], record: bool) -> None:
