@@ -21,7 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from engram.errors import FormatError, InvalidInput
+from engram.errors import AlreadyExists, FormatError, InvalidInput
 from engram.items.state import VaultState, settled
 from engram.store import rules
 from engram.store.dedup import boilerplate as boilerplate_of
@@ -89,8 +89,8 @@ def create(
     pass ``path`` (vault-relative: keep the source's layout; a taken path gets an id
     suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
     id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
-    :class:`engram.store.dedup.LineCounts`). Raises InvalidInput / UnknownKind before
-    writing anything.
+    :class:`engram.store.dedup.LineCounts`). Raises InvalidInput / UnknownKind /
+    AlreadyExists (a preserved id is taken) before writing anything.
     """
     item = build(
         state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
@@ -102,11 +102,10 @@ def create(
     wanted = check_path(path) if path is not None else None
     with state.lock.hold():
         state.ensure_indexed()
-        if preserve and "id" in preserve and state.index.item_rows("id = ?", (item.id,)):
-            raise InvalidInput(
-                f"an item with id {item.id} is already in the vault.",
-                field="id",
-                hint="Leave the id out to import it as a new item.",
+        if preserve and preserve.get("id") and state.index.item_rows("id = ?", (item.id,)):
+            raise AlreadyExists(
+                f"an item with id {item.id} is already in this vault.",
+                hint=f"Read it with `engram get {item.id}`, or leave the id out to add it as a new item.",
             )
         if dedupe and state.dedup_settings.enabled:
             found = classify(state, item, boilerplate)
