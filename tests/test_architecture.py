@@ -33,8 +33,8 @@ LAYERS = (
     "engram.vault",
     "engram.demo",
 )
-#: engram.loopback holds the loopback checks the two HTTP adapters share (stdlib only).
-ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback")
+#: engram.loopback and engram.httpserve hold what the two HTTP adapters share (checks, timed serving).
+ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback", "engram.httpserve")
 ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic", "anyio")
 PACKAGE = ROOT / "engram"
 
