@@ -130,15 +130,20 @@ def fill(args: list[str], s: Seeded, vault: Vault, tmp: Path) -> list[str]:
     return [names.get(a, a) for a in args]
 
 
-@pytest.mark.parametrize(("args", "code", "fragment"), REFUSALS, ids=[" ".join(c[0])[:40] for c in REFUSALS])
 def test_a_refusal_is_one_line_with_a_fix_and_changes_nothing(
-    run: Run, vault: Vault, seeded: Seeded, tmp_path: Path, args: list[str], code: int, fragment: str
+    run: Run, vault: Vault, seeded: Seeded, tmp_path: Path
 ) -> None:
-    argv = fill(args, seeded, vault, tmp_path)
-    before, head = tree(vault.root), git_state(vault.root)
-    refused_alone(run(*argv), code, fragment)
-    assert changed(before, tree(vault.root)) == []
-    assert git_state(vault.root) == head
+    # One seeded vault for every case (seeding is the slow part): each case must leave it
+    # exactly as it was, so the next starts from the same vault.
+    for args, code, fragment in REFUSALS:
+        argv = fill(args, seeded, vault, tmp_path)
+        before, head = tree(vault.root), git_state(vault.root)
+        try:
+            refused_alone(run(*argv), code, fragment)
+        except AssertionError as exc:
+            raise AssertionError(f"engram {' '.join(argv)}: {exc}") from exc
+        assert changed(before, tree(vault.root)) == [], argv
+        assert git_state(vault.root) == head, argv
 
 
 def test_with_json_every_refusal_is_a_json_document_with_code_message_and_hint(
@@ -214,18 +219,18 @@ USAGE: list[tuple[list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("args", "fragment"), USAGE, ids=[" ".join(c[0])[:40] for c in USAGE])
 def test_usage_errors_exit_2_name_the_problem_and_change_nothing(
-    run: Run, vault: Vault, seeded: Seeded, tmp_path: Path, args: list[str], fragment: str
+    run: Run, vault: Vault, seeded: Seeded, tmp_path: Path
 ) -> None:
-    argv = fill(args, seeded, vault, tmp_path)
     before = tree(vault.root)
-    result = run(*argv)
-    assert result.exit_code == 2 and result.stdout == "", result.stderr
-    assert fragment in result.stderr and "Traceback" not in result.stderr
-    assert "\nError: " in result.stderr, result.stderr
-    assert "--help' for help" in result.stderr  # where to read how to call it
-    assert changed(before, tree(vault.root)) == []
+    for args, fragment in USAGE:
+        argv = fill(args, seeded, vault, tmp_path)
+        result = run(*argv)
+        assert result.exit_code == 2 and result.stdout == "", (argv, result.stderr)
+        assert fragment in result.stderr and "Traceback" not in result.stderr, (argv, result.stderr)
+        assert "\nError: " in result.stderr, (argv, result.stderr)
+        assert "--help' for help" in result.stderr, argv  # where to read how to call it
+        assert changed(before, tree(vault.root)) == [], argv
 
 
 # ---------------------------------------------------------------------- which vault
