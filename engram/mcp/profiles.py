@@ -9,7 +9,7 @@ loading it (``engram add`` must start fast).
 - ``standard`` (the default): the everyday loop — plus the domain tree, delete,
   feedback (close_learning_loop), skills, observe, sync (team and org), and what
   their answers send an agent to: doctor and reviewing items a merge flagged;
-- ``full``: everything, adding curation (verification, staleness, lineage,
+- ``full``: everything, adding history, curation (verification, staleness, lineage,
   contradictions, proposals), promotion and endorsement, the trash, single links,
   recording needs, distill, bulk import, maintenance, reindex and merge
   statistics.
