@@ -268,3 +268,18 @@ def test_feedback_from_several_processes_is_all_counted(vault: Vault) -> None:
     assert (got.effective_retrievals, got.failed_uses) == (16, 8)
     assert 0.0 < got.importance < 1.0
 
+
+def test_a_journal_line_with_a_bad_time_still_folds_and_never_blocks_the_fold(vault: Vault) -> None:
+    """A foreign or hand-edited line whose ``at`` is no instant used to make every fold
+    (and so every sync) fail, blaming the item's file; its counts fold, its stamp does not."""
+    item = vault.create("Bad stamp", "the journal line has a bad time").item
+    vault.feedback(item.id, "helped")
+    with open(journal(vault), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"at": "yesterday", "changes": [{"id": item.id, "effective": 1, "failed": 1}]}) + "\n")
+        fh.write(json.dumps({"at": "2026-06-22T12:00:00+02:00", "changes": [{"id": item.id, "failed": 1}]}) + "\n")
+    stats = vault.fold()
+    got = vault.get(item.id)
+    assert stats.feedback == 3 and (got.effective_retrievals, got.failed_uses) == (2, 2)
+    assert got.last_failed_at is not None and got.last_effective_at is not None
+    assert got.last_failed_at == "2026-06-22T10:00:00.000Z"  # the offset stamp, in canonical form
+    assert "yesterday" not in (vault.root / got.path).read_text(encoding="utf-8")  # type: ignore[operator]
