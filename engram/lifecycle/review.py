@@ -32,6 +32,10 @@ def accept(state: VaultState, ref: str, *, note: str | None = None, resolution: 
             raise InvalidInput("resolution applies to dispute proposals: keep_new, keep_old, merge or archive.",
                                field="resolution", hint="Leave it out for other kinds.")
         try:
+            # Every item first, so a proposal with one item gone changes nothing (a merge
+            # used to absorb the items before the missing one, a pattern to be created).
+            for named in _named(prop):
+                state.resolve(named)
             _apply(state, prop, resolution)
         except NotFound as exc:
             raise InvalidInput(f"proposal {prop.id} names an item that is gone: {exc.message}",
@@ -51,6 +55,20 @@ def dismiss(state: VaultState, ref: str, *, note: str | None = None) -> Proposal
             contradiction_resolve(state, str(prop.payload["old"]), str(prop.payload["new"]), "keep_old", note=note)
             return proposals.get_proposal(state, prop.id)
         return proposals.record_decision(state, prop, "dismissed", note)
+
+
+#: The payload keys that name items, by proposal kind (the targets name the others).
+_PAYLOAD_ITEMS = {"merge": ("keep", "absorb"), "pattern": ("members",), "link": ("source", "target"),
+                  "retype": ("source", "target"), "dispute": ("old", "new")}
+
+
+def _named(prop: Proposal) -> list[str]:
+    """Every item a proposal would touch: its targets and the ids its payload names."""
+    refs = [*prop.targets]
+    for key in _PAYLOAD_ITEMS.get(prop.kind, ()):
+        value = prop.payload.get(key)
+        refs += [str(ref) for ref in value] if isinstance(value, list) else [str(value)] if value else []
+    return list(dict.fromkeys(refs))
 
 
 def _open(prop: Proposal) -> None:

@@ -196,6 +196,35 @@ def _merge_of_three(vault: Vault) -> tuple[proposals.Proposal, list[Engram]]:
     return vault.proposals(kind="merge")[0], group
 
 
+@pytest.mark.parametrize("which", ["absorbed-last", "keeper"])
+def test_a_merge_with_an_item_gone_is_refused_and_absorbs_nothing(vault: Vault, which: str) -> None:
+    """Accepting used to absorb the items before the missing one, and leave the proposal
+    open: accepting it again later merged the rest a second time."""
+    prop, _ = _merge_of_three(vault)
+    gone = prop.payload["absorb"][-1] if which == "absorbed-last" else prop.payload["keep"]
+    vault.delete(gone)
+    before = snapshot(vault)
+    with pytest.raises(InvalidInput, match="gone") as err:
+        vault.accept(prop.id)
+    assert f"engram dismiss {prop.id}" in (err.value.hint or "")
+    assert snapshot(vault) == before
+    assert vault.dismiss(prop.id).status == "dismissed"
+
+
+def test_a_pattern_with_a_member_gone_is_refused_and_no_pattern_item_is_made(vault: Vault) -> None:
+    members = [vault.create(f"Member {n}", f"member {n} of a pattern, distinct text {n * 7}.", domain=["p"],
+                            dedupe=False).item for n in range(3)]
+    prop, _ = proposals.propose(vault.state, "pattern", [m.id for m in members], title="p", reason="c",
+                                payload={"domain": "p", "members": [m.id for m in members],
+                                         "title": "Pattern: members", "content": "- m"})
+    vault.delete(members[2].id)
+    before = snapshot(vault)
+    with pytest.raises(InvalidInput, match="gone"):
+        vault.accept(prop.id)
+    assert snapshot(vault) == before
+    assert not [i for i in vault.list() if i.kind == "pattern"]
+
+
 def test_accepting_a_merge_keeps_every_sentence_and_adds_up_reinforcement(vault: Vault) -> None:
     keep = vault.create("Deploy freeze", "No deploys on Fridays after noon.", domain=["eng"], dedupe=False).item
     other = vault.create("Deploy freeze", "No deploys on Fridays after noon.", domain=["eng"], dedupe=False).item
