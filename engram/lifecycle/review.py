@@ -52,7 +52,11 @@ def dismiss(state: VaultState, ref: str, *, note: str | None = None) -> Proposal
         prop = proposals.get_proposal(state, ref)
         _open(prop)
         if prop.kind == "dispute":
-            contradiction_resolve(state, str(prop.payload["old"]), str(prop.payload["new"]), "keep_old", note=note)
+            try:
+                contradiction_resolve(state, str(prop.payload["old"]), str(prop.payload["new"]), "keep_old",
+                                      note=note)
+            except NotFound:  # one of the two is gone: nothing to keep, only the decision to record
+                return proposals.record_decision(state, prop, "dismissed", note)
             return proposals.get_proposal(state, prop.id)
         return proposals.record_decision(state, prop, "dismissed", note)
 

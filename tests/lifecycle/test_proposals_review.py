@@ -307,3 +307,16 @@ def test_a_dispute_is_accepted_with_a_chosen_resolution(vault: Vault) -> None:
     old, new, pid = _dispute(vault)
     assert vault.accept(pid, resolution="merge").status == "accepted"
     assert vault.get(new.id).superseded_by == old.id
+
+
+def test_a_dispute_whose_draft_is_gone_can_still_be_dismissed(vault: Vault) -> None:
+    """It could not be closed at all: dismiss raised NotFound, and accept's hint said to
+    dismiss it."""
+    old, new, pid = _dispute(vault)
+    vault.delete(new.id)
+    with pytest.raises(InvalidInput, match="gone"):
+        vault.accept(pid)
+    closed = vault.dismiss(pid, note="the draft was deleted")
+    assert (closed.status, closed.note) == ("dismissed", "the draft was deleted")
+    assert vault.get(old.id).status == "active"
+    assert vault.proposals() == []
