@@ -10,6 +10,8 @@ learn decision and keeps the fields it was given.
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -180,6 +182,30 @@ def test_a_lesson_title_is_the_first_sentence_without_markup() -> None:
     assert lesson_title("# Heading\nbody") == "Heading"
     long = "word " * 60
     assert lesson_title(long).endswith("…") and len(lesson_title(long)) <= 120
+
+
+def test_the_same_lesson_in_decomposed_unicode_is_a_duplicate(vault: Vault) -> None:
+    """"café" typed as e + combining accent (macOS file names, some keyboards) was
+    another word, so the same lesson became a second item."""
+    lesson = "The café servers restart at 02:00 every night."
+    first = vault.learn(lesson)
+    again = vault.learn(unicodedata.normalize("NFD", lesson))
+    assert again.action == "reinforced" and again.item is not None and first.item is not None
+    assert again.item.id == first.item.id and len(vault.list()) == 1
+
+
+@pytest.mark.parametrize("lesson", [
+    "Сервер базы данных перезапускается каждую ночь в два часа.",
+    "Der Datenbankserver startet jede Nacht um zwei Uhr neu, außer am Wochenende.",
+    "Ο διακομιστής επανεκκινείται κάθε βράδυ στις δύο.",
+], ids=["russian", "german", "greek"])
+def test_a_lesson_in_another_script_learned_twice_is_one_item(vault: Vault, lesson: str) -> None:
+    """Only ASCII letters were words: a Russian or Greek lesson had no content words, so
+    learning it twice wrote two items."""
+    first = vault.learn(lesson)
+    again = vault.learn(lesson)
+    assert (first.action, again.action) == ("inserted", "reinforced")
+    assert len(vault.list()) == 1
 
 
 def test_crlf_and_extra_spaces_do_not_make_a_lesson_new(vault: Vault) -> None:
