@@ -228,3 +228,35 @@ def test_create_near_a_match_reports_the_learn_decision_and_keeps_the_original(v
     got = vault.get(base.id)
     assert got.content == base.content and got.summary == base.summary  # reinforced, not overwritten
     assert got.reinforcement_score == base.reinforcement_score + 1
+
+
+def test_create_that_supersedes_keeps_every_field_the_caller_gave(vault: Vault) -> None:
+    """The successor used to lose the summary, source, sourceType and extra fields."""
+    old = vault.create("Connection pool size",
+                       "Keep the connection pool at 20 per app instance, measured under load in March.",
+                       domain=["db"]).item
+    made = vault.create("Connection pool size",
+                        "Keep the connection pool at 30 per app instance, measured under load in March.",
+                        domain=["db"], kind="decision", summary="pool is 30", tags=["pg"],
+                        source={"system": "jira", "ref": "DB-7"}, extra={"owner": "dba"}, source_type="secondhand")
+    assert made.outcome == "SUPERSEDED" and made.related == old.id
+    got = vault.get(made.id)
+    assert (got.summary, got.kind, got.tags, got.source_type) == ("pool is 30", "decision", ("pg",), "secondhand")
+    assert got.source == {"system": "jira", "ref": "DB-7"} and got.extra == {"owner": "dba"}
+    assert got.status == "active" and vault.get(old.id).superseded_by == got.id
+    assert [p["action"] for p in got.provenance or ()] == ["learned", "supersede"]
+
+
+def test_create_that_disputes_keeps_the_callers_fields_on_the_draft_only(vault: Vault) -> None:
+    dana = Vault.open(vault.root, actor="dana")
+    theirs = dana.create("Connection pool size",
+                         "Keep the connection pool at 20 per app instance, measured under load in March.",
+                         domain=["db"]).item
+    dana.close()
+    made = vault.create("Connection pool size",
+                        "Keep the connection pool at 30 per app instance, measured under load in March.",
+                        domain=["db"], summary="pool is 30", status="active")
+    assert made.outcome == "DISPUTED"
+    draft = vault.get(made.id)
+    assert (draft.summary, draft.status, draft.verification_status) == ("pool is 30", "draft", "disputed")
+    assert vault.get(theirs.id).summary == theirs.summary and vault.get(theirs.id).status == "active"
