@@ -53,19 +53,19 @@ with Vault.open(root, actor=actor) as vault:
 """
 
 
-def test_a_proposal_accepted_by_four_agents_at_once_is_carried_out_once(vault: Vault) -> None:
+def test_a_proposal_accepted_by_three_agents_at_once_is_carried_out_once(vault: Vault) -> None:
     item = vault.create("Flaky deploy hook", "Run the hook twice if it fails.").item
     prop, _ = proposals.propose(vault.state, "archive", [item.id], title="Archive it", reason="fails",
                                 payload={"status": "frozen"})
-    results = run_all([(ACCEPT, [f"agent-{n}", prop.id]) for n in range(4)], vault.root)
+    results = run_all([(ACCEPT, [f"agent-{n}", prop.id]) for n in range(3)], vault.root)
     assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
     said = [out.split()[0] for _, out, _ in results]
-    assert said.count("accepted") == 1 and said.count("refused") == 3, said
+    assert said.count("accepted") == 1 and said.count("refused") == 2, said
     winner = f"agent-{said.index('accepted')}"
     assert all("accepted already (by " + winner in out for _, out, _ in results if out.startswith("refused"))
     vault.refresh()
     got = vault.get(item.id)
-    assert got.status == "frozen" and got.version == item.version + 1  # one write, not four
+    assert got.status == "frozen" and got.version == item.version + 1  # one write, not three
     decided = vault.proposal(prop.id)
     assert (decided.status, decided.decided_by, decided.note) == ("accepted", winner, winner)
 
@@ -86,11 +86,11 @@ with Vault.open(root, actor="maintainer") as vault:
 
 def test_feedback_racing_folds_is_counted_exactly_once(vault: Vault) -> None:
     item = vault.create("Counted once", "every helped call is one count").item
-    results = run_all([(FEEDBACK, [item.id, "12"]), (FEEDBACK, [item.id, "12"]), (FOLD, ["8"])], vault.root)
+    results = run_all([(FEEDBACK, [item.id, "10"]), (FEEDBACK, [item.id, "10"]), (FOLD, ["6"])], vault.root)
     assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
     vault.fold()
     got = vault.get(item.id)
-    assert got.effective_retrievals == 24 and got.version == item.version
+    assert got.effective_retrievals == 20 and got.version == item.version
     assert 0.5 < got.importance < 1.0
     state = vault.state.state_dir
     assert not any((state / name).exists() for name in ("feedback.jsonl", "feedback.flushing.jsonl",
@@ -110,7 +110,7 @@ def test_maintenance_racing_itself_leaves_one_well_formed_file_per_finding(vault
     flaky = vault.create("Flaky cron", "The cleanup cron fails on Sundays.", domain=["ops"]).item
     for _ in range(3):
         vault.feedback(flaky.id, "failed")
-    results = run_all([(MAINTAIN, [f"bot-{n}"]) for n in range(3)], vault.root)
+    results = run_all([(MAINTAIN, [f"bot-{n}"]) for n in range(2)], vault.root)
     assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
     files = sorted((vault.root / "proposals").glob("*/prop-*.yaml"))
     for path in files:  # every file parses: none torn
