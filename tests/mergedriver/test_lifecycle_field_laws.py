@@ -101,15 +101,16 @@ NONE = object()  # "remove this key" in a generated edit
 
 
 @st.composite
-def field_values(draw: st.DrawFn, *, edit_of: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Lifecycle field values: a base (``edit_of`` None) or one side's edit of it."""
+def field_values(draw: st.DrawFn, *, edit_of: dict[str, Any] | None = None, force: str = "") -> dict[str, Any]:
+    """Lifecycle field values: a base (``edit_of`` None) or one side's edit of it, which
+    always changes the field ``force``."""
     out: dict[str, Any] = {}
     for name, values in FIELDS.items():
         if edit_of is None:
             present = name in REQUIRED or draw(st.booleans())
             out[name] = draw(values) if present else NONE
             continue
-        choice = draw(st.sampled_from(("keep", "keep", "change", "remove")))
+        choice = "change" if name == force else draw(st.sampled_from(("keep", "keep", "change", "remove")))
         if choice == "keep" or (choice == "remove" and name in REQUIRED):
             out[name] = edit_of[name]
         elif choice == "remove":
@@ -132,9 +133,12 @@ BODIES = ("line one\nline two\nline three\n", "line one\nline two\nline three\nl
 def triples(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
     base_values = draw(field_values())
     base = document(base_values, "2026-06-21T10:30:00.000Z", "dana", 3, BODIES[0])
+    # One field both sides change (to the same value or not), so every rule's own case
+    # is reached in every run, not only its one-side case.
+    focus = draw(st.sampled_from(sorted(FIELDS)))
     sides = []
     for _ in range(2):
-        values = draw(field_values(edit_of=base_values))
+        values = draw(field_values(edit_of=base_values, force=focus))
         body = draw(st.sampled_from(BODIES))
         if values == base_values and body == BODIES[0]:
             sides.append(base)
