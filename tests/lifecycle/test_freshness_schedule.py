@@ -239,3 +239,14 @@ def test_the_scheduler_thread_survives_a_failing_run_and_stops_promptly(vault: V
     settled = len(calls)
     time.sleep(0.1)
     assert len(calls) == settled  # and it stopped
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_below_one_is_refused_not_a_silent_slice(vault: Vault, limit: int) -> None:
+    """``limit=-1`` used to drop the *oldest* stale item (the one most worth checking) and
+    ``limit=0`` to list everything."""
+    item = vault.create("Old", "An old fact.", kind="fact").item
+    vault.update(item.id, {"lastVerifiedAt": "2019-01-01T00:00:00Z"})
+    with pytest.raises(InvalidInput, match="limit must be at least 1") as err:
+        vault.stale_report(limit=limit)
+    assert err.value.hint

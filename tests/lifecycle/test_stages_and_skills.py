@@ -185,3 +185,12 @@ def test_find_skill_returns_only_skills_and_prefers_the_one_that_works(vault: Va
     assert all(vault.get(s.id).kind == "skill" for s in found)
     assert found[0].score is not None and found[1].score is not None and found[0].score > found[1].score
     assert vault.find_skill("rotate the tls certificate", limit=1)[0].id == works.id
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_skill_limit_below_one_is_refused(vault: Vault, limit: int) -> None:
+    """0 returned no skills and -1 dropped the last one, both without a word."""
+    vault.create_skill("Rotate the TLS certificate", ["request", "upload", "reload"])
+    for call in (lambda: vault.skills(limit=limit), lambda: vault.find_skill("rotate the certificate", limit=limit)):
+        with pytest.raises(InvalidInput, match="limit must be at least 1"):
+            call()
