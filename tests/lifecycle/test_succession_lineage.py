@@ -236,3 +236,16 @@ def test_forgotten_items_are_out_of_recall_and_back_after_restore(vault: Vault) 
     assert item.id not in {h.id for h in vault.search("kafka retention events", record=False).hits}
     vault.restore(item.id)
     assert vault.search("kafka retention events", record=False).hits[0].id == item.id
+
+
+def test_restoring_a_forgotten_superseded_item_keeps_it_superseded(vault: Vault) -> None:
+    """It came back active beside its successor: two current items on one chain, and
+    `engram doctor` reported 'superseded but still active' for a person to fix."""
+    old, new = items(vault, 2, "Restore")
+    vault.supersede(old.id, new.id)
+    vault.forget(old.id)
+    back = vault.restore(old.id)
+    assert (back.status, back.superseded_by) == ("superseded", new.id)
+    assert vault.lineage(old.id).current == new.id
+    assert vault.get(new.id).status == "active"
+    assert not [p for p in vault.doctor().problems if p.code == "superseded-active"]
