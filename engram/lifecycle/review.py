@@ -106,6 +106,7 @@ def _apply(state: VaultState, prop: Proposal, resolution: str | None) -> None:
         created = writing.create(
             state, str(payload.get("title", prop.title))[:300], str(payload.get("content", "")),
             domain=[p for p in str(payload.get("domain", "")).split("/") if p], kind="pattern", dedupe=False,
+            visibility=_pattern_visibility(state, [str(m) for m in payload.get("members", [])]),
         ).item
         for member in payload.get("members", []):
             links.link(state, created.id, "consolidates", str(member), evidence=f"proposal {prop.id}")
@@ -120,8 +121,20 @@ def _apply(state: VaultState, prop: Proposal, resolution: str | None) -> None:
         raise InvalidInput(f"cannot apply a {prop.kind} proposal.", hint="Dismiss it.")
 
 
+def _pattern_visibility(state: VaultState, members: list[str]) -> str:
+    """A pattern lists its members' titles: it is as private as its most private member."""
+    return proposals.narrowest([state.read(state.resolve(m))[0].visibility for m in members])
+
+
 def _merge(state: VaultState, keep_ref: str, absorb: list[str], prop: Proposal) -> None:
     keep = state.read(state.resolve(keep_ref))[0]
+    for ref in absorb:  # before any write: the kept item must not be seen wider than what it absorbs
+        other = state.read(state.resolve(ref))[0]
+        if proposals.narrowest([other.visibility, keep.visibility]) != keep.visibility:
+            raise InvalidInput(
+                f"proposal {prop.id} would copy {other.visibility} item {other.id} into {keep.visibility} item"
+                f" {keep.id}.", hint=f"Dismiss it (`engram dismiss {prop.id}`), or give the items one visibility first.",
+            )
     for ref in absorb:
         other = state.read(state.resolve(ref))[0]
         known = analyse(f"{keep.title}. {keep.content}").stems
