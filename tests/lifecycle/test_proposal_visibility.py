@@ -75,3 +75,17 @@ def test_narrowest_orders_private_team_org() -> None:
     assert proposals.narrowest(["org", "team"]) == "team"
     assert proposals.narrowest(["team", "private", "org"]) == "private"
     assert proposals.narrowest(["org"]) == "org" and proposals.narrowest([]) == "team"
+
+
+def test_resolving_by_merge_never_copies_a_private_item_into_a_shared_one(vault: Vault) -> None:
+    team = vault.create("Pool size", "Keep the pool at 20 connections.", domain=["db"]).item
+    mine = vault.create("Pool size", "Keep the pool at 40 connections; the password is hunter2.", domain=["db"],
+                        visibility="private", dedupe=False).item
+    before = snapshot(vault)
+    with pytest.raises(InvalidInput, match="would copy private item") as err:
+        vault.contradiction_resolve(team.id, mine.id, "merge")
+    assert "one visibility" in (err.value.hint or "")
+    assert snapshot(vault) == before
+    # The other way round is fine: shared text may go into a private item.
+    done = vault.contradiction_resolve(mine.id, team.id, "merge")
+    assert done.kept[0].id == mine.id and vault.get(team.id).superseded_by == mine.id
