@@ -92,7 +92,9 @@ def text(name: str, raw: Any, limit: int, *, required: bool = False, single_line
 
 
 def unit(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool):  # float(True) is 1.0: a yes/no is not a weight
+        raise InvalidInput(f"{name} must be a number from 0 to 1, not {value!r}.", field=name, hint="e.g. 0.7")
+    if not isinstance(value, (int, float)):
         try:
             value = float(value)
         except (TypeError, ValueError):
