@@ -207,7 +207,9 @@ def _storable(name: str, value: Any) -> Any:
     if quick is not NotImplemented:
         return quick  # new lists and mappings; the cached leaves are immutable
     try:
-        return codec.load_yaml(codec.dump_yaml(value))
+        # The reader also rounds floats to six places (codec.normalize_unknown): the value
+        # a write returns must be the value every later read gives.
+        return codec.normalize_unknown(codec.load_yaml(codec.dump_yaml(value)))
     except Exception:  # noqa: BLE001 - any unrepresentable value
         raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
 
