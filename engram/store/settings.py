@@ -75,6 +75,8 @@ class Settings:
             return cls(path=path, problem=f"is not UTF-8 (byte {exc.start} is invalid)")
         except codec.CodecError as exc:
             return cls(path=path, problem=f"is not valid YAML: {str(exc).removeprefix('invalid YAML: ')}")
+        if data is None:  # only comments (every setting commented out): all defaults
+            data = {}
         if not isinstance(data, dict):
             return cls(path=path, problem="must be a mapping of settings")
         return cls(data=MappingProxyType(data), path=path)
