@@ -397,3 +397,21 @@ def test_an_oversize_or_binary_proposal_is_refused_like_a_synapse(tmp_path: Path
 def test_an_id_with_a_trailing_newline_is_not_taken_as_the_notes_id() -> None:
     item, _ = parse_engram(b'---\nid: "X1\\n"\ntitle: T\n---\nbody\n', "ops/t.md")
     assert item.id.startswith("note-")  # a derived id; the broken value stays the person's
+
+
+def test_a_new_body_in_a_crlf_note_keeps_crlf_throughout(tmp_path: Path) -> None:
+    path, item = person_note(tmp_path)
+    assert write_engram(path, item.with_changes(content="First line.\nSecond line.\n"), ["- → [[a/b|B · extends]]"]) is True
+    data = path.read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n")  # no bare LF anywhere
+    back, derived = read_engram(path, "Notes/Pool.md")
+    assert back.content == "First line.\nSecond line.\n" and derived == "- → [[a/b|B · extends]]"
+    assert write_engram(path, back, ["- → [[a/b|B · extends]]"]) is False  # no churn after
+
+
+def test_a_new_body_in_an_lf_note_stays_lf(tmp_path: Path) -> None:
+    path = tmp_path / "lf.md"
+    path.write_bytes(b"---\naliases: [x]\n---\nold\n")
+    item, _ = read_engram(path, "lf.md")
+    write_engram(path, item.with_changes(content="new\nlines\n"))
+    assert b"\r" not in path.read_bytes()
