@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.errors import InvalidInput
+from engram.store.model import new_id
 from engram.store.paths import (
     MAX_DOMAIN_DEPTH,
     domain_segment,
@@ -28,7 +29,6 @@ from engram.store.paths import (
     slugify,
     split_domain,
 )
-from engram.store.model import new_id
 
 
 @settings(max_examples=300)
