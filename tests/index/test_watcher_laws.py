@@ -193,3 +193,20 @@ def test_a_watched_note_that_becomes_a_folder_is_dropped_not_reported_broken(roo
         assert index.bad_files() == []
     finally:
         index.close()
+
+
+def test_changed_since_enters_a_root_given_as_a_symlink(root: Path, tmp_path: Path) -> None:
+    alias = tmp_path / "alias"
+    os.symlink(root, alias)
+    mark = time.time_ns() - 10**9
+    (root / "ops" / "db" / "old.md").write_text("edited\n")
+    changes = changed_since(alias, mark)
+    assert changes is not None and "ops/db/old.md" in changes.files
+    index = Index(alias, tmp_path / "db.sqlite", IndexSettings())
+    try:
+        index.refresh()
+        (root / "ops" / "db" / "old.md").write_text("edited again\n")
+        index.refresh()  # the scan path (find), not the walk
+        assert index.query("SELECT body FROM items WHERE path = 'ops/db/old.md'")[0]["body"] == "edited again\n"
+    finally:
+        index.close()
