@@ -11,9 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engram.errors import FormatError
 from engram.items import derived
 from engram.items.state import VaultState
-from engram.store.format import write_engram
+from engram.store.format import parse_engram, restamp, write_engram
+from engram.store.fsio import atomic_write
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import slugify
 
@@ -45,6 +47,27 @@ def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))
         return changed
+
+
+def restamp_file(state: VaultState, rel: str) -> bool:
+    """Recompute an item's ``contentHash``/``contentSize`` and derived section, keeping
+    every byte a person wrote (key order, quoting, whitespace). No version bump; True if
+    the file changed."""
+    with state.lock.hold():
+        path = state.abspath(rel)
+        data = path.read_bytes()
+        item, _ = parse_engram(data, rel)
+        lines = derived.lines_for(state.index, item)
+        try:
+            new = restamp(data, lines)
+        except ValueError as exc:  # CodecError: parse_engram above already vouched for it
+            raise FormatError(rel, str(exc)) from exc
+        if new == data:
+            return False
+        atomic_write(path, new)
+        fresh, _ = parse_engram(new, rel)
+        state.index.put_item(rel, fresh, "\n".join(lines))
+        return True
 
 
 def relocate(state: VaultState, rel: str) -> str:

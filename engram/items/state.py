@@ -310,6 +310,7 @@ class VaultState:
             pass
         except OSError as exc:
             raise StorageError(f"cannot move {rel} to the trash: {exc}.", hint="Check permissions.") from exc
+        prune_empty_dirs(source.parent, self.root)  # git keeps no empty folders; neither do we
         self.index.drop(rel)
 
     # ------------------------------------------------------------------ synapses
@@ -346,6 +347,7 @@ class VaultState:
         for old in self.index.synapse_paths(syn.id):
             if old != rel:
                 remove(self.abspath(old))
+                prune_empty_dirs(self.abspath(old).parent, self.root)
                 self.index.drop(old)
         return rel
 

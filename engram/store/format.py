@@ -8,7 +8,8 @@ are written only through :func:`engram.fsio.atomic_write`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from engram.errors import FormatError, StorageError
@@ -73,3 +74,82 @@ def read_synapse(path: Path, relpath: str) -> Synapse:
 
 def write_synapse(path: Path, synapse: Synapse) -> bool:
     return atomic_write(path, render_synapse(synapse))
+
+
+_FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_STAMP = re.compile(r"^(contentHash|contentSize):[^\n]*$", re.MULTILINE)
+_LINK = re.compile(r"^- [→←] \[\[.*\]\]\s*$")
+
+
+def restamp(data: bytes, derived_lines: Sequence[str] | None = None, *, hashes: bool = True) -> bytes:
+    """The engram file ``data`` with its derived parts brought up to date, and every
+    other byte as it was: ``contentHash``/``contentSize`` recomputed from the content
+    (unless ``hashes`` is False), and (when ``derived_lines`` is given) the ``## Synapses
+    (derived)`` section replaced.
+
+    Key order, quoting, comments and body whitespace a person wrote stay untouched; only
+    when the stamps are not plain one-line keys is the frontmatter written canonically.
+    Raises CodecError when ``data`` is not an engram file.
+    """
+    meta, content, derived = codec.parse_engram(data)
+    lines = derived.split("\n") if derived else []
+    if derived_lines is not None:
+        lines = list(derived_lines)
+    if not hashes:
+        if "\n".join(lines) == derived:
+            return data
+        if "contentHash" not in meta or "contentSize" not in meta:
+            return codec.render_engram(meta, content, lines)
+    want = {
+        "contentHash": codec.content_hash(content) if hashes else meta["contentHash"],
+        "contentSize": len(content.encode("utf-8")) if hashes else meta["contentSize"],
+    }
+    stamps = {key: str(value) for key, value in want.items()}
+    canonical = codec.render_engram({**meta, **want}, content, lines)
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    text = data[len(bom):].decode("utf-8")
+    close = _FENCE.search(text, 4) if text.startswith("---\n") and "\r" not in text else None
+    if close is None:
+        return canonical
+    front, body = text[: close.start()], text[close.end() + 1 :] if close.end() < len(text) else ""
+    if hashes:
+        found = {m.group(1) for m in _STAMP.finditer(front)}
+        if found != set(stamps) or front.count("\ncontentHash:") != 1 or front.count("\ncontentSize:") != 1:
+            return canonical
+        front = _STAMP.sub(lambda m: f"{m.group(1)}: {stamps[m.group(1)]}", front)
+    if "\n".join(lines) != derived:
+        body = _splice_derived(body, lines)
+    out = bom + (front + text[close.start() : close.end() + 1] + body).encode("utf-8")
+    try:  # the splice must mean exactly what the canonical writer would have written
+        again = codec.parse_engram(out)
+    except codec.CodecError:
+        return canonical
+    if again[1:] != (content, "\n".join(lines)) or again[0] != codec.parse_engram(canonical)[0]:
+        return canonical
+    return out
+
+
+def _splice_derived(body: str, lines: Sequence[str]) -> str:
+    """``body`` with its derived section replaced by ``lines`` (added at the end when
+    it had none, removed when ``lines`` is empty)."""
+    rows = body.split("\n")
+    section = [codec.DERIVED_HEADING, *lines] if lines else []
+    for i, row in enumerate(rows):
+        if row.strip() == codec.DERIVED_HEADING:
+            j = i + 1
+            while j < len(rows) and (_LINK.match(rows[j]) or not rows[j].strip()):
+                j += 1
+            after = rows[j:]
+            head = rows[:i]
+            if not section:
+                while head and not head[-1].strip():
+                    head.pop()
+                if any(row.strip() for row in after):
+                    return "\n".join([*head, "", *after])
+                return "\n".join(head) + "\n" if head else ""
+            tail = ["", *after] if after else [""]
+            return "\n".join(head + section + tail)
+    if not section:
+        return body
+    stem = body.rstrip("\n")
+    return (stem + "\n\n" if stem else "") + "\n".join(section) + "\n"
