@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from engram.mcp.errors import tools_phrasing
-from engram.mcp.models import SyncOut
+from engram.mcp.models import HeldFile, SyncOut
 from engram.mcp.registry import NETWORK, OptionalText, Toolbox
 
 
@@ -25,8 +25,10 @@ def register(box: Toolbox) -> None:
         a session that recorded things others need. Other sessions on this machine do not
         need it (they read the same files). Concurrent edits are merged field by field;
         where both sides changed the same lines, both versions are kept and the item is
-        flagged for a person — nothing is lost. With no remote it only commits; offline,
-        your commits stay for the next sync. Not for reading: use engram_search.
+        flagged for a person — nothing is lost. Files that are not whole yet (being
+        written, not parsing) are held back and listed (partial=true); the next sync takes
+        them. With no remote it only commits; offline, your commits stay for the next
+        sync. Not for reading: use engram_search.
         """
         report = box.vault().sync(
             remote=remote, branch=branch, push=push, message=message
@@ -42,7 +44,12 @@ def register(box: Toolbox) -> None:
             flagged=list(report.flagged),
             kept_edits=list(report.kept_edits),
             moved=[[old, new] for old, new in report.moved],
-            regenerated=report.regenerated,
+            regenerated=report.regenerated + report.restamped,
+            trashed=list(report.trashed),
+            held=[HeldFile(path=h.path, reason=h.reason) for h in report.held],
+            partial=report.partial,
+            retries=list(report.retries),
+            recovered=list(report.recovered),
             pushed=report.pushed,
             created_upstream=report.created_upstream,
             offline=report.offline,
