@@ -10,7 +10,10 @@ Checks (each problem has a stable ``code``):
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
 - ``hash-mismatch`` — ``contentHash``/``contentSize`` that do not match the content
-  (edited by hand, or another tool's placeholder). Fix: recomputed.
+  (edited by hand, or another tool's placeholder). Fix: recomputed, keeping every other
+  byte — unless the content lost lines against git's last committed version that
+  vouched for itself (a write cut short looks exactly like that): then the diff is
+  shown and the fix waits for a person (``--accept PATH``, or yes at the prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a file that is not where its domain, slug and visibility put it.
@@ -32,10 +35,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 from engram.errors import EngramError
 from engram.items import derived, links, repair
@@ -43,8 +45,9 @@ from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.paths import id_suffix, item_relpath, slugify
+from engram.store.paths import expected_paths
 from engram.team import conflicts
+from engram.team.history import History
 from mergedriver import codec
 
 
@@ -56,6 +59,10 @@ class Problem:
     fixable: bool
     fixed: bool = False
     fix_error: str | None = None
+    #: A fix exists but needs a person's yes (``--accept PATH``, or a prompt): it would
+    #: keep text that lost lines against git's last committed version.
+    consent: bool = False
+    diff: str | None = None
     _fix: Callable[[], object] | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, object]:
@@ -66,6 +73,8 @@ class Problem:
             "fixable": self.fixable,
             "fixed": self.fixed,
             "fixError": self.fix_error,
+            "needsConsent": self.consent,
+            "diff": self.diff,
         }
 
 
@@ -80,8 +89,19 @@ class Report:
         return all(p.fixed for p in self.problems)
 
 
-def diagnose(state: VaultState, *, fix: bool = False) -> Report:
-    """Run every check; with ``fix``, apply the safe fixes in a sensible order."""
+def diagnose(
+    state: VaultState,
+    *,
+    fix: bool = False,
+    accept: Iterable[str] = (),
+    confirm: Callable[[Problem], bool] | None = None,
+) -> Report:
+    """Run every check; with ``fix``, apply the safe fixes in a sensible order.
+
+    A fix that needs consent (a hash over content that lost lines against git's last
+    committed version) runs only for the paths in ``accept``, or when ``fix`` is set and
+    ``confirm(problem)`` — shown the problem and its diff — says yes.
+    """
     state.refresh()
     problems: list[Problem] = []
     problems += _unparseable(state)
@@ -90,14 +110,22 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     problems += _item_problems(state)
     problems += _leftover_temps(state)
     problems += _review_needed(state)
-    if fix:
+    accepted = {path.strip().removeprefix("./") for path in accept}
+    if fix or accepted:
         for problem in problems:
-            if problem.fixable and problem._fix is not None:
-                try:
-                    problem._fix()
-                    problem.fixed = True
-                except (EngramError, OSError) as exc:
-                    problem.fix_error = str(exc)
+            if problem._fix is None:
+                continue
+            if problem.consent:
+                wanted = problem.path in accepted or (fix and confirm is not None and confirm(problem))
+            else:
+                wanted = fix and problem.fixable
+            if not wanted:
+                continue
+            try:
+                problem._fix()
+                problem.fixed = True
+            except (EngramError, OSError) as exc:
+                problem.fix_error = str(exc)
         state.refresh()
     counts = state.index.counts()
     return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
@@ -186,30 +214,23 @@ def _rename_synapse(state: VaultState, rel: str, source: str, kind: str, target:
 
 def _item_problems(state: VaultState) -> list[Problem]:
     problems: list[Problem] = []
-    for row in state.index.query("SELECT path FROM items ORDER BY path"):
-        rel = row["path"]
-        try:
-            item, old_derived = read_engram(state.abspath(rel), rel)
-        except (FileNotFoundError, EngramError):
-            continue
-        problems += _check_item(state, rel, item, old_derived)
+    with History(state.root) as history:
+        for row in state.index.query("SELECT path FROM items ORDER BY path"):
+            rel = row["path"]
+            try:
+                item, old_derived = read_engram(state.abspath(rel), rel)
+            except (FileNotFoundError, EngramError):
+                continue
+            problems += _check_item(state, rel, item, old_derived, history)
     return problems
 
 
-def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
+def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
     want_hash = codec.content_hash(item.content)
     want_size = len(item.content.encode("utf-8"))
     if item.content_hash != want_hash or item.content_size != want_size:
-        problems.append(
-            Problem(
-                "hash-mismatch",
-                rel,
-                f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
-                fixable=True,
-                _fix=lambda: repair.rewrite_item(state, rel, content_hash=want_hash, content_size=want_size),
-            )
-        )
+        problems.append(_hash_mismatch(state, rel, item, want_hash, want_size, history))
     lines = "\n".join(derived.lines_for(state.index, item))
     if lines != old_derived:
         problems.append(
@@ -235,14 +256,31 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> 
     return problems
 
 
-def _expected_paths(item: Engram, rel: str) -> list[str]:
-    stem = Path(rel).stem
-    slug = item.slug or (stem if slugify(stem) == stem else slugify(item.title))
-    private = item.visibility == "private"
-    return [
-        item_relpath(item.domain_tags, slug, private=private),
-        item_relpath(item.domain_tags, slug, private=private, suffix=id_suffix(item.id)),
-    ]
+def _hash_mismatch(state: VaultState, rel: str, item: Engram, want_hash: str, want_size: int, history: History) -> Problem:
+    """A stale hash is recomputed, unless that would bless content that lost lines
+    against git's last committed version: then a person sees the diff and decides."""
+    fix = partial(repair.restamp_file, state, rel)
+    loss = history.loss(rel, item.content)
+    if loss is None:
+        return Problem(
+            "hash-mismatch", rel,
+            f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
+            fixable=True, _fix=fix,
+        )
+    return Problem(
+        "hash-mismatch", rel,
+        f"contentHash does not match the content, and the content lost {loss.lost_lines} line(s) against the "
+        f"last committed version ({loss.commit[:12]}) — a write cut short, or a deletion nobody confirmed. "
+        f"Keep it with `engram doctor --accept {rel}`, or restore it with "
+        f"`git checkout {loss.commit[:12]} -- {loss.repo_path}`",
+        fixable=False, consent=True, diff=loss.diff, _fix=fix,
+    )
+
+
+def _expected_paths(item: Engram, rel: str) -> tuple[str, str]:
+    return expected_paths(
+        item.domain_tags, item.slug, item.title, item.id, rel, private=item.visibility == "private"
+    )
 
 
 def _review_needed(state: VaultState) -> list[Problem]:

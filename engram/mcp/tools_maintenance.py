@@ -16,6 +16,11 @@ def register(box: Toolbox) -> None:
         fix: Annotated[
             bool, Field(description="Apply the safe fixes (each atomic; files are moved to trash, never lost).")
         ] = False,
+        accept: Annotated[
+            list[str] | None,
+            Field(description="Item paths whose current text to keep although it lost lines against git's last "
+                  "commit (a problem with needs_consent). Only after the user has seen the diff and agreed."),
+        ] = None,
     ) -> DoctorOut:
         """Check the vault for problems and optionally fix the safe ones.
 
@@ -23,9 +28,11 @@ def register(box: Toolbox) -> None:
         misnamed link files, stale hashes or derived sections, files not where their
         domain puts them, and leftover temp files. Use it when a tool reports a broken
         file or an ambiguous id, or after editing files by hand. fix=false only reports.
-        Unparseable files are never touched: a person must look at them.
+        Unparseable files are never touched: a person must look at them. A stale hash
+        over text that lost lines against git (needs_consent) is not fixed by fix=true:
+        show the user the diff, and pass accept=[path] only if they agree.
         """
-        report = box.vault().doctor(fix=fix)
+        report = box.vault().doctor(fix=fix, accept=accept or ())
         open_problems = sum(not p.fixed for p in report.problems)
         if not report.problems:
             message = "No problems found."
@@ -46,6 +53,8 @@ def register(box: Toolbox) -> None:
                     fixable=p.fixable,
                     fixed=p.fixed,
                     fix_error=p.fix_error,
+                    needs_consent=p.consent,
+                    diff=p.diff,
                 )
                 for p in report.problems
             ],
