@@ -101,10 +101,14 @@ def recover(repo: GitRepo, state: VaultState, entry: dict[str, Any], prefix: str
     old, new = entry.get("old"), entry.get("new")
     if step == "commit":
         repo.run("--literal-pathspecs", "reset", "--quiet", "--", prefix or ".", check=False)
+        out.notes.append("reset git's index of the vault to HEAD (the files were not touched)")
     elif step == "checkout" and isinstance(old, str) and isinstance(new, str):
         _finish_checkout(repo, state, old, new, out)
     elif step == "settle" and isinstance(old, str) and isinstance(new, str):
         out.settle = (old, new)
+        out.notes.append(f"settling the merge into {new[:12]} again")
+    elif not out.notes:
+        out.notes.append("nothing was half-done (the killed step writes only to the object store or the remote)")
     return out
 
 

@@ -36,8 +36,8 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engram.errors import GitError
@@ -82,7 +82,7 @@ class Staged:
     """What one local commit took and left."""
 
     committed: int = 0
-    held: list[Held] | None = None
+    held: list[Held] = field(default_factory=list)
     settled: Settled | None = None
 
 
@@ -95,7 +95,7 @@ def commit_local(
     settle_seconds: float,
     env: dict[str, str],
     before_commit: Callable[[], None] | None = None,
-    written: set[str] = frozenset(),  # type: ignore[assignment]
+    written: Collection[str] = (),
 ) -> Staged:
     """Vet, settle and commit the vault's local changes (see the module docstring).
 
@@ -128,7 +128,7 @@ def commit_local(
         )
         if settled.changed:
             held = []
-            done = {a.rel for a in accepted} | set(settled.restamped) | set(settled.regenerated) | written
+            done = {*(a.rel for a in accepted), *settled.restamped, *settled.regenerated, *written}
             accepted, _ = _vet_all(repo, state, prefix, head, settle_seconds, held, done)
     entries = _entries(repo, prefix, accepted)
     if not entries:
@@ -176,7 +176,7 @@ def _vet_all(
     head: str | None,
     window: float,
     held: list[Held],
-    settled: set[str] = frozenset(),  # type: ignore[assignment]
+    settled: Collection[str] = (),
 ) -> tuple[list[_Accepted], dict[str, bytes]]:
     """The changed files that may be committed (``held`` gets the rest), and the
     committed bytes of every changed file. Paths in ``settled`` were waited for already."""

@@ -276,7 +276,7 @@ class _Run:
                 env=self.env, before_commit=lambda: self.journal.step("commit"),
             )
         report.committed += staged.committed
-        report.held = list(staged.held or [])
+        report.held = list(staged.held)
         report.absorb(staged.settled)
 
     def _integrate(self, upstream: str, report: SyncReport) -> None:
@@ -380,7 +380,7 @@ class _Run:
                     env=self.env, before_commit=lambda: self.journal.step("commit"),
                     written=set(settled.restamped) | set(settled.regenerated),
                 )
-                report.held = list(staged.held or [])
+                report.held = list(staged.held)
 
 
 # --------------------------------------------------------------------------- helpers
