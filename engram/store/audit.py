@@ -7,19 +7,25 @@ lines from concurrent processes never interleave or overwrite each other.
 
 A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVersion",
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
-(and ``content``) the write changed. Readers skip lines they cannot parse rather than
+(and ``content``) the write changed; an optional ``note`` says why in words (``learn``
+records its verdict there, so every call is accounted for). Readers skip lines they cannot parse rather than
 fail: the log is evidence, not state.
+
+:meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
+end of the file, so showing the last page of a long log costs that page, not the log.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engram.store.fsio import append_line
 from engram.store.model import now
+
+_BLOCK = 64 * 1024  # read the log backwards this much at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,7 @@ class AuditEntry:
     old_version: int | None = None
     new_version: int | None = None
     fields: tuple[str, ...] = ()
+    note: str | None = None
 
     def to_json(self) -> str:
         data = {
@@ -46,6 +53,8 @@ class AuditEntry:
             "newVersion": self.new_version,
             "fields": list(self.fields),
         }
+        if self.note is not None:
+            data["note"] = self.note
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -61,6 +70,7 @@ class AuditEntry:
             old_version=data.get("oldVersion"),
             new_version=data.get("newVersion"),
             fields=tuple(data.get("fields") or ()),
+            note=data.get("note"),
         )
 
 
@@ -79,6 +89,7 @@ class AuditLog:
         old_version: int | None = None,
         new_version: int | None = None,
         fields: Sequence[str] = (),
+        note: str | None = None,
     ) -> AuditEntry:
         entry = AuditEntry(
             at=now(),
@@ -90,6 +101,7 @@ class AuditLog:
             old_version=old_version,
             new_version=new_version,
             fields=tuple(fields),
+            note=note,
         )
         append_line(self.path, entry.to_json())
         return entry
@@ -110,3 +122,48 @@ class AuditLog:
                     continue
                 if item_id is None or entry.id == item_id:
                     yield entry
+
+    def latest(
+        self,
+        limit: int,
+        *,
+        offset: int = 0,
+        keep: Callable[[AuditEntry], bool] | None = None,
+    ) -> list[AuditEntry]:
+        """Up to ``limit`` entries, newest first, skipping the ``offset`` newest ones that
+        ``keep`` accepts (all when ``keep`` is None)."""
+        found: list[AuditEntry] = []
+        skipped = 0
+        for line in self._lines_backwards():
+            try:
+                entry = AuditEntry.from_json(line)
+            except (ValueError, KeyError, TypeError):
+                continue
+            if keep is not None and not keep(entry):
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            found.append(entry)
+            if len(found) >= limit:
+                break
+        return found
+
+    def _lines_backwards(self) -> Iterator[str]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            end = handle.seek(0, 2)
+            tail = b""
+            while end > 0:
+                start = max(0, end - _BLOCK)
+                handle.seek(start)
+                chunk = handle.read(end - start) + tail
+                end = start
+                lines = chunk.split(b"\n")
+                tail = lines.pop(0) if start > 0 else b""  # may be cut: finish it next round
+                for raw in reversed(lines):
+                    if raw.strip():
+                        yield raw.decode("utf-8", errors="replace")

@@ -1,103 +1,77 @@
-"""What git last committed of an item, to tell an edit from damage.
+"""An item's history: this machine's audit entries and the git history of its file.
 
-``engram doctor`` recomputes a stale ``contentHash`` only when that cannot bless lost
-text. The yardstick is the newest committed version of the file whose own hash vouched
-for its content (a version a peer pushed with a stale hash — truncated, say — does not
-count), else the newest committed version. :meth:`History.loss` compares the current
-content with it: lines it had that are gone (or content cut short, see
-:func:`engram.team.settle.cut_short`) are a loss, shown as a diff for a person to
-accept or undo; pure additions and edits that keep every line are not.
+The audit log (``.engram/audit.jsonl``) is machine-local: it shows what was done here,
+with versions and fields. git's history is the team's: ``git log --follow`` over every
+path the item has had (a title change moves the file) shows teammates' merged changes
+too. Both are returned, oldest first; outside a git repository the git part is empty.
 """
 
 from __future__ import annotations
 
-import difflib
+import subprocess
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
+from typing import Any
 
-from engram.errors import GitError
-from engram.team.gitstore import GitRepo, is_work_tree
-from engram.team.settle import cut_short
-from mergedriver import codec
+from engram.items.reading import get
+from engram.items.state import VaultState
+from engram.store.audit import AuditEntry
 
-#: How many commits back to look for a version whose hash vouched for it.
-DEPTH = 20
-#: Diff lines shown for a loss.
-DIFF_LINES = 40
+_SEP = "\x1f"
 
 
 @dataclass(frozen=True, slots=True)
-class Loss:
-    """Content the current file lacks against a committed version."""
+class Commit:
+    sha: str
+    author: str
+    at: str
+    subject: str
+    path: str
 
-    commit: str
-    repo_path: str
-    lost_lines: int
-    diff: str
+    def to_json(self) -> dict[str, Any]:
+        return {"sha": self.sha, "author": self.author, "at": self.at, "subject": self.subject, "path": self.path}
 
 
+@dataclass(frozen=True, slots=True)
 class History:
-    """Committed versions of a vault's files (opened lazily; harmless outside git)."""
+    id: str
+    path: str | None
+    audit: tuple[AuditEntry, ...]
+    commits: tuple[Commit, ...]
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._repo: GitRepo | None = None
-        self._ready = False
+    def to_json(self) -> dict[str, Any]:
+        import json
 
-    def __enter__(self) -> History:
-        return self
+        return {"id": self.id, "path": self.path, "audit": [json.loads(e.to_json()) for e in self.audit],
+                "commits": [c.to_json() for c in self.commits]}
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._repo is not None:
-            self._repo.close()
 
-    def _open(self) -> GitRepo | None:
-        if not self._ready:
-            self._ready = True
-            if is_work_tree(self.root):
-                try:
-                    self._repo = GitRepo(self.root)
-                except GitError:
-                    self._repo = None
-        return self._repo
+def history(state: VaultState, ref: str) -> History:
+    """Audit entries and git commits of one item (see the module docstring). Raises NotFound."""
+    item = get(state, ref)
+    audit = tuple(state.audit.entries(item.id))
+    paths = list(dict.fromkeys([p for p in (item.path, *(e.path for e in audit)) if p]))
+    seen: dict[str, Commit] = {}
+    for path in paths:
+        for commit in _log(state, path):
+            seen.setdefault(commit.sha, commit)
+    commits = tuple(sorted(seen.values(), key=lambda c: (c.at, c.sha)))
+    return History(item.id, item.path, audit, commits)
 
-    def reference(self, rel: str) -> tuple[str, str, str] | None:
-        """(commit, repository path, content) of the yardstick version of ``rel``."""
-        repo = self._open()
-        if repo is None:
-            return None
-        lead = self.root.resolve().relative_to(repo.top).as_posix()
-        path = rel if lead == "." else f"{lead}/{rel}"
-        out = repo.run("log", f"-n{DEPTH}", "--format=%H", "--", path, check=False)
-        commits = [line for line in out.out.split() if line] if out.status == 0 else []
-        newest: tuple[str, str, str] | None = None
-        for commit in commits:
-            listed = repo.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}", check=False).out.strip()
-            if not listed:
-                continue
-            try:
-                meta, content, _ = codec.parse_engram(repo.read_blob(listed))
-            except (codec.CodecError, GitError):
-                continue
-            if newest is None:
-                newest = (commit, path, content)
-            if meta.get("contentHash") == codec.content_hash(content):
-                return commit, path, content
-        return newest
 
-    def loss(self, rel: str, content: str) -> Loss | None:
-        """What ``content`` lost against the yardstick version of ``rel``, if anything."""
-        found = self.reference(rel)
-        if found is None:
-            return None
-        commit, path, before = found
-        old, new = before.splitlines(), content.splitlines()
-        remaining = set(new)
-        lost = [line for line in old if line.strip() and line not in remaining]
-        if not lost and not cut_short(before, content):
-            return None
-        diff = list(difflib.unified_diff(old, new, f"{path} @ {commit[:12]}", f"{path} (now)", lineterm="", n=1))
-        if len(diff) > DIFF_LINES:
-            diff = [*diff[:DIFF_LINES], f"… ({len(diff) - DIFF_LINES} more diff lines)"]
-        return Loss(commit, path, max(len(lost), 1), "\n".join(diff))
+def _log(state: VaultState, rel: str) -> list[Commit]:
+    fmt = _SEP.join(("%H", "%an", "%aI", "%s"))
+    try:
+        proc = subprocess.run(
+            ["git", "log", "--follow", f"--format={fmt}", "--", rel],
+            cwd=state.root, capture_output=True, text=True, check=False, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    out: list[Commit] = []
+    for line in proc.stdout.splitlines():
+        parts = line.split(_SEP)
+        if len(parts) == 4:
+            out.append(Commit(parts[0], parts[1], parts[2], parts[3], rel))
+    return out

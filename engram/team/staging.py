@@ -6,8 +6,10 @@ the report with the reason, the sync ending "partial" — when it is:
 
 - an editor's temporary or swap file (``.foo.md.swp``, ``foo.md~``, ``.#foo.md``,
   ``*.tmp``, …), or engram's own half-written temp file;
-- not a regular file (a symbolic link, a FIFO, a device), or over the size limit;
-- an item, a synapse or ``engram.yaml`` that does not parse with the canonical reader,
+- not a regular file (a symbolic link, a FIFO, a device), or over its reader's size
+  limit;
+- an item, a synapse, a proposal or ``engram.yaml`` that does not parse with the
+  canonical reader,
   or a file that was an item in the last commit and no longer is one (0 bytes, or its
   frontmatter gone);
 - an item whose content looks cut short against the committed version and whose
@@ -44,7 +46,7 @@ from engram.errors import GitError
 from engram.index.rows import classify, is_plain_note
 from engram.items.state import VaultState
 from engram.store.fsio import TEMP_SUFFIX
-from engram.store.settings import SETTINGS_FILE
+from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
 from engram.team.settle import Settled, content_of, cut_short, settle
 from mergedriver import codec
@@ -55,8 +57,11 @@ EDITOR_TEMP = re.compile(
     r"|^4913$|^\.goutputstream-|" + re.escape(TEMP_SUFFIX) + r"$)",
     re.IGNORECASE,
 )
-#: Items and synapses larger than this are held back (engram writes at most 1 MB of content).
-MAX_FILE_BYTES = 4_000_000
+#: Vault files larger than their reader accepts are held back (engram writes far less).
+LIMITS = {
+    "item": codec.MAX_ITEM_BYTES, "synapse": codec.MAX_SYNAPSE_BYTES,
+    "proposal": codec.MAX_SYNAPSE_BYTES, "settings": MAX_SETTINGS_BYTES,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +245,9 @@ def _vet(
     if not stat.S_ISREG(info.st_mode):
         what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
         return Held(rel, f"{what}; only regular files inside the vault are shared")
-    kind = classify(rel) or ("settings" if rel == SETTINGS_FILE else None)
-    if kind is not None and info.st_size > MAX_FILE_BYTES:
-        return Held(rel, f"{info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit for vault files")
+    kind = _kind(rel)
+    if kind is not None and info.st_size > LIMITS[kind]:
+        return Held(rel, f"{info.st_size:,} bytes, over the {LIMITS[kind]:,}-byte limit for a {kind} file")
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -253,6 +258,15 @@ def _vet(
     mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
     stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
     return _Accepted(rel, data, mode, stamp, not trusted and info.st_mtime_ns > young_after, trusted)
+
+
+def _kind(rel: str) -> str | None:
+    """``item``, ``synapse``, ``proposal``, ``settings``, or None for any other file."""
+    if rel == SETTINGS_FILE:
+        return "settings"
+    if rel.startswith("proposals/") and rel.endswith(".yaml"):
+        return "proposal"
+    return classify(rel)
 
 
 def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str | None, bool]:
@@ -276,12 +290,16 @@ def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str 
             ), False
         canonical = vouched and codec.render_engram(meta, content, derived.split("\n") if derived else []) == data
         return None, canonical
-    if kind == "synapse":
+    if kind in ("synapse", "proposal"):
+        parse, render = (
+            (codec.parse_synapse, codec.render_synapse) if kind == "synapse"
+            else (codec.parse_proposal, codec.render_proposal)
+        )
         try:
-            parsed = codec.parse_synapse(data)
+            parsed = parse(data)
         except codec.CodecError as exc:
             return f"does not parse: {exc}", False
-        return None, codec.render_synapse(parsed) == data
+        return None, render(parsed) == data
     if kind == "settings":
         try:
             loaded = codec.load_yaml(data.decode("utf-8")) if data.strip() else {}

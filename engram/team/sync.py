@@ -3,7 +3,7 @@
 One call brings a clone level with its upstream:
 
 0. finish a sync that was killed, from its intent journal (:mod:`engram.team.journal`);
-1. fold journaled usage into the items (:meth:`Vault.flush_usage`);
+1. fold journaled usage and feedback into the items (:func:`engram.lifecycle.feedback.fold`);
 2. commit the vault's local changes — only files that are whole (:mod:`.staging`): a
    file still being written, one that does not parse, an editor's temp file or a
    symbolic link is held back and named in the report, and the sync is *partial*;
@@ -14,7 +14,10 @@ One call brings a clone level with its upstream:
    the git driver runs, the result is written as a tree and a merge commit in the object
    store, and only then is the work tree moved to it with git's own ``merge --ff-only``;
    then the merged files are settled (:mod:`.settle`: hashes, link sections, edges to
-   deleted items) and that is committed;
+   deleted items) and that is committed; and learn decisions the two sides made apart
+   are finished (forked supersede chains converge on the newest lesson; contradictory
+   new lessons are superseded or disputed, :func:`engram.lifecycle.reconcile.after_merge`)
+   and committed;
 5. push; when another writer was updating the branch at the same moment (a peer pushed
    first, or holds the remote ref's lock), go back to 3 after a jittered backoff, within
    ``sync.maxAttempts`` attempts and ``sync.maxSeconds`` seconds; when the remote's
@@ -41,7 +44,8 @@ from typing import Any
 
 from engram.errors import Busy, EngramError, GitError
 from engram.items.state import VaultState
-from engram.recall.usage import flush
+from engram.lifecycle.feedback import fold
+from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
 from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo
@@ -86,6 +90,7 @@ class SyncReport:
     trashed: list[str] = field(default_factory=list)
     suspect: list[str] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)  # learn decisions finished after a merge
     recovered: list[str] = field(default_factory=list)
     retries: list[str] = field(default_factory=list)
     pushed: bool = False
@@ -134,6 +139,8 @@ class SyncReport:
             out.append(f"{path} looks cut short; its hash was left stale — run `engram doctor` to review it")
         if self.regenerated or self.restamped:
             out.append(f"brought the links or hashes of {self.regenerated + self.restamped} item(s) up to date")
+        for line in self.settled:
+            out.append(f"settled: {line}")
         if self.retries:
             out.append(f"retried {len(self.retries)} time(s): another writer was updating {self.branch} ({self.retries[-1]})")
         if self.offline:
@@ -218,7 +225,7 @@ class _Run:
         _check_ready(repo)
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
-        flush(self.state)
+        fold(self.state)
         self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
@@ -266,7 +273,7 @@ class _Run:
 
     # ------------------------------------------------------------------ steps
 
-    def _commit(self, report: SyncReport, message: str | None) -> None:
+    def _commit(self, report: SyncReport, message: str | None, *, local: bool = True) -> None:
         def text(count: int) -> str:
             return message or f"engram sync: {count} change(s) by {self.state.actor} on {socket.gethostname()}"
 
@@ -275,7 +282,7 @@ class _Run:
                 self.repo, self.state, self.prefix, text, settle_seconds=self.settings.settle_seconds,
                 env=self.env, before_commit=lambda: self.journal.step("commit"),
             )
-        report.committed += staged.committed
+        report.committed += staged.committed if local else 0
         report.held = list(staged.held)
         report.absorb(staged.settled)
 
@@ -321,6 +328,19 @@ class _Run:
         report.moved += plan.moved
         report.trashed += [self._vault_rel(path) for path, _ in plan.trashed]
         self._settle(head, commit, report, "engram sync: settle after merge")
+        decided = after_merge(self.state, self._added(base, head), self._added(base, theirs))
+        report.settled += decided
+        if decided:
+            self._commit(report, "engram sync: settle learn decisions made on two machines", local=False)
+
+    def _added(self, base: str, side: str) -> set[str]:
+        """Ids of the items whose files ``side`` added since ``base``."""
+        lead = self.prefix + "/" if self.prefix else ""
+        added = [
+            path[len(lead):] for path, change in self.repo.diff_tree(base, side).items()
+            if change.old_sha is None and path.startswith(lead) and path.endswith(".md")
+        ]
+        return {row.id for rel in added for row in self.state.index.item_rows("path = ?", (rel,))}
 
     def _incident(self, head: str) -> Any:
         lead = self.prefix + "/" if self.prefix else ""
