@@ -137,7 +137,6 @@ class TreeMerger:
         self._incident = incident
         self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self._cache: dict[str, bytes] = {}
-        self._synapse_blobs: set[str] = set()
         self._changed: set[str] = set()
 
     def read(self, blob: Blob) -> bytes:
@@ -209,7 +208,6 @@ class TreeMerger:
                 if entity.versions[side] is not None:  # the same id twice on one side
                     entity = by_key.setdefault(f"path:{path}", _Entity(f"path:{path}", False))
                 entity.versions[side] = blob
-            self._note_endpoints(path, sides)
         return list(by_key.values())
 
     def _ids(self, path: str, sides: Mapping[str, Blob | None]) -> dict[str, str] | None:
@@ -232,20 +230,6 @@ class TreeMerger:
     def _is_synapse(self, path: str) -> bool:
         rel = self.vault_path(path)
         return rel is not None and classify(rel) == "synapse"
-
-    def _note_endpoints(self, path: str, sides: Mapping[str, Blob | None]) -> None:
-        if self._is_synapse(path):
-            self._synapse_blobs.update(
-                blob.sha for blob in sides.values() if blob is not None and blob.mode in REGULAR
-            )
-
-    def endpoints(self) -> set[str]:
-        """Item ids at either end of every synapse either side changed (their links moved)."""
-        found: set[str] = set()
-        for sha in self._synapse_blobs:
-            data = self._cache.get(sha) or self._read_blobs([sha])[sha]
-            found.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
-        return found
 
     # ------------------------------------------------------------------ resolving
 
