@@ -17,15 +17,20 @@ Checks (each problem has a stable ``code``):
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
-- ``hash-mismatch`` — ``contentHash``/``contentSize`` that do not match the content
-  (edited by hand, or another tool's placeholder). Fix: recomputed, keeping every other
-  byte — unless the content lost lines against git's last committed version that
-  vouched for itself (a write cut short looks exactly like that): then the diff is
-  shown and the fix waits for a person (``--accept PATH``, or yes at the prompt).
+- ``lost-content`` — an item edited outside engram whose content lost lines against
+  git's last committed version that vouched for itself (its ``contentHash`` matched): a
+  write cut short — a crashed editor, a half-written file a peer pushed — looks exactly
+  like that. Ordinary outside edits are recorded by engram's writers and are no
+  problem; this one is never recorded silently: the diff is shown and the fix (record
+  the text as a new version) waits for a person (``--accept PATH``, or yes at the
+  prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
-- ``path-drift`` — a file that is not where its domain, slug and visibility put it.
-  Fix: moved (the id stays; derived links elsewhere follow).
+- ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
+  shared one inside it (it never would be). Fix: moved (the id stays; derived links
+  elsewhere follow). A note a person renamed or moved is *not* drift: engram follows
+  the person's path and moves a file only when it changes the title, domain or
+  visibility itself.
 - ``leftover-temp`` — a temp file from an interrupted write, older than an hour.
   Fix: deleted.
 - ``merge-conflict`` — an item a merge flagged (``mergeConflicts``): both versions of
@@ -34,6 +39,12 @@ Checks (each problem has a stable ``code``):
   --resolve ID``.
 - ``superseded-active`` — an item something supersedes that is still ``active``. Not
   fixed automatically (which one is current is a judgement): set its status.
+
+Not problems, and so listed in the adoption summary instead (:mod:`engram.adopt`): notes
+indexed with a derived id, wikilinks that point at no note yet or at two, properties
+engram reads as the person's own, frontmatter that is not YAML, and content edited
+outside engram since its last write — ``contentHash`` is brought up to date by the next
+write that touches the file (``update``, a usage flush, ``sync``), never by hand.
 
 Fixes run one at a time through the vault's own writers (under the lock, atomic), so a
 fix never tears a file and an interrupted ``--fix`` can simply be run again.
@@ -49,6 +60,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from engram.adopt.adopting import Adoption
+from engram.adopt.adopting import summary as adoption_summary
 from engram.errors import EngramError
 from engram.index.catalog import SKIP_DIRS
 from engram.items import derived, links, repair
@@ -56,7 +69,6 @@ from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.paths import expected_paths
 from engram.store.settings import SETTINGS_FILE
 from engram.team import conflicts
 from engram.team.committed import History
@@ -95,6 +107,7 @@ class Report:
     problems: tuple[Problem, ...]
     items: int
     synapses: int
+    adoption: Adoption = field(default_factory=Adoption)
 
     @property
     def ok(self) -> bool:
@@ -142,7 +155,7 @@ def diagnose(
                 problem.fix_error = str(exc)
         state.refresh()
     counts = state.index.counts()
-    return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
+    return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0), adoption_summary(state))
 
 
 _BAD_CODES = {"bad": "unparseable", "unsafe": "unsafe-file", "oversize": "oversize-file", "binary": "binary-file"}
@@ -283,10 +296,10 @@ def _item_problems(state: VaultState) -> list[Problem]:
 
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
-    want_hash = codec.content_hash(item.content)
-    want_size = len(item.content.encode("utf-8"))
-    if item.content_hash != want_hash or item.content_size != want_size:
-        problems.append(_hash_mismatch(state, rel, item, want_hash, want_size, history))
+    if item.content_hash != codec.content_hash(item.content):
+        lost = _lost_content(state, rel, item, history)
+        if lost is not None:
+            problems.append(lost)
     lines = "\n".join(derived.lines_for(state.index, item))
     if lines != old_derived:
         problems.append(
@@ -298,13 +311,14 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
                 _fix=lambda: repair.rewrite_item(state, rel),
             )
         )
-    expected = _expected_paths(item, rel)
-    if rel not in expected:
+    private = item.visibility == "private"
+    if private != rel.startswith("private/"):
+        where = "outside private/ (it would be committed)" if private else "inside private/ (it is never shared)"
         problems.append(
             Problem(
                 "path-drift",
                 rel,
-                f"domain/title/visibility put it at {expected[0]}",
+                f"visibility is {item.visibility} but the file is {where}",
                 fixable=True,
                 _fix=lambda: repair.relocate(state, rel),
             )
@@ -312,30 +326,19 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
     return problems
 
 
-def _hash_mismatch(state: VaultState, rel: str, item: Engram, want_hash: str, want_size: int, history: History) -> Problem:
-    """A stale hash is recomputed, unless that would bless content that lost lines
-    against git's last committed version: then a person sees the diff and decides."""
-    fix = partial(repair.restamp_file, state, rel)
+def _lost_content(state: VaultState, rel: str, item: Engram, history: History) -> Problem | None:
+    """An outside edit is no problem (engram records it on its next write), unless the
+    content lost lines against git's last committed version: recording it then would
+    bless what may be a torn write, so a person sees the diff and decides."""
     loss = history.loss(rel, item.content)
     if loss is None:
-        return Problem(
-            "hash-mismatch", rel,
-            f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
-            fixable=True, _fix=fix,
-        )
+        return None
     return Problem(
-        "hash-mismatch", rel,
-        f"contentHash does not match the content, and the content lost {loss.lost_lines} line(s) against the "
-        f"last committed version ({loss.commit[:12]}) — a write cut short, or a deletion nobody confirmed. "
-        f"Keep it with `engram doctor --accept {rel}`, or restore it with "
-        f"`git checkout {loss.commit[:12]} -- {loss.repo_path}`",
-        fixable=False, consent=True, diff=loss.diff, _fix=fix,
-    )
-
-
-def _expected_paths(item: Engram, rel: str) -> tuple[str, str]:
-    return expected_paths(
-        item.domain_tags, item.slug, item.title, item.id, rel, private=item.visibility == "private"
+        "lost-content", rel,
+        f"edited outside engram, and the content lost {loss.lost_lines} line(s) against the last committed "
+        f"version ({loss.commit[:12]}) — a write cut short, or a deletion nobody confirmed. Keep it with "
+        f"`engram doctor --accept {rel}`, or restore it with `git checkout {loss.commit[:12]} -- {loss.repo_path}`",
+        fixable=False, consent=True, diff=loss.diff, _fix=partial(repair.rewrite_item, state, rel),
     )
 
 

@@ -26,6 +26,7 @@ LAYERS = (
     "engram.items",
     "engram.recall",
     "engram.lifecycle",
+    "engram.adopt",
     "engram.team",
     "engram.doctor",
     "engram.vault",

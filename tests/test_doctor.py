@@ -9,6 +9,7 @@ from pathlib import Path
 
 from engram.store.format import read_engram
 from engram.vault import Vault
+from mergedriver import codec
 
 
 def codes(vault: Vault) -> list[tuple[str, str]]:
@@ -30,14 +31,18 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
     assert a.path and b.path
     root = vault.root
 
-    # hash mismatch: content edited by hand
+    # content edited by hand: not a problem (the adoption summary lists it)
     pa = root / a.path
     pa.write_text(pa.read_text().replace("alpha body", "alpha body, edited by hand"))
     # duplicate id: a copied file
     shutil.copy(root / b.path, root / "x/beta-copy.md")
-    # path drift: a file moved into the wrong folder
+    # a file a person moved: not drift, engram keeps the person's path
     (root / "y").mkdir()
     (root / b.path).rename(root / "y/beta.md")
+    # path drift: a private item moved out of private/ (it would be committed)
+    secret = vault.create("Secret", "local only", domain=["x"], visibility="private").item
+    assert secret.path == "private/x/secret.md"
+    (root / secret.path).rename(root / "x/secret.md")
     # dangling synapse: an edge to an item that does not exist
     ghost = root / "synapses/part_of/syn-0123456789abcdef.yaml"
     ghost.parent.mkdir(parents=True)
@@ -58,9 +63,11 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
 
     found = {code for code, _ in codes(vault)}
     assert found == {
-        "hash-mismatch", "duplicate-id", "path-drift", "dangling-synapse",
+        "duplicate-id", "path-drift", "dangling-synapse",
         "misnamed-synapse", "leftover-temp", "unparseable", "stale-derived",
     }
+    assert ("path-drift", "x/secret.md") in codes(vault)
+    assert vault.doctor().adoption.edited_outside == (a.path,)
 
     report = vault.doctor(fix=True)
     assert all(p.fixed for p in report.problems if p.fixable), [p for p in report.problems if not p.fixed]
@@ -68,12 +75,13 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
     assert codes(vault) == [("unparseable", "x/broken.md")]
     assert not temp.exists() and not ghost.exists()
     betas = [i for i in vault.list() if i.title == "Beta"]
-    # Both copies now live where their domain puts them, with distinct ids (one keeps b's).
-    copy = next(i for i in betas if i.id != b.id)
-    assert {i.path for i in betas} == {"x/beta.md", f"x/beta-{copy.id[-6:].lower()}.md"}
+    # Both copies stay where the person put them, with distinct ids (one keeps b's).
+    assert {i.path for i in betas} == {"y/beta.md", "x/beta-copy.md"}
     assert b.id in {i.id for i in betas} and len({i.id for i in betas}) == 2
+    assert (root / "private/x/secret.md").is_file() and not (root / "x/secret.md").exists()
     alpha, _ = read_engram(pa, a.path)
-    assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash corrected
+    assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash recorded
+    assert alpha.content_hash == codec.content_hash(alpha.content)
     assert [s.kind for s in vault.synapses(a.id)] == ["extends"]
 
 
@@ -119,7 +127,7 @@ def test_doctor_never_blesses_a_body_that_lost_lines_against_git(vault: Vault) -
     good = path.read_bytes()
     path.write_bytes(good[: len(good) - 60])  # cut short, as a crashed write leaves it
     (problem,) = vault.doctor(fix=True).problems
-    assert (problem.code, problem.fixable, problem.consent, problem.fixed) == ("hash-mismatch", False, True, False)
+    assert (problem.code, problem.fixable, problem.consent, problem.fixed) == ("lost-content", False, True, False)
     assert "lost 2 line(s) against the last committed version" in problem.message
     assert f"engram doctor --accept {problem.path}" in problem.message and "git checkout" in problem.message
     assert problem.diff is not None and "-paragraph 5 of a note people rely on" in problem.diff
@@ -141,15 +149,17 @@ def test_doctor_measures_loss_against_the_last_version_whose_hash_vouched_for_it
     assert problem.consent and not problem.fixed and "lost" in problem.message
 
 
-def test_doctor_fixes_the_hash_of_a_body_that_only_grew(vault: Vault) -> None:
+def test_an_outside_edit_that_only_grew_is_no_problem_and_is_recorded_in_place(vault: Vault) -> None:
     _, path = _committed_item(vault)
     text = path.read_text().replace("paragraph 5 of a note people rely on\n",
                                     "paragraph 5 of a note people rely on  \nand one more, typed in Obsidian")
     path.write_text(text)
-    (problem,) = vault.doctor(fix=True).problems
-    assert problem.fixable and problem.fixed and vault.doctor().problems == ()
+    assert vault.doctor().problems == ()
+    vault.sync()  # engram's next write records the edit
     after = path.read_text()
-    assert "rely on  \nand one more, typed in Obsidian" in after  # trailing spaces, no final newline: kept
+    assert "rely on  \nand one more, typed in Obsidian" in after  # trailing spaces kept
+    meta, content, _ = codec.parse_engram(after.encode())
+    assert meta["contentHash"] == codec.content_hash(content) and meta["version"] == 2
 
 
 def test_the_cli_asks_before_keeping_lost_lines(vault: Vault) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from engram.adopt.adopting import Adoption
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
 from engram.demo import build_demo
 from engram.doctor import Problem
@@ -25,7 +26,8 @@ from engram.vault import Vault
 @pass_vault
 def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> None:
     """Check the vault: unparseable files, duplicate ids, dangling or misnamed synapses,
-    hash mismatches, stale derived sections, path drift, leftover temp files.
+    stale derived sections, private items in the wrong place, leftover temp files; and
+    summarise adoption: notes with an id or indexed only, wikilinks that do not resolve.
 
     A stale hash over text that lost lines against git's last committed version is
     never recomputed silently: the diff is shown, and `--fix` asks on a terminal (or
@@ -52,6 +54,7 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
                 "items": report.items,
                 "synapses": report.synapses,
                 "problems": [p.to_json() for p in report.problems],
+                "adoption": adoption_json(report.adoption),
             }
         )
     else:
@@ -64,6 +67,14 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
             click.echo(f"{p.code:<18} {p.path}: {p.message} [{state}]")
             if p.diff and not p.fixed:
                 click.echo("\n".join(f"    {line}" for line in p.diff.splitlines()))
+        for line in report.adoption.lines():
+            click.echo(line)
+        for path, text in report.adoption.unresolved[:20]:
+            click.echo(f"  unresolved  {path}: [[{text}]]")
+        if len(report.adoption.unresolved) > 20:
+            click.echo(f"  … and {len(report.adoption.unresolved) - 20} more (`engram doctor --json` lists them all)")
+        for path, text, choices in report.adoption.ambiguous[:20]:
+            click.echo(f"  ambiguous   {path}: [[{text}]] could be {' or '.join(choices)}")
         open_count = sum(not p.fixed for p in report.problems)
         click.echo(
             f"{report.items} items, {report.synapses} synapses, "
@@ -72,6 +83,49 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
         )
     if not report.ok:
         raise click.exceptions.Exit(1)
+
+
+def adoption_json(a: Adoption) -> dict[str, object]:
+    return {
+        "items": a.items,
+        "withId": a.with_id,
+        "indexedOnly": a.indexed_only,
+        "adoptable": a.adoptable,
+        "notYaml": list(a.not_yaml),
+        "clashes": [{"path": p, "keys": k} for p, k in a.clashes],
+        "links": a.links,
+        "unresolved": [{"path": p, "link": t} for p, t in a.unresolved],
+        "ambiguous": [{"path": p, "link": t, "candidates": list(c)} for p, t, c in a.ambiguous],
+        "editedOutside": list(a.edited_outside),
+    }
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Say which notes would get an id; write nothing.")
+@json_option
+@pass_vault
+def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Write an id into notes that have none (default: every note in the vault).
+
+    Only the `id` key is added; every other byte of each note stays as it was. Notes
+    are searchable and linkable without this: an id in the file keeps a note's identity
+    across renames made outside engram and on every clone.
+
+    \b
+    Example:
+      engram adopt Notes/ "References/Kevin Kelly.md" --dry-run
+    """
+    report = vault.adopt(list(paths), dry_run=dry_run)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    verb = "would adopt" if dry_run else "adopted"
+    for path, item_id in report.adopted:
+        click.echo(f"{verb} {path}" + (f" (id {item_id})" if item_id else ""))
+    for path, why in report.skipped:
+        click.echo(f"skipped {path}: {why}", err=True)
+    click.echo(f"{len(report.adopted)} {verb}, {len(report.skipped)} skipped, {report.already} already had an id")
 
 
 @click.command()
@@ -134,4 +188,4 @@ def demo(app: AppContext, path: str) -> None:
     vault.close()
 
 
-COMMANDS = [doctor, reindex, demo]
+COMMANDS = [doctor, adopt, reindex, demo]

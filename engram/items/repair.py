@@ -11,11 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram.errors import FormatError
 from engram.items import derived
-from engram.items.state import VaultState
-from engram.store.format import parse_engram, restamp, write_engram
-from engram.store.fsio import atomic_write
+from engram.items.state import VaultState, settled
+from engram.store.format import write_engram
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import slugify
 
@@ -38,36 +36,16 @@ def rewrite_derived(state: VaultState, item: Engram) -> bool:
 def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
     """Rewrite one item canonically (fresh derived section, optional field fixes).
 
-    No version bump: nothing a person wrote changes. True if the bytes changed.
+    No version bump for the rewrite itself; content edited outside engram since its last
+    write is recorded (hash brought up to date, a new version). True if the bytes changed.
     """
     with state.lock.hold():
         item, _ = state.read(rel)
-        item = replace(item, **corrections)
+        item = replace(settled(item, state.actor, bump=True), **corrections)
         lines = derived.lines_for(state.index, item)
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))
         return changed
-
-
-def restamp_file(state: VaultState, rel: str) -> bool:
-    """Recompute an item's ``contentHash``/``contentSize`` and derived section, keeping
-    every byte a person wrote (key order, quoting, whitespace). No version bump; True if
-    the file changed."""
-    with state.lock.hold():
-        path = state.abspath(rel)
-        data = path.read_bytes()
-        item, _ = parse_engram(data, rel)
-        lines = derived.lines_for(state.index, item)
-        try:
-            new = restamp(data, lines)
-        except ValueError as exc:  # CodecError: parse_engram above already vouched for it
-            raise FormatError(rel, str(exc)) from exc
-        if new == data:
-            return False
-        atomic_write(path, new)
-        fresh, _ = parse_engram(new, rel)
-        state.index.put_item(rel, fresh, "\n".join(lines))
-        return True
 
 
 def relocate(state: VaultState, rel: str) -> str:
@@ -103,3 +81,19 @@ def discard_file(state: VaultState, rel: str, reason: str) -> None:
         state.to_trash(rel, state.trash_bin("doctor"))
         state.audit.record(state.actor, "discard", Path(rel).stem, target="file", path=rel, fields=(reason,))
 
+
+
+# ------------------------------------------------------------------ outside edits
+# Used by `engram sync` before it commits. A person's content edits are recorded by
+# sync's staging (engram.team.staging), only once the file has been vetted as whole.
+
+
+def follow_moves(state: VaultState) -> int:
+    """Regenerate the derived sections that name an item a person renamed or moved (the
+    item keeps its new path); returns how many items were looked at."""
+    with state.lock.hold():
+        moved = state.index.take_moves()
+        touched = sorted({n for item_id in moved for n in state.neighbours(item_id)} | set(moved))
+        for item_id in touched:
+            state.refresh_derived(item_id)
+        return len(touched)

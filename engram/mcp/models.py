@@ -24,7 +24,8 @@ class _Out(BaseModel):
 
 
 class EdgeView(_Out):
-    """One synapse as seen from an item: which way it points and to what."""
+    """One edge as seen from an item: a synapse, or a wikilink typed in a note (kind
+    links_to, id "wikilink": derived from the text, no synapse file)."""
 
     id: str
     kind: str
@@ -158,11 +159,24 @@ class DoctorProblem(_Out):
     diff: str | None = Field(default=None, description="What the text lost against git's last commit, as a diff.")
 
 
+class AdoptionOut(_Out):
+    """How far the vault's notes are adopted, and which wikilinks do not resolve (never
+    problems: a note may link to one not written yet)."""
+
+    with_id: int = Field(description="Items whose id is in the file.")
+    indexed_only: int = Field(description="Notes with a derived id (nothing written into them).")
+    links: int = Field(description="Wikilinks that resolve to a note.")
+    unresolved: list[str] = Field(description="Up to 20 'path: [[link]]' pointing at no note yet.")
+    ambiguous: list[str] = Field(description="Up to 20 'path: [[link]]' that two notes could mean.")
+    edited_outside: int = Field(description="Items edited outside engram; the next sync records the edit.")
+
+
 class DoctorOut(_Out):
     ok: bool
     items: int
     synapses: int
     problems: list[DoctorProblem]
+    adoption: AdoptionOut | None = None
     message: str
 
 

@@ -137,16 +137,19 @@ def register(box: Toolbox) -> None:
 
         Use it after engram_search / engram_list to read what an item says, or to get its
         current version before engram_update. Results include `version` and, at the
-        content tier, the item's synapses (typed links to other items). To find items,
-        use engram_search or engram_list instead; do not guess refs.
+        content tier, the item's synapses (typed links to other items) and the wikilinks
+        people typed in notes (kind links_to). To find items, use engram_search or
+        engram_list instead; do not guess refs.
         """
         vault = box.vault()
         item = vault.get(ref)
+        titles = title_lookup(vault)
         return views.item_at_budget(
             item,
             tier,
             token_budget,
-            lambda: views.edge_views(item.id, vault.synapses(item.id), title_lookup(vault)),
+            lambda: views.edge_views(item.id, vault.synapses(item.id), titles)
+            + views.wikilink_views(item.id, vault.wikilinks(item.id), titles),
         )
 
     @box.tool("engram_update", title="Change an item", profile="minimal", annotations=CHANGE)

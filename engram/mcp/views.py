@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
+from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
+from engram.items.links import WikiLinks
 from engram.mcp.errors import to_json
 from engram.mcp.models import EdgeView, ItemView, SynapseView, Tier
 from engram.store.model import Engram, Synapse
@@ -147,3 +149,22 @@ def _plain(value: Any) -> Any:
     """JSON-safe copy of frontmatter values (dates and the like become strings)."""
     result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
     return result
+
+
+def wikilink_views(item_id: str, links: WikiLinks, title_of: Callable[[str], str | None]) -> list[EdgeView]:
+    """The resolved wikilinks around an item as edges of kind ``links_to`` (id ``wikilink``:
+    derived from the text of notes, no synapse file)."""
+    out: list[EdgeView] = []
+    seen: set[tuple[str, str]] = set()
+    for row, direction in [*((r, "out") for r in links.outgoing), *((r, "in") for r in links.incoming)]:
+        other = row.target_id if direction == "out" else row.source_id
+        if row.status != "ok" or other is None or other == item_id or (direction, other) in seen:
+            continue
+        seen.add((direction, other))
+        out.append(
+            EdgeView(
+                id="wikilink", kind=LINK_KIND, direction="out" if direction == "out" else "in",
+                other=other, other_title=title_of(other), weight=LINK_WEIGHT,
+            )
+        )
+    return out

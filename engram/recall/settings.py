@@ -26,6 +26,7 @@ DEFAULT_EDGE_WEIGHTS: Mapping[str, float] = MappingProxyType(
         "causes": 0.6,
         "follows": 0.5,
         "contextualizes": 0.5,
+        "links_to": 0.5,  # a wikilink typed in a note (engram.index.wikilinks)
         "contradicts": 0.0,  # reported as warnings, never spread
         "supersedes": 0.0,  # handled by succession, never spread
     }

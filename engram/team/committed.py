@@ -93,8 +93,8 @@ class History:
             return None
         commit, path, before = found
         old, new = before.splitlines(), content.splitlines()
-        remaining = set(new)
-        lost = [line for line in old if line.strip() and line not in remaining]
+        remaining = {line.rstrip() for line in new}  # a hard line break added is no loss
+        lost = [line for line in old if line.strip() and line.rstrip() not in remaining]
         if not lost and not cut_short(before, content):
             return None
         diff = list(difflib.unified_diff(old, new, f"{path} @ {commit[:12]}", f"{path} (now)", lineterm="", n=1))

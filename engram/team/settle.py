@@ -5,7 +5,9 @@ doctor-clean but for what a person must decide.
 (``engram sync``, or a plain ``git pull`` through the hooks), or the files a person
 edited before sync commits them:
 
-- ``contentHash``/``contentSize`` are recomputed from the content, **unless** the
+- ``contentHash``/``contentSize`` are recomputed from the content (for this clone's own
+  edits before a commit, the edit is also recorded as a new version, as every engram
+  writer records an outside edit), **unless** the
   content looks cut short against the previous version (see :func:`cut_short`): a
   truncated write must never be blessed with a matching hash. Such a file is listed in
   :attr:`Settled.suspect` and left for ``engram doctor``, which shows the diff and asks;
@@ -16,8 +18,9 @@ edited before sync commits them:
   the edge arrived pointing at nothing — goes to ``.engram/trash/`` (the rule
   ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it.
 
-Only derived bytes change (:func:`engram.store.format.restamp` keeps every byte a
-person wrote). Every write is atomic and under the vault lock; running it twice changes
+Only derived bytes change: engram's own files are rendered canonically with just
+those fields moved, and a person's note is edited in place
+(:func:`engram.store.format.write_engram`), keeping every byte they wrote. Every write is atomic and under the vault lock; running it twice changes
 nothing the second time, which is what makes an interrupted settle safe to redo. The
 outcome depends only on the files, so every clone that settles the same tree writes the
 same bytes.
@@ -29,12 +32,13 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from engram.errors import FormatError
 from engram.index.rows import classify
 from engram.items import derived
-from engram.items.state import VaultState
-from engram.store.format import restamp
+from engram.items.state import VaultState, edited_outside, settled
+from engram.store.format import is_canonical, parse_engram, write_engram
 from engram.store.fsio import atomic_write
-from engram.store.model import Engram
+from engram.store.notes import read_note
 from engram.team.gitstore import REGULAR, GitRepo
 from mergedriver import codec
 
@@ -67,12 +71,12 @@ def cut_short(previous: str, current: str) -> bool:
 
 
 def content_of(data: bytes | None) -> str | None:
-    """The content of an engram file's bytes, or None when they are not one."""
+    """The content of a note's bytes (engram's or a person's), or None when unreadable."""
     if data is None:
         return None
     try:
-        return codec.parse_engram(data)[1]
-    except codec.CodecError:
+        return read_note(data, "note.md").item.content
+    except FormatError:
         return None
 
 
@@ -83,10 +87,12 @@ def settle(
     removed: Iterable[str] = (),
     previous: Previous | None = None,
     skip: set[str] | None = None,
+    record: bool = False,
 ) -> Settled:
     """Settle the vault files ``changed`` (vault-relative) and the edges of the item ids
     ``removed`` (see the module docstring). Files in ``skip`` (being written, or held
-    back from a commit) are not touched."""
+    back from a commit) are not touched. With ``record`` (this clone's own edits, before
+    a commit) an outside content edit also becomes a new version by the vault's actor."""
     out = Settled()
     paths = sorted(set(changed))
     with state.lock.hold():
@@ -112,7 +118,7 @@ def settle(
         for item_id in sorted(affected):
             for row in state.index.item_rows("id = ?", (item_id,)):
                 if skip is None or row.path not in skip:
-                    _settle_item(state, row.path, row.path in mine, previous, out)
+                    _settle_item(state, row.path, row.path in mine, previous, record, out)
     return out
 
 
@@ -138,34 +144,36 @@ def _trash(state: VaultState, rel: str) -> None:
                        target="synapse", path=rel, fields=("dangling",))
 
 
-def _settle_item(state: VaultState, rel: str, changed: bool, previous: Previous | None, out: Settled) -> None:
+def _settle_item(
+    state: VaultState, rel: str, changed: bool, previous: Previous | None, record: bool, out: Settled
+) -> None:
     path = state.abspath(rel)
     try:
         data = path.read_bytes()
-        meta, content, old = codec.parse_engram(data)
-    except (OSError, codec.CodecError):
+        item, old = parse_engram(data, rel)
+    except (OSError, FormatError):
         return  # gone or broken: the index and doctor report it
-    item = Engram.from_meta(meta, content, path=rel)
     lines = derived.lines_for(state.index, item)
-    stale = meta.get("contentHash") != codec.content_hash(content) or meta.get("contentSize") != len(
-        content.encode("utf-8")
-    )
-    fix_hash = False
-    if stale and changed:
+    fresh = item
+    if changed and edited_outside(item):
         before = content_of(previous(rel)) if previous is not None else None
-        if before is not None and cut_short(before, content):
+        if before is not None and cut_short(before, item.content):
             out.suspect.append(rel)
         else:
-            fix_hash = True
-    if not fix_hash and "\n".join(lines) == old:
+            # A local edit is recorded as a new version by this clone's actor; a peer's
+            # stale hash taken in a merge only gets its hash: the same bytes on every clone.
+            fresh = settled(item, state.actor, bump=record)
+    if fresh == item and "\n".join(lines) == old:
         return
-    new = restamp(data, lines, hashes=fix_hash)
-    if new == data:
-        return
-    atomic_write(path, new)
-    meta, content, _ = codec.parse_engram(new)
-    state.index.put_item(rel, Engram.from_meta(meta, content, path=rel), "\n".join(lines))
-    if fix_hash:
+    if is_canonical(data):  # engram's own file: only the fields that changed move
+        meta, content, _ = codec.parse_engram(data)
+        was, now_meta = item.to_meta(), fresh.to_meta()
+        meta.update({key: value for key, value in now_meta.items() if was.get(key) != value})
+        atomic_write(path, codec.render_engram(meta, content, lines))
+    else:  # a person's note: edited in place, every other byte kept
+        write_engram(path, fresh, lines)
+    state.index.put_item(rel, fresh, "\n".join(lines))
+    if fresh != item:
         out.restamped.append(rel)
     if "\n".join(lines) != old:
         out.regenerated.append(rel)

@@ -21,8 +21,9 @@ the report with the reason, the sync ending "partial" — when it is:
   (canonical bytes, a matching hash) and removals engram's audit log records are not
   waited for: engram writes atomically.
 
-The files that pass are settled (:mod:`engram.team.settle`: a person's body edit gets a
-matching ``contentHash``, stale link sections are regenerated), and the commit is built
+The files that pass are settled (:mod:`engram.team.settle`: a person's body edit is
+recorded — a new ``contentHash`` and version — and stale link sections are
+regenerated), and the commit is built
 in a temporary index from exactly the bytes that were vetted — a file that changes
 again afterwards is not slipped in — so the real index never holds a half-staged state
 and other staged work (or files outside the vault) never enters sync's commit. The
@@ -42,13 +43,15 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from engram.errors import GitError
-from engram.index.rows import classify, is_plain_note
-from engram.items.state import VaultState
+from engram.errors import FormatError, GitError
+from engram.index.rows import classify
+from engram.items.state import VaultState, edited_outside
+from engram.store.format import is_canonical
 from engram.store.fsio import TEMP_SUFFIX
+from engram.store.notes import FILE, Note, read_note
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
-from engram.team.settle import Settled, content_of, cut_short, settle
+from engram.team.settle import Settled, cut_short, settle
 from mergedriver import codec
 
 #: Files no sync commits: editors' swap, backup, lock and partial-save files.
@@ -119,7 +122,7 @@ def commit_local(
     head = repo.rev("HEAD")
     held: list[Held] = []
     accepted, committed = _vet_all(repo, state, prefix, head, settle_seconds, held, written)
-    # A person's edits get a matching hash and fresh links. What that makes engram write
+    # A person's edits are recorded, with fresh links. What that makes engram write
     # (its atomic writes: this file, a neighbour's link section) is vetted once more,
     # without waiting again.
     edited = [a.rel for a in accepted if a.data is not None and not a.trusted and classify(a.rel) == "item"]
@@ -129,7 +132,8 @@ def commit_local(
     settled = None
     if edited or removed:
         settled = settle(
-            state, [*edited, *gone], removed=removed, previous=committed.get, skip={h.path for h in held}
+            state, [*edited, *gone], removed=removed, previous=committed.get, skip={h.path for h in held},
+            record=True,
         )
         if settled.changed:
             held = []
@@ -272,24 +276,22 @@ def _kind(rel: str) -> str | None:
 def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str | None, bool]:
     """(why the file must wait, or None; whether engram wrote it, so it need not settle)."""
     if kind == "item":
-        if is_plain_note(data):
-            if committed is not None and not is_plain_note(committed):
-                return "no longer an engram item (its frontmatter or id is gone; it was one in the last commit)", False
-            return None, False
         try:
-            meta, content, derived = codec.parse_engram(data)
-        except codec.CodecError as exc:
-            return f"does not parse: {exc}", False
-        vouched = meta.get("contentHash") == codec.content_hash(content)
-        before = content_of(committed)
-        if not vouched and before is not None and cut_short(before, content):
+            note = read_note(data, "note.md")
+        except FormatError as exc:
+            return f"does not parse: {exc.problem}", False
+        before = _note(committed)
+        if note.identity != FILE:
+            if before is not None and before.identity == FILE:
+                return "no longer an engram item (its frontmatter or id is gone; it was one in the last commit)", False
+            return None, False  # a person's plain note: shared as it is
+        if edited_outside(note.item) and before is not None and cut_short(before.item.content, note.item.content):
             return (
-                f"looks cut short: its content is {len(content.encode())} of the {len(before.encode())} bytes of "
-                "the committed version (`engram doctor` shows the difference; `engram doctor --accept PATH` "
-                "keeps it)"
+                f"looks cut short: its content is {len(note.item.content.encode())} of the "
+                f"{len(before.item.content.encode())} bytes of the committed version (`engram doctor` shows the "
+                "difference; `engram doctor --accept PATH` keeps it)"
             ), False
-        canonical = vouched and codec.render_engram(meta, content, derived.split("\n") if derived else []) == data
-        return None, canonical
+        return None, is_canonical(data)
     if kind in ("synapse", "proposal"):
         parse, render = (
             (codec.parse_synapse, codec.render_synapse) if kind == "synapse"
@@ -310,11 +312,18 @@ def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str 
     return None, False
 
 
-def _item_id(data: bytes | None) -> str | None:
-    try:
-        return str(codec.parse_engram(data)[0]["id"]) if data else None
-    except (codec.CodecError, KeyError):
+def _note(data: bytes | None) -> Note | None:
+    if data is None:
         return None
+    try:
+        return read_note(data, "note.md")
+    except FormatError:
+        return None
+
+
+def _item_id(data: bytes | None) -> str | None:
+    note = _note(data)
+    return note.item.id if note is not None and note.identity == FILE else None
 
 
 def _recent_engram_removals(state: VaultState) -> set[str]:

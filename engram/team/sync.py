@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engram.errors import Busy, EngramError, GitError
+from engram.items.repair import follow_moves
 from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
@@ -226,6 +227,9 @@ class _Run:
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
         fold(self.state)
+        with self.state.lock.hold():
+            # Links that name an item a person renamed or moved follow it (it keeps its path).
+            follow_moves(self.state)
         self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:

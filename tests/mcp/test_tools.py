@@ -148,7 +148,7 @@ async def test_get_by_id_prefix_path_and_title_at_each_tier(client: Client, vaul
     digest = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "digest"}))
     assert digest["tags"] == ["retry"] and digest["excerpt"].endswith("…") and "content" not in digest
     content = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "content"}))
-    assert content["content"] == body.strip() + "\n" and content["synapses"] == []
+    assert content["content"] == body + "\n" and content["synapses"] == []  # every byte kept
     assert content["tokens"] > digest["tokens"] > catalog["tokens"]
     roomy = ok(await client.call_tool("engram_get", {"ref": made["id"], "tier": "auto", "token_budget": 100_000}))
     assert roomy["tier"] == "content"

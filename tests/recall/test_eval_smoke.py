@@ -10,14 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import DATASETS
+from tests.conftest import DATASETS, shared
 
 LOCOMO = DATASETS / "locomo-dev" / "locomo-dev.json"
 
 
-@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"shared dataset missing: {LOCOMO}")
 def test_one_locomo_conversation_beats_the_plain_baseline(tmp_path: Path) -> None:
     from benchmarks.quality import (
         build_locomo,
@@ -27,7 +24,7 @@ def test_one_locomo_conversation_beats_the_plain_baseline(tmp_path: Path) -> Non
     )
     from engram.vault import Vault
 
-    data = json.loads(LOCOMO.read_text(encoding="utf-8"))[:1]
+    data = json.loads(shared(LOCOMO).read_text(encoding="utf-8"))[:1]
     questions, _ = locomo_questions(data)
     where = build_locomo(tmp_path / "locomo", data, "session")
     vault = Vault.open(tmp_path / "locomo")
