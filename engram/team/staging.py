@@ -291,7 +291,7 @@ def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str 
                 f"{len(before.item.content.encode())} bytes of the committed version (`engram doctor` shows the "
                 "difference; `engram doctor --accept PATH` keeps it)"
             ), False
-        return None, is_canonical(data)
+        return None, is_canonical(data) and not edited_outside(note.item)  # engram wrote it, hash and all
     if kind in ("synapse", "proposal"):
         parse, render = (
             (codec.parse_synapse, codec.render_synapse) if kind == "synapse"
