@@ -22,7 +22,9 @@ from engram.errors import (
     FormatError,
     GitError,
     InvalidInput,
+    NotEligible,
     NotFound,
+    NotGeneral,
     StorageError,
     UnknownKind,
     UnsafeFile,
@@ -45,7 +47,9 @@ __all__ = [
     "FormatError",
     "GitError",
     "InvalidInput",
+    "NotEligible",
     "NotFound",
+    "NotGeneral",
     "StorageError",
     "Synapse",
     "UnknownKind",
@@ -55,3 +59,7 @@ __all__ = [
     "VersionConflict",
 ]
 __version__ = "0.1.0"
+#: The name the project is published and installed under (``pip install engram-team-memory``);
+#: the import package is ``engram`` and the console script ``engram``. (``engram-vault`` on
+#: PyPI is an unrelated project.)
+DISTRIBUTION = "engram-team-memory"

@@ -11,7 +11,9 @@ translated into this tree once, in the module that uses the library, and chained
 
     EngramError                      exit 1
      ├── InvalidInput                exit 2   bad argument or field value
-     │    └── UnknownKind                     a kind that is not one of the known kinds
+     │    ├── UnknownKind                     a kind that is not one of the known kinds
+     │    ├── NotGeneral                      a body bound for org that names one project's things
+     │    └── NotEligible                     a promotion the item has not earned (yet)
      ├── NotFound                    exit 3   no item, synapse or vault where named
      │    └── VaultNotFound
      ├── Conflict                    exit 4   the vault changed under the caller
@@ -169,3 +171,26 @@ class GitError(EngramError):
 
     exit_code = 8
     code = "git_error"
+
+
+class NotGeneral(InvalidInput):
+    """A body bound for the org vault names its own project, a file, a test, a ticket or a
+    decision id (:mod:`engram.scopes.gate`). ``tells`` says what was found;
+    ``suggestion`` is a general restatement to start from. Nothing was changed."""
+
+    code = "not_general"
+
+    def __init__(self, message: str, *, tells: Sequence[str], suggestion: str, hint: str | None = None):
+        self.tells = tuple(tells)
+        self.suggestion = suggestion
+        super().__init__(message, field="org_content", hint=hint)
+
+
+class NotEligible(InvalidInput):
+    """A promotion the item has not earned: ``needs`` lists what is missing."""
+
+    code = "not_eligible"
+
+    def __init__(self, message: str, *, needs: Sequence[str], hint: str | None = None):
+        self.needs = tuple(needs)
+        super().__init__(message, hint=hint)

@@ -18,9 +18,12 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from engram.adopt import adopting
+from engram.adopt import adopting, export
+from engram.adopt import batch as adopt_batch
+from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
-from engram.items import importer, links, reading, repair, writing
+from engram.items import links, reading, repair, writing
+from engram.items import trash as item_trash
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
@@ -38,7 +41,8 @@ from engram.lifecycle import lineage as lc_lineage
 from engram.lifecycle import proposals as lc_proposals
 from engram.lifecycle import skills as lc_skills
 from engram.recall import usage
-from engram.recall.search import search as recall_search
+from engram.scopes import capture, distill, promotion, status
+from engram.scopes import recall as scope_recall
 from engram.team import conflicts as merge_conflicts
 from engram.team import history as team_history
 from engram.team import mergelog, setup
@@ -112,6 +116,7 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    titles = delegate(reading.titles)
     history = delegate(reading.history)  # this machine's audit entries (see timeline)
     browse = delegate(reading.browse)  # a sorted page and the total, for tables
     census = delegate(reading.census)
@@ -122,7 +127,18 @@ class Vault:
     create = delegate(learning.create)  # a near match becomes a learn decision
     update = delegate(writing.update)
     delete = delegate(writing.delete)
-    import_records = delegate(importer.import_records)
+
+    # the trash — engram.items.trash
+    trash = delegate(item_trash.entries)
+    in_trash = delegate(item_trash.holds)
+    restore_deleted = delegate(item_trash.restore)  # from .engram/trash (restore: a forgotten item)
+    purge_trash = delegate(item_trash.purge)
+
+    # imports and exports — engram.adopt.sources (which reader), .batch (writing it), .export
+    read_import = delegate(adopt_sources.read_for)
+    run_import = delegate(adopt_batch.run)
+    export_markdown = delegate(export.markdown)
+    export_jsonl = delegate(export.jsonl)
 
     # synapses — engram.items.links
     link = delegate(links.link)
@@ -132,8 +148,9 @@ class Vault:
     wikilinks = delegate(links.wikilinks)  # derived from the text of notes
     neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
-    # recall — engram.recall.search / .usage
-    search = delegate(recall_search)
+    # recall — engram.scopes.recall (this vault and the org vault) / engram.recall.usage
+    search = delegate(scope_recall.search)
+    get_any = delegate(scope_recall.get_any)  # this vault, then the org vault
     flush_usage = delegate(usage.flush)
 
     # learning and lifecycle — engram.lifecycle.*
@@ -159,9 +176,24 @@ class Vault:
     skills = delegate(lc_skills.skills)
     find_skill = delegate(lc_skills.find_skill)
 
-    # sharing — engram.team.sync / .conflicts / .history
+    # scopes and capture — engram.scopes.promotion / .distill / .capture / .status
+    endorse = delegate(promotion.endorse)
+    promote = delegate(promotion.promote)
+    standing = delegate(promotion.standing)
+    review_promotions = delegate(promotion.review_promotions)
+    generalize = delegate(promotion.generalize)
+    sync_scopes = delegate(promotion.sync_scopes)
+    distill = delegate(distill.distill)
+    record_need = delegate(capture.record_need)
+    observe = delegate(capture.observe)  # files a capture proposal, never an item
+    screen_observation = delegate(capture.screen)
+    scopes_status = delegate(status.scopes_status)
+    configure_scopes = delegate(status.configure)
+
+    # sharing — engram.team.sync / .setup / .conflicts / .history
     timeline = delegate(team_history.history)  # audit entries and the file's git log
     sync = delegate(team_sync)
+    add_remote = delegate(setup.add_remote)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
     merge_stats = delegate(mergelog.merge_stats)

@@ -25,10 +25,11 @@ import getpass
 import os
 import re
 import shutil
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from engram.errors import (
     EngramError,
@@ -57,15 +58,54 @@ from mergedriver.codec import CodecError
 STATE_DIR = ".engram"
 
 
-def default_actor() -> str:
-    """Who is writing: ``ENGRAM_ACTOR``, git's author name, or the login name."""
-    for var in ("ENGRAM_ACTOR", "GIT_AUTHOR_NAME"):
-        if os.environ.get(var):
-            return os.environ[var]
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+#: Where the actor came from, in the order they are tried (see :func:`resolve_actor`).
+ACTOR_SOURCES = ("flag", "env", "git", "login")
+
+
+def resolve_actor(root: Path | None = None, explicit: str | None = None) -> tuple[str, str]:
+    """Who is writing, and where that came from: ``(name, source)``.
+
+    In order: ``explicit`` (``--actor``, source ``"flag"``), ``ENGRAM_ACTOR`` (``"env"``),
+    ``git config user.name`` as the vault's repository sees it (``"git"``: its own
+    config, then the user's), then the login name (``"login"``). Git is asked only when
+    the first two are unset, so a caller that names the actor never starts a process.
+    """
+    if explicit and explicit.strip():
+        return explicit.strip(), "flag"
+    env = os.environ.get("ENGRAM_ACTOR", "").strip()
+    if env:
+        return env, "env"
+    name = git_user_name(root or Path.cwd())
+    if name:
+        return name, "git"
     try:
-        return getpass.getuser()
+        return getpass.getuser(), "login"
     except (KeyError, OSError):
-        return "unknown"
+        return "unknown", "login"
+
+
+def git_user_name(folder: Path) -> str | None:
+    """``git config user.name`` run in ``folder`` (None when unset or git is missing)."""
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--get", "user.name"],
+            cwd=folder if folder.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = proc.stdout.strip()
+    return name if proc.returncode == 0 and name else None
 
 
 def find_root(start: Path) -> Path | None:
@@ -108,7 +148,8 @@ class VaultState:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.settings = Settings.load(self.root)
-        self.actor = actor or default_actor()
+        self._actor = actor.strip() if actor and actor.strip() else None
+        self._actor_source = "flag" if self._actor else None
         # A broken engram.yaml must not stop reads or `doctor` (see Settings.problem): the
         # index then keeps the ignore list it was built with.
         index_settings = None if self.settings.problem else self.settings.section("index", IndexSettings)
@@ -116,6 +157,7 @@ class VaultState:
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
+        self._companions: dict[str, _Closable] = {}
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
@@ -126,9 +168,37 @@ class VaultState:
         # which reports it (see Settings.problem).
         return self.settings.section("dedup", DedupSettings)
 
+    @property
+    def actor(self) -> str:
+        """Who this state writes as (resolved on first use; see :func:`resolve_actor`)."""
+        if self._actor is None:
+            self._actor, self._actor_source = resolve_actor(self.root)
+        return self._actor
+
+    @actor.setter
+    def actor(self, name: str) -> None:
+        self._actor, self._actor_source = name, "flag"
+
+    @property
+    def actor_source(self) -> str:
+        """Where :attr:`actor` came from: one of :data:`ACTOR_SOURCES`."""
+        _ = self.actor
+        assert self._actor_source is not None
+        return self._actor_source
+
     def close(self) -> None:
-        """Close the index connection and stop its file watcher."""
+        """Close the index connection and stop its file watcher (and companions')."""
+        for companion in self._companions.values():
+            companion.close()
+        self._companions.clear()
         self.index.close()
+
+    def companion(self, key: str, make: Callable[[], C]) -> C:
+        """An object made once per state and closed with it (the org vault's state)."""
+        found = self._companions.get(key)
+        if found is None:
+            found = self._companions[key] = make()
+        return found  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ freshness
 

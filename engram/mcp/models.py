@@ -107,6 +107,27 @@ class DeleteOut(_Out):
     message: str
 
 
+class TrashEntryOut(_Out):
+    id: str
+    title: str
+    path: str = Field(description="Where the item lived before it was deleted.")
+    deleted_at: str
+    synapses: int = Field(description="Edges deleted with it.")
+
+
+class TrashOut(_Out):
+    items: list[TrashEntryOut]
+    message: str
+
+
+class RestoreOut(_Out):
+    id: str
+    path: str
+    synapses: list[str] = Field(description="Ids of the edges brought back.")
+    left: list[str] = Field(description="Ids of edges left in the trash: their other item is gone.")
+    message: str
+
+
 class SynapseView(_Out):
     id: str
     source: str
@@ -199,6 +220,17 @@ class Gap(_Out):
     fix: str
 
 
+class WireOut(_Out):
+    """One scope (private, team, org) or capture source (agentsync, context-keeper)."""
+
+    name: str
+    kind: Literal["scope", "capture"]
+    wired: bool
+    detail: str
+    cost: str | None = Field(default=None, description="What the gap costs, when it is not wired.")
+    fix: str | None = Field(default=None, description="The exact call that wires it.")
+
+
 class StatusOut(_Out):
     """Where the server stands: what is set, what is missing, and how to fix it."""
 
@@ -219,6 +251,9 @@ class StatusOut(_Out):
     domains: list[DomainCount] | None = None
     git_repository: bool | None = None
     merge_driver: bool | None = None
+    scopes: list[WireOut] | None = Field(
+        default=None, description="Scopes and capture sources: what is wired, what each gap costs, the fix."
+    )
     gaps: list[Gap]
     next_step: str
 
@@ -269,23 +304,31 @@ class HitWarningOut(_Out):
 
 
 class SearchHitOut(_Out):
+    """One hit; fields that are empty or implied are left out (the domain is the path's
+    folders; ``status`` is absent for active items, ``via`` for lexical hits)."""
+
     id: str
     path: str
     title: str
     kind: str
-    domain: str
-    status: str
+    status: str | None = Field(default=None, description="Absent when active.")
     score: float
     relevance: float | None = Field(
         default=None, description="Share of the query found in the item (absent for graph hits)."
     )
-    via: Literal["lexical", "graph"]
+    via: Literal["graph"] | None = Field(
+        default=None, description="graph: reached through synapses, not by the query's words."
+    )
     tier: str
+    scope: Literal["private", "team", "org"] = Field(
+        default="team",
+        description="Where the knowledge lives: private (this machine), team (this vault), org (shared by many teams).",
+    )
     tags: list[str] | None = None
     summary: str | None = None
     content: str | None = None
-    warnings: list[HitWarningOut] = Field(
-        default_factory=list, description="Items that contradict this hit: weigh them before relying on it."
+    warnings: list[HitWarningOut] | None = Field(
+        default=None, description="Items that contradict this hit: weigh them before relying on it."
     )
     explanation: ExplanationOut | None = None
 
@@ -341,18 +384,22 @@ class SyncOut(_Out):
 
 
 class ImportedRecord(_Out):
-    line: int = Field(description="The record's position (1-based line or list index).")
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
-    id: str
+    where: str = Field(description="Where the record was: 'line 3', 'entities[2]', a file path.")
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
+    id: str | None = Field(default=None, description="The item written, matched or already imported.")
     path: str | None = None
+    message: str | None = Field(default=None, description="Why a record is BAD or SKIPPED.")
 
 
 class ImportOut(_Out):
     dry_run: bool
     records: int
     new: int
-    duplicate: int
+    duplicate: int = Field(description="Identical to items the vault holds: not written, not reinforced.")
     update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
+    skipped: int = Field(description="Already imported from this source: nothing written.")
+    bad: int = Field(description="Records that could not be imported (see results[].message).")
+    links: int = Field(description="Edges written.")
     results: list[ImportedRecord]
     message: str
 

@@ -32,19 +32,19 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
         path=hit.path,
         title=hit.title,
         kind=hit.kind,
-        domain=hit.domain,
-        status=hit.status,
+        status=hit.status if hit.status != "active" else None,
         score=hit.score,
         relevance=hit.relevance,
-        via=hit.via,
+        via="graph" if hit.via == "graph" else None,
         tier=hit.tier,
-        tags=list(hit.tags) if hit.tier != "catalog" else None,
+        scope=hit.scope,  # type: ignore[arg-type]  # one of VISIBILITIES
+        tags=list(hit.tags) or None,
         summary=hit.summary or None,
         content=hit.content,
         warnings=[
             HitWarningOut(kind=w.kind, id=w.id, title=w.title, path=w.path, weight=w.weight)
             for w in hit.warnings
-        ],
+        ] or None,
         explanation=ExplanationOut(
             matched_terms=list(e.matched_terms),
             missing_terms=list(e.missing_terms),
@@ -146,7 +146,9 @@ def register(box: Toolbox) -> None:
         avoid duplicates). Matches words in titles, tags, summaries and bodies (also
         substrings and identifiers), then follows synapses so linked knowledge surfaces
         too; superseded items yield to their successors, and contradicting items come
-        back as warnings. status 'no_confident_match' means the vault does not know:
+        back as warnings. Each hit says its scope: private (this machine), team (this
+        vault) or org (the vault many teams share, when one is configured; read it with
+        engram_get like any hit). status 'no_confident_match' means the vault does not know:
         say so rather than guess. To browse a whole domain without a query, use
         engram_list; to read one hit in full, engram_get.
         """

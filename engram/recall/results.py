@@ -72,12 +72,14 @@ class SearchHit:
     summary: str | None = None
     content: str | None = None
     warnings: tuple[HitWarning, ...] = ()
+    #: private / team (this vault) or org (the org vault, :mod:`engram.scopes.recall`).
+    scope: str = "team"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id, "path": self.path, "title": self.title, "kind": self.kind,
             "domain": self.domain, "status": self.status, "score": self.score,
-            "relevance": self.relevance, "via": self.via, "tier": self.tier,
+            "relevance": self.relevance, "via": self.via, "tier": self.tier, "scope": self.scope,
         }
         if self.tier != "catalog":
             data["tags"] = list(self.tags)
@@ -105,6 +107,7 @@ class SearchResult:
     best_relevance: float | None = None
     expanded: bool = True
     tokens: int = 0
+    budget_reached: bool = False  # some hit came as a catalog line for want of budget
     elapsed_ms: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -115,5 +118,5 @@ class SearchResult:
             "terms": list(self.terms), "ignored": list(self.ignored),
             "truncated": self.truncated, "floor": self.floor,
             "bestRelevance": self.best_relevance, "expanded": self.expanded,
-            "tokens": self.tokens, "elapsedMs": self.elapsed_ms,
+            "tokens": self.tokens, "budgetReached": self.budget_reached, "elapsedMs": self.elapsed_ms,
         }

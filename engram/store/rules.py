@@ -13,6 +13,7 @@ survives a round trip through the file, git or most editors.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -27,6 +28,7 @@ from engram.store.model import (
     VERIFICATION_STATUSES,
     VISIBILITIES,
     Engram,
+    is_valid_id,
 )
 from engram.store.paths import normalize_domain, slugify, split_domain
 from mergedriver import codec
@@ -46,7 +48,7 @@ IMMUTABLE = frozenset(
 _CLEARABLE = frozenset(
     {"last_retrieved_at", "last_effective_at", "last_failed_at", "last_verified_at", "valid_while",
      "source", "activated_at", "deactivated_at", "superseded_by", "situation", "steps",
-     "preconditions"}
+     "preconditions", "example"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -164,6 +166,29 @@ def timestamp(name: str, value: Any) -> str:
         raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
 
 
+@functools.lru_cache(maxsize=4096)
+def _text_as_read(value: str) -> Any:
+    """What a reader of the YAML sees for this text (``1e3`` reads back as a number);
+    cached, because imports repeat the same property values thousands of times."""
+    return codec.load_yaml(codec.dump_yaml(value))
+
+
+def _as_read(value: Any, depth: int = 0) -> Any:
+    """:func:`_storable`'s work for text, whole numbers, booleans and lists and mappings
+    of them; ``NotImplemented`` for anything else (it takes the long way)."""
+    if value is None or isinstance(value, int):  # bool is an int
+        return value
+    if isinstance(value, str):
+        return _text_as_read(value) if value.isprintable() else NotImplemented
+    if depth < 4 and isinstance(value, list):
+        items = [_as_read(v, depth + 1) for v in value]
+        return NotImplemented if any(v is NotImplemented for v in items) else items
+    if depth < 4 and isinstance(value, dict) and all(isinstance(k, str) and k.isprintable() for k in value):
+        pairs = {k: _as_read(v, depth + 1) for k, v in value.items()}
+        return NotImplemented if any(v is NotImplemented for v in pairs.values()) else pairs
+    return NotImplemented
+
+
 def _storable(name: str, value: Any) -> Any:
     """A value as a reader of the YAML will see it; refuses what YAML cannot hold."""
     if value is None:
@@ -176,10 +201,18 @@ def _storable(name: str, value: Any) -> Any:
         elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
             seen.add(id(part))  # a structure that contains itself is refused by the codec
             stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
+    quick = _as_read(value)
+    if quick is not NotImplemented:
+        return quick  # new lists and mappings; the cached leaves are immutable
     try:
         return codec.load_yaml(codec.dump_yaml(value))
     except Exception:  # noqa: BLE001 - any unrepresentable value
         raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
+
+
+#: Extra (unknown) frontmatter keys: any name Obsidian would show as a property —
+#: ``Due date``, ``obsidian.status``, ``Ångström`` — but one line, no padding.
+_EXTRA_KEY = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]{0,62}[^\s\x00-\x1f\x7f])?")
 
 
 def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -187,8 +220,12 @@ def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for key, val in value.items():
-        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}", key):
-            raise InvalidInput(f"extra key {key!r} is not a valid name.", field="extra", hint="Use letters, digits and _.")
+        if not isinstance(key, str) or not _EXTRA_KEY.fullmatch(key):
+            raise InvalidInput(
+                f"extra key {key!r} is not a valid name.",
+                field="extra",
+                hint="Use 1-64 printable characters on one line, no surrounding spaces.",
+            )
         if key in _KNOWN_KEYS:
             raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
         out[key] = _storable(f"extra value for {key!r}", val)
@@ -226,6 +263,11 @@ _VALIDATORS: dict[str, Any] = {
     "provenance": lambda v: record_list("provenance", v),
     "verifications": lambda v: record_list("verifications", v),
     "source": lambda v: _storable("source", v),
+    "recalled_by": lambda v: text_list("recalledBy", v),
+    "recall_days": lambda v: text_list("recallDays", v),
+    "endorsements": lambda v: record_list("endorsements", v),
+    "promotions": lambda v: record_list("promotions", v),
+    "example": content_text,
 }
 
 
@@ -322,6 +364,41 @@ def build_new(
         source=_storable("source", source),
         **values,
     )
+
+
+#: Frontmatter keys an import may carry over from another vault or an export, so the
+#: item keeps its identity and history instead of starting again at version 1.
+PRESERVABLE = (
+    "id", "slug", "createdBy", "createdAt", "updatedBy", "updatedAt", "version", "verificationStatus",
+    "retrievalCount", "effectiveRetrievals", "failedUses", "reinforcementScore",
+    "lastRetrievedAt", "lastEffectiveAt", "lastVerifiedAt", "validWhile", "activatedAt",
+    "deactivatedAt", "supersededBy",
+)
+
+
+def preserved(item: Engram, meta: Mapping[str, Any]) -> Engram:
+    """``item`` with the :data:`PRESERVABLE` keys of ``meta`` (camelCase) applied, each
+    validated; other keys are ignored. Raises InvalidInput."""
+    values: dict[str, Any] = {}
+    for key in PRESERVABLE:
+        if key not in meta or meta[key] is None:
+            continue
+        value, name = meta[key], _CAMEL_TO_FIELD[key]
+        if key == "id":
+            if not isinstance(value, str) or not is_valid_id(value):
+                raise InvalidInput(f"id {value!r} is not a valid item id.", field="id", hint="Use a ULID, or leave id out.")
+        elif key == "slug":
+            value = slugify(text("slug", value, MAX_TITLE_CHARS, required=True, single_line=True))
+        elif key in ("createdBy", "updatedBy"):
+            value = text(key, value, 200, required=True, single_line=True)
+        elif key in ("createdAt", "updatedAt"):
+            value = timestamp(key, value)
+        elif key == "version":
+            value = _count(key, value) or 1
+        else:
+            value = _VALIDATORS[name](value)
+        values[name] = value
+    return replace(item, **values) if values else item
 
 
 def normalize_changes(changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
 from engram.team import remote as wire
-from engram.team.gitstore import EMPTY_TREE, GitRepo
+from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
 from engram.team.journal import Journal, recover
 from engram.team.settle import Settled, between
 from engram.team.staging import Held, commit_local
@@ -123,7 +123,7 @@ class SyncReport:
         for held in self.held:
             out.append(f"held back {held.path}: {held.reason}")
         if self.remote is None:
-            out.append("no remote configured: committed locally only (add one with `git remote add origin URL`)")
+            out.append("no remote configured: committed locally only (add one with `engram remote add URL`)")
         if self.fast_forward:
             out.append(f"fast-forwarded to {self.remote}/{self.branch}")
         if self.merged or self.taken:
@@ -226,6 +226,9 @@ class _Run:
         _check_ready(repo)
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
+        first = _remote_for(repo, current, remote) if branch is None else None
+        if first is not None and repo.rev(f"refs/remotes/{first}/{report.branch}") is None:
+            _refuse_second_history(repo, first, report.branch)  # never fetched: a first sync
         fold(self.state)
         with self.state.lock.hold():
             # Links that name an item a person renamed or moved follow it (it keeps its path).
@@ -433,6 +436,24 @@ def _identity(repo: GitRepo, state: VaultState) -> dict[str, str]:
             env[f"GIT_{role}_NAME"] = state.actor
             env[f"GIT_{role}_EMAIL"] = email
     return env
+
+
+def _refuse_second_history(repo: GitRepo, remote: str, branch: str) -> None:
+    """Before a clone's first sync: when ``remote`` has no ``branch`` but holds history on
+    other branches that this clone does not share, pushing would start a second,
+    unrelated vault beside the team's. Refuse, and say how to join it instead."""
+    if wire.fetch(repo, remote, branch, HOOK_ENV).kind != "missing":
+        return  # the branch is there (merged as usual) or the remote cannot be reached
+    others = unrelated_branches(repo, remote)
+    if others:
+        theirs = others[0]
+        raise GitError(
+            f"{remote} has no branch {branch!r} but already holds a history on {theirs!r} that "
+            "this clone does not share; pushing would start a second, unrelated vault.",
+            hint=f"To join it: `git switch {theirs}` (move aside files git says it would overwrite), "
+            f"or `engram sync --branch {theirs}` to merge this vault into it; to publish a separate "
+            f"vault on purpose: `engram sync --branch {branch}`.",
+        )
 
 
 def _upstream_branch(repo: GitRepo, branch: str) -> str | None:

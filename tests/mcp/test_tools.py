@@ -45,7 +45,12 @@ STANDARD = MINIMAL | {
     "verify_entry", "upgrade_verification", "contradiction_resolve", "stale_report",
     "engram_list_proposals", "engram_accept_proposal", "engram_dismiss_proposal", "engram_find_skill",
     "engram_create_skill",
+    "engram_trash_list", "engram_restore",
 }
+STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need",
+             "observe"}
+#: Tools that reach other repositories (git remotes, the org vault, capture sources).
+OPEN_WORLD = {"engram_sync", "promote", "generalize", "sync_scopes", "distill"}
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}
 
 
@@ -90,7 +95,7 @@ async def test_profiles_nest_and_every_tool_is_described(vault: Vault, config_fi
                 assert tool.title and tool.annotations is not None
                 assert tool.annotations.title == tool.title
                 assert tool.annotations.read_only_hint is not None
-                assert tool.annotations.open_world_hint is (tool.name == "engram_sync")
+                assert tool.annotations.open_world_hint is (tool.name in OPEN_WORLD)
                 assert tool.description and "\n\n" in tool.description  # a summary, then when to use
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
 
@@ -211,6 +216,20 @@ async def test_delete_moves_to_trash_and_then_it_is_gone(client: Client, vault: 
     assert "engram_search or engram_list" in message
 
 
+async def test_trash_list_and_restore(client: Client, vault: Vault) -> None:
+    a = await create(client, "Keep me", content="body", domain="x")
+    b = await create(client, "Linked", content="other", domain="x")
+    ok(await client.call_tool("synapse_create", {"source": a["id"], "kind": "extends", "target": b["id"]}))
+    ok(await client.call_tool("engram_delete", {"ref": a["id"], "expected_version": 1}))
+    listed = ok(await client.call_tool("engram_trash_list", {}))
+    assert [(e["id"], e["title"], e["synapses"]) for e in listed["items"]] == [(a["id"], "Keep me", 1)]
+    back = ok(await client.call_tool("engram_restore", {"ref": a["id"][:8]}))
+    assert back["path"] == a["path"] and len(back["synapses"]) == 1 and back["left"] == []
+    assert vault.get(a["id"]).title == "Keep me" and len(vault.synapses(a["id"])) == 1
+    assert "is active, not frozen or forgotten: nothing to restore" in error(await client.call_tool("engram_restore", {"ref": a["id"]}))
+    assert ok(await client.call_tool("engram_trash_list", {}))["items"] == []
+
+
 async def test_list_filters_and_pages(client: Client) -> None:
     for n in range(5):
         await create(client, f"Ops note {n}", content=f"distinct text {n} " * (n + 1), domain="ops/db", kind="fact")
@@ -244,8 +263,9 @@ async def test_search_ranks_explains_expands_and_abstains(client: Client, vault:
     found = ok(await client.call_tool("engram_search", {"query": "vacuum full lock", "explain": True}))
     assert found["status"] == "ok" and found["hits"][0]["id"] == repack["id"]
     top = found["hits"][0]
-    assert top["via"] == "lexical" and "vacuum" in top["explanation"]["matched_terms"]
-    graph = [h for h in found["hits"] if h["via"] == "graph"]
+    assert "via" not in top and "vacuum" in top["explanation"]["matched_terms"]  # lexical is implied
+    assert "status" not in top and "warnings" not in top and "domain" not in top  # implied or empty
+    graph = [h for h in found["hits"] if h.get("via") == "graph"]
     assert [h["id"] for h in graph] == [window["id"]] and graph[0]["explanation"]["path"][0]["kind"] == "depends_on"
     assert "engram_get" in found["message"]
     lean = ok(await client.call_tool("engram_search", {
@@ -275,25 +295,34 @@ async def test_list_paths_shows_the_domain_tree(client: Client) -> None:
     assert eng["children"] == [{"name": "python", "path": "eng/python", "count": 1, "total": 1, "children": []}]
 
 
-async def test_import_validates_everything_before_writing(client: Client, vault: Vault) -> None:
+async def test_import_reports_bad_records_and_skips_what_it_already_did(client: Client, vault: Vault) -> None:
     records = [
         {"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"},
-        {"title": "Imported fact two", "content": "beta", "team": "sre"},
+        {"title": "Imported fact two", "content": "beta", "team": "sre",
+         "links": [{"kind": "depends_on", "to": "Imported fact one"}]},
     ]
     checked = ok(await client.call_tool("engram_import", {"records": records, "dry_run": True}))
-    assert checked["records"] == 2 and checked["results"] == [] and vault.list() == []
+    assert checked["records"] == 2 and [r["outcome"] for r in checked["results"]] == ["NEW", "NEW"]
+    assert vault.list() == []
     done = ok(await client.call_tool("engram_import", {"records": records, "default_domain": "imported",
                                                         "origin": "wiki-export.json"}))
-    assert (done["new"], done["duplicate"]) == (2, 0)
+    assert (done["new"], done["duplicate"], done["links"]) == (2, 0, 1)
     second = vault.get(done["results"][1]["id"])
     assert second.domain == "imported" and second.extra["team"] == "sre"
-    assert second.source == {"file": "wiki-export.json", "line": 2}
-    again = ok(await client.call_tool("engram_import", {"text": '{"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"}\n'}))
-    assert again["duplicate"] == 1 and again["results"][0]["outcome"] == "DUPLICATE"
+    assert second.source["importer"] == "jsonl" and second.source["from"] == "wiki-export.json"
     before = vault_files(vault)
-    bad = error(await client.call_tool("engram_import", {"records": [{"title": "fine"}, {"content": "no title"}, {"title": "x", "kind": "rumor"}]}))
-    assert bad.startswith("invalid_input: 2 bad record(s): line 2: has no title; line 3: unknown kind 'rumor'")
-    assert "nothing was imported" in bad and vault_files(vault) == before
+    again = ok(await client.call_tool("engram_import", {"records": records, "origin": "wiki-export.json"}))
+    assert (again["new"], again["skipped"], again["links"]) == (0, 2, 0) and vault_files(vault) == before
+    line = '{"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"}\n'
+    other = ok(await client.call_tool("engram_import", {"text": line}))
+    assert other["duplicate"] == 1 and other["results"][0]["outcome"] == "DUPLICATE" and vault_files(vault) == before
+    mixed = ok(await client.call_tool("engram_import", {"records": [
+        {"title": "fine", "content": "new"}, {"content": "no title"}, {"title": "x", "kind": "rumor"}]}))
+    assert (mixed["new"], mixed["bad"]) == (1, 2)
+    bad = [(r["where"], r["message"]) for r in mixed["results"] if r["outcome"] == "BAD"]
+    assert [where for where, _ in bad] == ["line 2", "line 3"]
+    assert bad[0][1] == "has no title" and bad[1][1].startswith("unknown kind 'rumor'")
+    assert "Fix the BAD records" in mixed["message"]
     assert "either records or text" in error(await client.call_tool("engram_import", {}))
     assert "not valid JSON" in error(await client.call_tool("engram_import", {"text": "[{oops"}))
 
@@ -407,8 +436,8 @@ async def test_conflicts_review_and_merge_stats(client: Client, vault: Vault) ->
 
 
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
-    ("engram_create", {"title": 5}, "Input should be a valid string"),
-    ("engram_create", {}, "Field required"),
+    ("engram_create", {"title": 5}, "invalid_input: engram_create got arguments it cannot use: title: input should be a valid string (got 5). Pass title=<string"),
+    ("engram_create", {}, "invalid_input: engram_create got arguments it cannot use: title is required. Pass title=<string"),
     ("engram_create", {"title": "x", "importance": "high"}, "importance"),
     ("engram_create", {"title": "x", "importance": 7}, "invalid_input: importance must be from 0 to 1, not 7"),
     ("engram_create", {"title": "x", "kind": "rumor"}, "unknown_kind: unknown kind 'rumor'. Use one of: "
@@ -430,12 +459,12 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("engram_update", {"ref": "Keep me", "summary": "\x00"}, "invalid_input: summary contains a NUL character."),
     ("synapse_create", {"source": "Keep me", "kind": "extends", "target": "Keep me", "evidence": "e\x00"},
      "evidence contains a NUL character"),
-    ("engram_create", {"title": "x", "tags": [1, 2]}, "Input should be a valid string"),
+    ("engram_create", {"title": "x", "tags": [1, 2]}, "tags.0: input should be a valid string"),
     ("engram_create", {"title": "x", "extra": {"id": "mine"}}, "'id' is a built-in field"),
     ("engram_get", {"ref": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "not_found: no item matches"),
     ("engram_get", {"ref": ""}, "invalid_input: the item reference is empty."),
     ("engram_get", {"ref": "../../etc/passwd"}, "invalid_input"),
-    ("engram_get", {"ref": "x", "tier": "everything"}, "Input should be 'catalog', 'digest', 'content' or 'auto'"),
+    ("engram_get", {"ref": "x", "tier": "everything"}, "tier: input should be 'catalog', 'digest', 'content' or 'auto'"),
     ("engram_get", {"ref": "x", "token_budget": -1}, "greater than or equal to 50"),
     ("engram_update", {"ref": "nope", "summary": "s"}, "not_found"),
     ("engram_update", {"ref": "nope", "expected_version": "one"}, "valid integer"),
@@ -444,7 +473,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("engram_list", {"limit": 0}, "greater than or equal to 1"),
     ("engram_list", {"statuses": ["lost"]}, "status 'lost' is not one of"),
     ("synapse_list", {"ref": "nope"}, "not_found"),
-    ("synapse_list", {"direction": "sideways"}, "Input should be 'both', 'out' or 'in'"),
+    ("synapse_list", {"direction": "sideways"}, "direction: input should be 'both', 'out' or 'in'"),
     ("synapse_create", {"source": "nope", "kind": "extends", "target": "nope2"}, "not_found"),
     ("engram_history", {"ref": "nope"}, "not_found"),
     ("engram_doctor", {"fix": "maybe"}, "valid boolean"),
