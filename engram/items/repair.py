@@ -33,15 +33,18 @@ def rewrite_derived(state: VaultState, item: Engram) -> bool:
 # Used by `engram doctor --fix`; each re-reads the file under the lock.
 
 
-def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
+def rewrite_item(state: VaultState, /, rel: str, *, record: bool = True, **corrections: Any) -> bool:
     """Rewrite one item canonically (fresh derived section, optional field fixes).
 
-    No version bump for the rewrite itself; content edited outside engram since its last
-    write is recorded (hash brought up to date, a new version). True if the bytes changed.
+    No version bump for the rewrite itself. With ``record`` (a person asked: doctor,
+    conflict resolution) content edited outside engram since its last write is recorded
+    (hash brought up to date, a new version); without it (the journals folded into
+    frontmatter) such an edit keeps its stale hash for sync's staging to vet — it may be
+    a body an editor is still saving. True if the bytes changed.
     """
     with state.lock.hold():
         item, _ = state.read(rel)
-        item = replace(settled(item, state.actor, bump=True), **corrections)
+        item = replace(settled(item, state.actor, bump=True) if record else item, **corrections)
         lines = derived.lines_for(state.index, item)
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))

@@ -380,8 +380,9 @@ class VaultState:
         assert item.path is not None
         if derived_lines is None:
             derived_lines = derived.lines_for(self.index, item)
-        item = settled(item, self.actor, bump=False)  # an outside edit's hash, recorded
-        assert item.path is not None
+        # A content edit made outside engram keeps its stale hash here: only a writer that
+        # vetted the body (sync's staging, `update`, doctor with consent) records it, so a
+        # half-saved body is never blessed by a rewrite of the links around it.
         if item.path.startswith("private/"):
             ensure_ignored(self.root / "private")
         write_engram(

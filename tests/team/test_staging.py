@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
+from engram.recall.usage import journal_for
 from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
 from mergedriver import codec
@@ -171,3 +172,34 @@ def test_files_outside_the_vault_and_staged_work_stay_out_of_syncs_commit(tmp_pa
     vault.sync()
     assert "app.py" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
     assert git(repo, "diff", "--cached", "--name-only").stdout.split() == ["app.py"]  # still staged
+
+
+@pytest.mark.parametrize("journal", ["usage", "feedback", "neighbour"])
+def test_sync_never_blesses_a_cut_short_item_while_it_folds_or_refreshes_links(
+    pair: tuple[Vault, Vault], journal: str
+) -> None:
+    """What sync writes before it commits — the usage and feedback journals folded into
+    frontmatter, link sections of a renamed item's neighbours — must not record a
+    half-written body as the item's content: its hash stays stale, so staging vets it."""
+    alice, bob = pair
+    item_id, rel = long_item(alice)
+    other = alice.create("Neighbour", "links here\n", domain=["notes"]).item
+    alice.link(other.id, "extends", item_id)
+    alice.sync()
+    bob.sync()
+    full = (alice.root / rel).read_bytes()
+    (alice.root / rel).write_bytes(full[: len(full) // 2])  # an editor still saving
+    if journal == "usage":
+        alice.state.index.refresh_paths([rel])
+        journal_for(alice.state).record([(item_id, 1.0)], by="agent")
+    elif journal == "feedback":
+        alice.feedback(item_id, "helped")
+    else:
+        alice.update(other.id, {"title": "Neighbour renamed"})  # rewrites the link section of rel
+    report = alice.sync()
+    assert [h.path for h in report.held] == [rel] and "looks cut short" in report.held[0].reason
+    assert committed(alice, rel) == full
+    meta, content, _ = codec.parse_engram((alice.root / rel).read_bytes())
+    assert meta["contentHash"] != codec.content_hash(content), "the truncated body was blessed"
+    bob.sync()
+    assert bob.get(item_id).content.count("\n") == 40
