@@ -16,7 +16,11 @@ edited before sync commits them:
   path the section shows);
 - an edge whose endpoint no longer exists — the item was deleted on another clone, or
   the edge arrived pointing at nothing — goes to ``.engram/trash/`` (the rule
-  ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it.
+  ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it;
+- after a merge or a pull (:func:`between`), this clone's last copy of every item the
+  change removed goes to the trash too, so ``engram trash list`` and ``engram restore``
+  work on every clone, not only on the one that deleted it. Both land in the bin of the
+  deleted item, ``.engram/trash/<id>/<when>/``, where ``delete`` puts its own copies.
 
 Only derived bytes change: engram's own files are rendered canonically with just
 those fields moved, and a person's note is edited in place
@@ -29,7 +33,7 @@ same bytes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from engram.errors import FormatError
@@ -106,8 +110,9 @@ def settle(
         for rel in sorted(edges):
             for edge in state.index.query("SELECT source, target FROM synapses WHERE path = ?", (rel,)):
                 ends.update((edge["source"], edge["target"]))
-                if not _known(state, edge["source"]) or not _known(state, edge["target"]):
-                    _trash(state, rel)
+                missing = sorted(end for end in (edge["source"], edge["target"]) if not _known(state, end))
+                if missing:
+                    _trash(state, rel, missing[0])
                     out.trashed.append(rel)
         items = [rel for rel in paths if classify(rel) == "item"]
         touched = {row.id: row.path for rel in items for row in state.index.item_rows("path = ?", (rel,))}
@@ -138,8 +143,8 @@ def _incident_paths(state: VaultState, ids: set[str]) -> list[str]:
     ]
 
 
-def _trash(state: VaultState, rel: str) -> None:
-    state.to_trash(rel, state.trash_bin("merge"))
+def _trash(state: VaultState, rel: str, gone: str) -> None:
+    state.to_trash(rel, state.trash_bin(gone))
     state.audit.record(state.actor, "discard", rel.rsplit("/", 1)[-1].removesuffix(".yaml"),
                        target="synapse", path=rel, fields=("dangling",))
 
@@ -207,4 +212,35 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
             return None
         return by_id.get(found.group(1).decode("utf-8", "replace")) if found else None
 
-    return settle(state, changes, removed=removed, previous=previous)
+    out = settle(state, changes, removed=removed, previous=previous)
+    with state.lock.hold():
+        for rel, sha in sorted(shas.items()):
+            if changes[rel].new_sha is None:
+                keep_in_trash(state, rel, blobs[sha])
+    return out
+
+
+def keep_in_trash(state: VaultState, rel: str, data: bytes, gone: Collection[str] | None = None) -> None:
+    """Keep this clone's copy of a file a change removed (``rel``, vault-relative) in the
+    trash when it belonged to an item that is gone now — the item itself, or an edge of
+    it — in that item's bin, as ``delete`` keeps its own. Once: settling the same change
+    again adds nothing. Other files (an item moved, not deleted) are not kept. ``gone``
+    names the deleted items when the index does not know yet (a merge not checked out)."""
+    kind = classify(rel)
+    if kind == "item":
+        found = _ID.search(data)
+        ids = [found.group(1).decode("utf-8", "replace")] if found else []
+    elif kind == "synapse":
+        ids = sorted(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
+    else:
+        return
+    deleted = [i for i in ids if (i in gone if gone is not None else not _known(state, i))]
+    if not deleted:
+        return
+    base = state.state_dir / "trash" / deleted[0]
+    if base.is_dir() and any((bin_dir / rel).is_file() and (bin_dir / rel).read_bytes() == data
+                             for bin_dir in base.iterdir()):
+        return
+    target = state.trash_bin(deleted[0]) / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, data)

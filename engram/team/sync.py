@@ -51,7 +51,7 @@ from engram.store.fsio import VaultLock
 from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
 from engram.team.journal import Journal, recover
-from engram.team.settle import Settled, between
+from engram.team.settle import Settled, between, keep_in_trash
 from engram.team.staging import Held, commit_local
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver.records import append_records
@@ -371,14 +371,10 @@ class _Run:
         return path[len(self.prefix) + 1 :] if self.prefix else path
 
     def _keep_trash(self, plan: TreePlan) -> None:
-        """Ours' copies of edges the merge removes go to ``.engram/trash/merge/``."""
-        if not plan.trashed:
-            return
-        bin_dir = self.state.trash_bin("merge")
+        """Copies of edges the merge removes (ours', or an edited one that would be lost)
+        go to the trash bin of the item they followed (:func:`engram.team.settle.keep_in_trash`)."""
         for path, data in plan.trashed:
-            target = bin_dir / self._vault_rel(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            keep_in_trash(self.state, self._vault_rel(path), data, plan.gone)
 
     def _move_work_tree(self, old: str | None, new: str, report: SyncReport) -> None:
         """Fast-forward HEAD, index and files to ``new`` with git's own machinery; git

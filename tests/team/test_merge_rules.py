@@ -183,6 +183,53 @@ def test_an_edge_relinked_to_an_item_deleted_elsewhere_goes_to_the_trash(pair: t
 
 
 @pytest.mark.parametrize("order", ORDERS)
+def test_every_clone_can_restore_an_item_a_teammate_deleted_with_all_its_edges(
+    pair: tuple[Vault, Vault], order: str
+) -> None:
+    """The merge or pull that removes a teammate's deleted item keeps this clone's copy
+    in the trash bin of that id, with the edges that followed it — the ones the deleter
+    trashed and the ones made here meanwhile — so `engram restore` works anywhere."""
+    alice, bob = pair
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    old_edge = alice.link(x.id, "extends", y.id)
+    alice.sync()
+    bob.sync()
+    alice.delete(x.id)
+    z = bob.create("Z", "z\n").item
+    new_edge = bob.link(z.id, "causes", x.id)  # made on bob while alice deleted x
+    converge(order, alice, bob)
+    for vault in (alice, bob):
+        assert [e.id for e in vault.trash()] == [x.id]
+        assert vault.synapses() == []
+    back = bob.restore_deleted(x.id)
+    assert set(back.synapses) == {old_edge.id, new_edge.id} and back.left == ()
+    assert {s.id for s in bob.synapses(x.id)} == {old_edge.id, new_edge.id}
+    assert bob.trash() == [] and not list((bob.state.state_dir / "trash").rglob("*.yaml"))
+    converge(order, alice, bob)
+    for vault in (alice, bob):
+        assert {s.id for s in vault.synapses(x.id)} == {old_edge.id, new_edge.id}
+        assert problems(vault) == []
+
+
+def test_trash_bins_that_hold_only_edges_are_purged_by_age(pair: tuple[Vault, Vault]) -> None:
+    alice, bob = pair
+    x = alice.create("X", "x\n").item
+    alice.sync()
+    bob.sync()
+    alice.delete(x.id)
+    z = bob.create("Z", "z\n").item
+    bob.link(z.id, "causes", x.id)
+    bob.sync()
+    alice.sync()  # the merge sends bob's new edge to x after it, in a bin of x's id
+    bins = sorted(p for p in (alice.state.state_dir / "trash" / x.id).iterdir())
+    assert len(bins) == 2
+    from datetime import timedelta
+    alice.purge_trash(timedelta(0))
+    assert not (alice.state.state_dir / "trash" / x.id).exists()
+
+
+@pytest.mark.parametrize("order", ORDERS)
 def test_a_deleted_item_someone_edited_survives_with_its_links(pair: tuple[Vault, Vault], order: str) -> None:
     alice, bob = pair
     x = alice.create("X", "x\n").item
