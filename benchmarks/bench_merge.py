@@ -265,7 +265,6 @@ def bench_convergence(seeds: int) -> dict[str, Any]:
         "seeds": seeds,
         "clean": sum(not r.failures for r in results),
         "flagged_items": [r.flagged for r in results],
-        "renames_kept_by_hand": sum(r.kept_by_hand for r in results),
         "ops": dict(sum((Counter(r.ops) for r in results), Counter())),
         "sync_rounds": dict(sum((Counter(r.syncs) for r in results), Counter())),
         "failures": {r.seed: r.failures for r in results if r.failures},

@@ -8,8 +8,8 @@
   merge, at a chosen step of its journal; then the next sync must complete, the clones
   converge and no edit is missing from the tip.
 - :func:`random_convergence` — many clones make random edits (creates, body and tag
-  edits, renames, moves, deletes, links and unlinks; half through engram, half as a
-  person with an editor would), sync in random order and in concurrent rounds, and
+  edits, renames, moves, deletes, restores from the trash, links and unlinks; half
+  through engram, half as a person with an editor would), sync in random order and in concurrent rounds, and
   sometimes use plain ``git pull`` (through the driver and the hooks); at the end the
   clones must be byte-identical, with no lost line, no conflict marker in frontmatter,
   no repository mid-merge, and doctor clean but for merge flags.
@@ -336,7 +336,6 @@ def kill_during(tmp: Path, items: int, step: str, rng: random.Random, jitter: fl
 class _Clone:
     root: Path
     vault: Vault
-    renamed: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -345,7 +344,6 @@ class Convergence:
     ops: dict[str, int] = field(default_factory=dict)
     syncs: dict[str, int] = field(default_factory=dict)
     flagged: int = 0
-    kept_by_hand: int = 0  # path-drift findings for files a person renamed (see below)
     failures: list[str] = field(default_factory=list)
 
 
@@ -380,27 +378,12 @@ def random_convergence(tmp: Path, seed: int, *, clones: int = 3, rounds: int = 5
     lost = sorted(t for t in tokens - dropped if t not in tip)
     if lost:
         result.failures.append(f"{len(lost)} line(s) lost, e.g. {lost[:5]}")
-    renamed = set().union(*(c.renamed for c in team_))
     for root in roots:
         result.failures += repo_problems(root) + markers_in_frontmatter(root)
-        for finding in doctor_findings(root, {"merge-conflict"}):
-            # A person's rename stays where they put it; doctor calls that drift until
-            # single-clone rename adoption (issue 9) lands. Anything else is a failure.
-            if " path-drift " in finding and any(path in finding for _, path in _ids_paths(root, renamed)):
-                result.kept_by_hand += 1
-                continue
-            result.failures.append(finding)
+        result.failures += doctor_findings(root, {"merge-conflict"})
     with Vault.open(roots[0]) as vault:
         result.flagged = len(vault.conflicts())
     return result
-
-
-def _ids_paths(root: Path, ids: set[str]) -> list[tuple[str, str]]:
-    vault = Vault.open(root)
-    try:
-        return [(item.id, item.path or "") for item in vault.list(limit=None) if item.id in ids]
-    finally:
-        vault.close()
 
 
 def _random_op(rng: random.Random, clone: _Clone, serial: int, tokens: set[str], dropped: set[str]) -> str:
@@ -409,8 +392,17 @@ def _random_op(rng: random.Random, clone: _Clone, serial: int, tokens: set[str],
     token = f"tok{serial}x{clone.root.name}"
     choice = rng.choice(
         ("create", "create", "append", "append", "editor-append", "editor-line", "tags", "title",
-         "domain", "delete", "link", "link", "unlink", "person-rename")
+         "domain", "delete", "link", "link", "unlink", "person-rename", "restore")
     )
+    if choice == "restore":  # bring back something this clone or a teammate deleted
+        trashed = vault.trash()
+        if not trashed:
+            return "skip"
+        try:
+            vault.restore_deleted(rng.choice(trashed).id)
+        except EngramError:
+            return "skip"  # back in the vault already (a delete undone by an edit elsewhere)
+        return "restore"
     if not items or choice == "create":
         vault.create(f"Note {token}", f"{token}\n", domain=[rng.choice(("ops", "eng", "notes"))],
                      tags=[rng.choice(("a", "b", "c"))], dedupe=False)
@@ -453,7 +445,6 @@ def _random_op(rng: random.Random, clone: _Clone, serial: int, tokens: set[str],
     elif choice == "person-rename":
         target = clone.root / Path(item.path).parent / f"{Path(item.path).stem} by hand {serial}.md"
         (clone.root / item.path).rename(target)
-        clone.renamed.add(item.id)
     else:
         return "skip"
     return choice

@@ -20,8 +20,8 @@ Checks (each problem has a stable ``code``):
 - ``lost-content`` — an item edited outside engram whose content lost lines against
   git's last committed version that vouched for itself (its ``contentHash`` matched): a
   write cut short — a crashed editor, a half-written file a peer pushed — looks exactly
-  like that. Ordinary outside edits are recorded by engram's writers and are no
-  problem; this one is never recorded silently: the diff is shown and the fix (record
+  like that. Ordinary outside edits are recorded by ``engram sync`` (once the file is
+  vetted as whole) or the next ``update``, and are no problem; this one is never recorded silently: the diff is shown and the fix (record
   the text as a new version) waits for a person (``--accept PATH``, or yes at the
   prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
@@ -308,7 +308,7 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
                 rel,
                 "the '## Synapses (derived)' section does not match the synapse files",
                 fixable=True,
-                _fix=lambda: repair.rewrite_item(state, rel),
+                _fix=lambda: repair.rewrite_item(state, rel, record=False),  # links only: never blesses a body
             )
         )
     private = item.visibility == "private"

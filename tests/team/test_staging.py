@@ -203,3 +203,31 @@ def test_sync_never_blesses_a_cut_short_item_while_it_folds_or_refreshes_links(
     assert meta["contentHash"] != codec.content_hash(content), "the truncated body was blessed"
     bob.sync()
     assert bob.get(item_id).content.count("\n") == 40
+
+
+def test_torn_proposals_synapses_and_settings_are_held_and_the_peer_keeps_its_copy(pair: tuple[Vault, Vault]) -> None:
+    """The other files the features write into the shared tree — lifecycle and capture
+    proposals, synapses, engram.yaml — are vetted with their own readers too."""
+    from engram.lifecycle.proposals import propose
+
+    alice, bob = pair
+    x = alice.create("Old lesson", "x\n").item
+    y = alice.create("New lesson", "y\n").item
+    edge = alice.link(x.id, "extends", y.id)
+    proposal, _ = propose(alice.state, "archive", [x.id], title="Archive the old lesson", reason="it failed")
+    alice.sync()
+    bob.sync()
+    torn = [
+        f"proposals/archive/{proposal.id}.yaml",
+        next(p.relative_to(alice.root).as_posix() for p in (alice.root / "synapses").rglob(f"{edge.id}.yaml")),
+        "engram.yaml",
+    ]
+    before = {rel: (bob.root / rel).read_bytes() for rel in torn}
+    for rel in torn:
+        data = (alice.root / rel).read_bytes()
+        (alice.root / rel).write_bytes(data[: len(data) // 2] + b": [\n")  # a write cut off mid-value
+    report = alice.sync()
+    assert {h.path for h in report.held} == set(torn), report.held
+    assert all(h.reason.startswith("does not parse") for h in report.held)
+    bob.sync()
+    assert {rel: (bob.root / rel).read_bytes() for rel in torn} == before
