@@ -21,9 +21,9 @@ Checks (each problem has a stable ``code``):
   git's last committed version that vouched for itself (its ``contentHash`` matched): a
   write cut short — a crashed editor, a half-written file a peer pushed — looks exactly
   like that. Ordinary outside edits are recorded by ``engram sync`` (once the file is
-  vetted as whole) or the next ``update``, and are no problem; this one is never recorded silently: the diff is shown and the fix (record
-  the text as a new version) waits for a person (``--accept PATH``, or yes at the
-  prompt).
+  vetted as whole) or the next ``update``, and are no problem; this one is never
+  recorded silently: the diff is shown and the fix (record the text as a new version)
+  waits for a person (``--accept PATH``, or yes at the prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
