@@ -296,6 +296,7 @@ def _item_problems(state: VaultState) -> list[Problem]:
 
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
+    lost = None
     if item.content_hash != codec.content_hash(item.content):
         lost = _lost_content(state, rel, item, history)
         if lost is not None:
@@ -308,7 +309,8 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
                 rel,
                 "the '## Synapses (derived)' section does not match the synapse files",
                 fixable=True,
-                _fix=lambda: repair.rewrite_item(state, rel, record=False),  # links only: never blesses a body
+                # An outside edit is recorded with the links unless git says it lost content.
+                _fix=lambda: repair.rewrite_item(state, rel, record=lost is None),
             )
         )
     private = item.visibility == "private"

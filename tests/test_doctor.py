@@ -138,6 +138,22 @@ def test_doctor_never_blesses_a_body_that_lost_lines_against_git(vault: Vault) -
     assert "paragraph 4" in vault.get(item_id).content
 
 
+def test_fixing_a_stale_link_section_never_blesses_a_body_that_lost_lines(vault: Vault) -> None:
+    """A cut-short item whose link section is stale too: --fix regenerates the links and
+    leaves the hash stale, so lost-content stays for a person to decide."""
+    item_id, path = _committed_item(vault)
+    other = vault.create("Neighbour", "points at it").item
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) - 60])
+    vault.link(other.id, "extends", item_id)  # rewrites its link section (its hash stays stale)
+    path.write_text(path.read_text().split("## Synapses (derived)")[0])  # and the section is lost
+    report = vault.doctor(fix=True)
+    assert {(p.code, p.fixed) for p in report.problems} == {("lost-content", False), ("stale-derived", True)}
+    meta, content, _ = codec.parse_engram(path.read_bytes())
+    assert meta["contentHash"] != codec.content_hash(content) and "extends" not in content
+    assert [p.code for p in vault.doctor().problems] == ["lost-content"]
+
+
 def test_doctor_measures_loss_against_the_last_version_whose_hash_vouched_for_it(vault: Vault) -> None:
     from tests.git_helpers import commit_all
 
