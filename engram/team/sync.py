@@ -170,17 +170,20 @@ def sync(
     allowed; Busy when another sync of this clone runs for too long.
     """
     settings = state.settings.section("sync", SyncSettings)
-    with GitRepo(state.root) as repo, _one_sync_at_a_time(state, settings):
-        journal = Journal(state)
-        run = _Run(repo, state, journal, settings, max_attempts or settings.max_attempts)
-        try:
-            report = run.sync(remote, branch, push, message)
-        except EngramError:
-            if not run.keep_journal:
-                journal.clear()
-            raise
-        journal.clear()
-        return report
+    with GitRepo(state.root) as repo:
+        if remote is not None:  # a refusal changes nothing: not even the sync lock is made
+            _remote_for(repo, "", remote)
+        with _one_sync_at_a_time(state, settings):
+            journal = Journal(state)
+            run = _Run(repo, state, journal, settings, max_attempts or settings.max_attempts)
+            try:
+                report = run.sync(remote, branch, push, message)
+            except EngramError:
+                if not run.keep_journal:
+                    journal.clear()
+                raise
+            journal.clear()
+            return report
 
 
 @contextlib.contextmanager

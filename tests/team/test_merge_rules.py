@@ -4,6 +4,7 @@ does) and must land on the same bytes and be doctor-clean but for merge flags.""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -224,7 +225,6 @@ def test_trash_bins_that_hold_only_edges_are_purged_by_age(pair: tuple[Vault, Va
     alice.sync()  # the merge sends bob's new edge to x after it, in a bin of x's id
     bins = sorted(p for p in (alice.state.state_dir / "trash" / x.id).iterdir())
     assert len(bins) == 2
-    from datetime import timedelta
     alice.purge_trash(timedelta(0))
     assert not (alice.state.state_dir / "trash" / x.id).exists()
 

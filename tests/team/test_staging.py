@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
+from engram.lifecycle.proposals import propose
 from engram.recall.usage import journal_for
 from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
@@ -208,8 +209,6 @@ def test_sync_never_blesses_a_cut_short_item_while_it_folds_or_refreshes_links(
 def test_torn_proposals_synapses_and_settings_are_held_and_the_peer_keeps_its_copy(pair: tuple[Vault, Vault]) -> None:
     """The other files the features write into the shared tree — lifecycle and capture
     proposals, synapses, engram.yaml — are vetted with their own readers too."""
-    from engram.lifecycle.proposals import propose
-
     alice, bob = pair
     x = alice.create("Old lesson", "x\n").item
     y = alice.create("New lesson", "y\n").item
