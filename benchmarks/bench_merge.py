@@ -1,6 +1,6 @@
-"""Merge speed: one driver invocation, and 1,000 divergent items through sync and git merge.
+"""Merge and sync: driver speed, 1,000 divergent items, and sync under a team's load.
 
-Three measurements:
+Measurements:
 
 - ``driver``: wall time of ``python -m mergedriver %O %A %B %L %P`` as git runs it, on a
   realistic item (a 150-word body, counters, tags and a line changed on each side),
@@ -11,8 +11,16 @@ Three measurements:
   push) is timed and reported as items per second.
 - ``git_merge``: the same divergent state merged with plain ``git merge``, which starts
   the driver once per item.
+- ``concurrent``: 5 clones syncing in loops for 60 s against one bare origin, as real
+  processes (:func:`benchmarks.syncload.concurrent_loops`): syncs, failures, retries,
+  sync latency, convergence and doctor afterwards.
+- ``crash``: ``kill -9`` of a 500-item sync at each step of its journal, 5 runs each
+  (:func:`benchmarks.syncload.kill_during`): where each kill landed, and whether the
+  next sync completed, the clones converged and every edit reached the tip.
+- ``convergence``: the randomized many-clone test over more seeds than CI runs
+  (:func:`benchmarks.syncload.random_convergence`).
 
-    python -m benchmarks.bench_merge [--items 1000] [--runs 200]
+    python -m benchmarks.bench_merge [--items 1000] [--runs 200] [--only driver,merge,concurrent,crash,convergence]
 
 Prints one JSON document and writes it to ``benchmarks/results/merge.json``. Items are
 written with the canonical codec directly (this measures merging, not writing).
@@ -23,15 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks import syncload
 from engram.store.model import new_id
 from engram.vault import Vault
 from mergedriver import codec
@@ -202,19 +213,93 @@ def bench_sync_and_git(items: int) -> dict[str, Any]:
     }
 
 
+#: How long after a step starts the kill may land (seconds): git's work in the step.
+KILL_JITTER = {"checkout": 0.25, "merge": 0.2, "objects": 0.1, "settle": 0.2}
+
+
+def bench_crash(items: int, runs: int) -> dict[str, Any]:
+    rng = random.Random(16)
+    tmp = Path(tempfile.mkdtemp(prefix="engram-bench-crash-"))
+    matrix: dict[str, Any] = {}
+    try:
+        for step in syncload.STEPS:
+            outcomes = []
+            for run in range(runs):
+                out = syncload.kill_during(tmp / f"{step}-{run}", items, step, rng, KILL_JITTER.get(step, 0.03))
+                outcomes.append(out)
+                shutil.rmtree(tmp / f"{step}-{run}", ignore_errors=True)
+            matrix[step] = {
+                "runs": runs,
+                "landed": dict(sorted(Counter(o.landed for o in outcomes).items())),
+                "index_lock_left": sum(o.index_lock_left for o in outcomes),
+                "recovered": sum(bool(o.recovered) for o in outcomes),
+                "ok": sum(not o.failures for o in outcomes),
+                "failures": [f for o in outcomes for f in o.failures],
+            }
+            print(f"  kill -9 at {step}: {matrix[step]['ok']}/{runs} ok, landed {matrix[step]['landed']}, "
+                  f"index.lock left {matrix[step]['index_lock_left']}", file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"items": items, "steps": matrix}
+
+
+def bench_concurrent(clones: int, seconds: float) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="engram-bench-concurrent-"))
+    try:
+        return syncload.concurrent_loops(tmp, clones, seconds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_convergence(seeds: int) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="engram-bench-converge-"))
+    results = []
+    try:
+        for seed in range(1, seeds + 1):
+            out = syncload.random_convergence(tmp / str(seed), seed, clones=4, rounds=6, ops=5)
+            results.append(out)
+            shutil.rmtree(tmp / str(seed), ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "seeds": seeds,
+        "clean": sum(not r.failures for r in results),
+        "flagged_items": [r.flagged for r in results],
+        "ops": dict(sum((Counter(r.ops) for r in results), Counter())),
+        "sync_rounds": dict(sum((Counter(r.syncs) for r in results), Counter())),
+        "failures": {r.seed: r.failures for r in results if r.failures},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--only", default="driver,merge,concurrent,crash,convergence")
+    parser.add_argument("--clones", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--crash-items", type=int, default=500)
+    parser.add_argument("--crash-runs", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=10)
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
     os.environ.update(env())
-    result = {
+    result: dict[str, Any] = {
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "load_before": list(os.getloadavg()),
-        "driver": bench_driver(args.runs),
-        "merge_1000": bench_sync_and_git(args.items),
     }
+    if "driver" in only:
+        result["driver"] = bench_driver(args.runs)
+    if "merge" in only:
+        result["merge_1000"] = bench_sync_and_git(args.items)
+    if "concurrent" in only:
+        result["concurrent"] = bench_concurrent(args.clones, args.seconds)
+    if "crash" in only:
+        result["crash"] = bench_crash(args.crash_items, args.crash_runs)
+    if "convergence" in only:
+        result["convergence"] = bench_convergence(args.seeds)
+    result["load_after"] = list(os.getloadavg())
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "merge.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

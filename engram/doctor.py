@@ -17,6 +17,13 @@ Checks (each problem has a stable ``code``):
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
+- ``lost-content`` — an item edited outside engram whose content lost lines against
+  git's last committed version that vouched for itself (its ``contentHash`` matched): a
+  write cut short — a crashed editor, a half-written file a peer pushed — looks exactly
+  like that. Ordinary outside edits are recorded by ``engram sync`` (once the file is
+  vetted as whole) or the next ``update``, and are no problem; this one is never
+  recorded silently: the diff is shown and the fix (record the text as a new version)
+  waits for a person (``--accept PATH``, or yes at the prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
@@ -48,7 +55,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -64,6 +71,8 @@ from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
 from engram.store.settings import SETTINGS_FILE
 from engram.team import conflicts
+from engram.team.committed import History
+from mergedriver import codec
 
 
 @dataclass(slots=True)
@@ -74,6 +83,10 @@ class Problem:
     fixable: bool
     fixed: bool = False
     fix_error: str | None = None
+    #: A fix exists but needs a person's yes (``--accept PATH``, or a prompt): it would
+    #: keep text that lost lines against git's last committed version.
+    consent: bool = False
+    diff: str | None = None
     _fix: Callable[[], object] | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, object]:
@@ -84,6 +97,8 @@ class Problem:
             "fixable": self.fixable,
             "fixed": self.fixed,
             "fixError": self.fix_error,
+            "needsConsent": self.consent,
+            "diff": self.diff,
         }
 
 
@@ -99,8 +114,19 @@ class Report:
         return all(p.fixed for p in self.problems)
 
 
-def diagnose(state: VaultState, *, fix: bool = False) -> Report:
-    """Run every check; with ``fix``, apply the safe fixes in a sensible order."""
+def diagnose(
+    state: VaultState,
+    *,
+    fix: bool = False,
+    accept: Iterable[str] = (),
+    confirm: Callable[[Problem], bool] | None = None,
+) -> Report:
+    """Run every check; with ``fix``, apply the safe fixes in a sensible order.
+
+    A fix that needs consent (a hash over content that lost lines against git's last
+    committed version) runs only for the paths in ``accept``, or when ``fix`` is set and
+    ``confirm(problem)`` — shown the problem and its diff — says yes.
+    """
     state.refresh()
     problems: list[Problem] = []
     problems += _bad_settings(state)
@@ -111,14 +137,22 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     problems += _item_problems(state)
     problems += _leftover_temps(state)
     problems += _review_needed(state)
-    if fix:
+    accepted = {path.strip().removeprefix("./") for path in accept}
+    if fix or accepted:
         for problem in problems:
-            if problem.fixable and problem._fix is not None:
-                try:
-                    problem._fix()
-                    problem.fixed = True
-                except (EngramError, OSError) as exc:
-                    problem.fix_error = str(exc)
+            if problem._fix is None:
+                continue
+            if problem.consent:
+                wanted = problem.path in accepted or (fix and confirm is not None and confirm(problem))
+            else:
+                wanted = fix and problem.fixable
+            if not wanted:
+                continue
+            try:
+                problem._fix()
+                problem.fixed = True
+            except (EngramError, OSError) as exc:
+                problem.fix_error = str(exc)
         state.refresh()
     counts = state.index.counts()
     return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0), adoption_summary(state))
@@ -249,18 +283,24 @@ def _rename_synapse(state: VaultState, rel: str, source: str, kind: str, target:
 
 def _item_problems(state: VaultState) -> list[Problem]:
     problems: list[Problem] = []
-    for row in state.index.query("SELECT path FROM items ORDER BY path"):
-        rel = row["path"]
-        try:
-            item, old_derived = read_engram(state.abspath(rel), rel)
-        except (FileNotFoundError, EngramError):
-            continue
-        problems += _check_item(state, rel, item, old_derived)
+    with History(state.root) as history:
+        for row in state.index.query("SELECT path FROM items ORDER BY path"):
+            rel = row["path"]
+            try:
+                item, old_derived = read_engram(state.abspath(rel), rel)
+            except (FileNotFoundError, EngramError):
+                continue
+            problems += _check_item(state, rel, item, old_derived, history)
     return problems
 
 
-def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
+def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
+    lost = None
+    if item.content_hash != codec.content_hash(item.content):
+        lost = _lost_content(state, rel, item, history)
+        if lost is not None:
+            problems.append(lost)
     lines = "\n".join(derived.lines_for(state.index, item))
     if lines != old_derived:
         problems.append(
@@ -269,7 +309,8 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> 
                 rel,
                 "the '## Synapses (derived)' section does not match the synapse files",
                 fixable=True,
-                _fix=lambda: repair.rewrite_item(state, rel),
+                # An outside edit is recorded with the links unless git says it lost content.
+                _fix=lambda: repair.rewrite_item(state, rel, record=lost is None),
             )
         )
     private = item.visibility == "private"
@@ -285,6 +326,22 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> 
             )
         )
     return problems
+
+
+def _lost_content(state: VaultState, rel: str, item: Engram, history: History) -> Problem | None:
+    """An outside edit is no problem (engram records it on its next write), unless the
+    content lost lines against git's last committed version: recording it then would
+    bless what may be a torn write, so a person sees the diff and decides."""
+    loss = history.loss(rel, item.content)
+    if loss is None:
+        return None
+    return Problem(
+        "lost-content", rel,
+        f"edited outside engram, and the content lost {loss.lost_lines} line(s) against the last committed "
+        f"version ({loss.commit[:12]}) — a write cut short, or a deletion nobody confirmed. Keep it with "
+        f"`engram doctor --accept {rel}`, or restore it with `git checkout {loss.commit[:12]} -- {loss.repo_path}`",
+        fixable=False, consent=True, diff=loss.diff, _fix=partial(repair.rewrite_item, state, rel),
+    )
 
 
 def _review_needed(state: VaultState) -> list[Problem]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 from engram.store.format import read_engram
 from engram.vault import Vault
@@ -109,3 +110,100 @@ def test_merge_flags_and_superseded_items_need_a_person(vault: Vault) -> None:
     assert ("superseded-active", old.path, False) in found
     assert not report.ok
     assert f"engram conflicts --resolve {flagged.id}" in next(p.message for p in report.problems if p.code == "merge-conflict")
+
+
+def _committed_item(vault: Vault, lines: int = 6) -> tuple[str, Path]:
+    from tests.git_helpers import commit_all
+
+    body = "".join(f"paragraph {n} of a note people rely on\n" for n in range(lines))
+    item = vault.create("Relied on", body).item
+    assert item.path is not None
+    commit_all(vault, "the good version")
+    return item.id, vault.root / item.path
+
+
+def test_doctor_never_blesses_a_body_that_lost_lines_against_git(vault: Vault) -> None:
+    item_id, path = _committed_item(vault)
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) - 60])  # cut short, as a crashed write leaves it
+    (problem,) = vault.doctor(fix=True).problems
+    assert (problem.code, problem.fixable, problem.consent, problem.fixed) == ("lost-content", False, True, False)
+    assert "lost 2 line(s) against the last committed version" in problem.message
+    assert f"engram doctor --accept {problem.path}" in problem.message and "git checkout" in problem.message
+    assert problem.diff is not None and "-paragraph 5 of a note people rely on" in problem.diff
+    assert path.read_bytes() == good[: len(good) - 60]  # --fix did not touch it
+    # A person who meant it says so; the rest of the file is kept byte for byte.
+    report = vault.doctor(accept=[problem.path])
+    assert report.problems[0].fixed and vault.doctor().problems == ()
+    assert "paragraph 4" in vault.get(item_id).content
+
+
+def test_fixing_a_stale_link_section_never_blesses_a_body_that_lost_lines(vault: Vault) -> None:
+    """A cut-short item whose link section is stale too: --fix regenerates the links and
+    leaves the hash stale, so lost-content stays for a person to decide."""
+    item_id, path = _committed_item(vault)
+    other = vault.create("Neighbour", "points at it").item
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) - 60])
+    vault.link(other.id, "extends", item_id)  # rewrites its link section (its hash stays stale)
+    path.write_text(path.read_text().split("## Synapses (derived)")[0])  # and the section is lost
+    report = vault.doctor(fix=True)
+    assert {(p.code, p.fixed) for p in report.problems} == {("lost-content", False), ("stale-derived", True)}
+    meta, content, _ = codec.parse_engram(path.read_bytes())
+    assert meta["contentHash"] != codec.content_hash(content) and "extends" not in content
+    assert [p.code for p in vault.doctor().problems] == ["lost-content"]
+
+
+def test_doctor_measures_loss_against_the_last_version_whose_hash_vouched_for_it(vault: Vault) -> None:
+    from tests.git_helpers import commit_all
+
+    _, path = _committed_item(vault)
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) - 60])
+    commit_all(vault, "a peer pushed the damage with plain git")
+    (problem,) = vault.doctor(fix=True).problems
+    assert problem.consent and not problem.fixed and "lost" in problem.message
+
+
+def test_an_outside_edit_that_only_grew_is_no_problem_and_is_recorded_in_place(vault: Vault) -> None:
+    _, path = _committed_item(vault)
+    text = path.read_text().replace("paragraph 5 of a note people rely on\n",
+                                    "paragraph 5 of a note people rely on  \nand one more, typed in Obsidian")
+    path.write_text(text)
+    assert vault.doctor().problems == ()
+    vault.sync()  # engram's next write records the edit
+    after = path.read_text()
+    assert "rely on  \nand one more, typed in Obsidian" in after  # trailing spaces kept
+    meta, content, _ = codec.parse_engram(after.encode())
+    assert meta["contentHash"] == codec.content_hash(content) and meta["version"] == 2
+
+
+def test_the_cli_asks_before_keeping_lost_lines(vault: Vault) -> None:
+    from click.testing import CliRunner
+
+    from engram.cli import cli
+
+    _, path = _committed_item(vault)
+    cut = path.read_bytes()[:-60]
+    path.write_bytes(cut)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--vault", str(vault.root), "doctor", "--fix"])
+    assert out.exit_code == 1 and "[needs your yes]" in out.output and "-paragraph 5" in out.output
+    assert path.read_bytes() == cut
+    rel = path.relative_to(vault.root).as_posix()
+    out = runner.invoke(cli, ["--vault", str(vault.root), "doctor", "--accept", rel])
+    assert out.exit_code == 0, out.output
+
+
+def test_a_yes_at_the_prompt_keeps_the_text(vault: Vault) -> None:
+    _, path = _committed_item(vault)
+    path.write_bytes(path.read_bytes()[:-60])
+    seen: list[str] = []
+
+    def confirm(problem: object) -> bool:
+        seen.append(getattr(problem, "diff", "") or "")
+        return True
+
+    (problem,) = vault.doctor(fix=True, confirm=confirm).problems
+    assert problem.fixed and seen and "-paragraph 5" in seen[0]
+    assert vault.doctor().problems == ()

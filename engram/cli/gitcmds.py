@@ -8,6 +8,7 @@ import click
 
 from engram.cli._common import emit_json, json_option, pass_vault, remote_json, show_remote
 from engram.team import gitstore, hooks
+from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
 
 
@@ -23,7 +24,9 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
 
     Never leaves the repository mid-merge. With no remote it only commits; offline, it
     says so and keeps your commits for the next sync. Items where both sides changed the
-    same lines are kept with both versions and listed by `engram conflicts`.
+    same lines are kept with both versions and listed by `engram conflicts`. Files that
+    are not whole (still being written, not parsing, editor temp files, symlinks) are
+    held back and named; the sync then exits 9 ("partial").
 
     \b
     Example:
@@ -35,9 +38,11 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
     )
     if as_json:
         emit_json(report.to_json())
-        return
-    for line in report.lines():
-        click.echo(line)
+    else:
+        for line in report.lines():
+            click.echo(line)
+    if report.partial:
+        raise click.exceptions.Exit(PARTIAL_EXIT)
 
 
 @click.group()

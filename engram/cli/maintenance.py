@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -9,26 +10,43 @@ import click
 from engram.adopt.adopting import Adoption
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
 from engram.demo import build_demo
+from engram.doctor import Problem
 from engram.errors import Conflict
 from engram.vault import Vault
 
 
 @click.command()
 @click.option("--fix", is_flag=True, help="Apply the safe fixes (each is atomic; re-run if interrupted).")
+@click.option(
+    "--accept", "accept", multiple=True, metavar="PATH",
+    help="Keep the current text of this item although it lost lines against git's last commit "
+    "(recompute its hash). Repeatable.",
+)
 @json_option
 @pass_vault
-def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
+def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> None:
     """Check the vault: unparseable files, duplicate ids, dangling or misnamed synapses,
     stale derived sections, private items in the wrong place, leftover temp files; and
     summarise adoption: notes with an id or indexed only, wikilinks that do not resolve.
 
-    Exits 0 when nothing is wrong (or everything was fixed), 1 otherwise.
+    A stale hash over text that lost lines against git's last committed version is
+    never recomputed silently: the diff is shown, and `--fix` asks on a terminal (or
+    pass `--accept PATH`). Exits 0 when nothing is wrong (or everything was fixed), 1
+    otherwise.
 
     \b
     Example:
       engram doctor --fix
+      engram doctor --accept notes/release-plan.md
     """
-    report = vault.doctor(fix=fix)
+    interactive = fix and not as_json and sys.stdin.isatty()
+
+    def confirm(problem: Problem) -> bool:
+        click.echo(f"{problem.path}: {problem.message}")
+        click.echo(problem.diff or "")
+        return click.confirm("Keep the text as it is now (recompute its hash)?", default=False)
+
+    report = vault.doctor(fix=fix, accept=accept, confirm=confirm if interactive else None)
     if as_json:
         emit_json(
             {
@@ -44,7 +62,11 @@ def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
             state = "fixed" if p.fixed else ("fixable" if p.fixable else "needs you")
             if p.fix_error:
                 state = f"fix failed: {p.fix_error}"
+            if p.consent and not p.fixed:
+                state = "needs your yes"
             click.echo(f"{p.code:<18} {p.path}: {p.message} [{state}]")
+            if p.diff and not p.fixed:
+                click.echo("\n".join(f"    {line}" for line in p.diff.splitlines()))
         for line in report.adoption.lines():
             click.echo(line)
         for path, text in report.adoption.unresolved[:20]:

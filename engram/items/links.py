@@ -16,7 +16,7 @@ from engram.errors import InvalidInput, NotFound, UnknownKind
 from engram.index.linktable import LinkRow
 from engram.items.state import VaultState
 from engram.store import rules
-from engram.store.fsio import remove
+from engram.store.fsio import prune_empty_dirs, remove
 from engram.store.model import SYMMETRIC_KINDS, SYNAPSE_KINDS, Evidence, Synapse, now, synapse_id
 
 
@@ -169,6 +169,8 @@ def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Sy
             )
         for rel in state.index.synapse_paths(sid):
             remove(state.abspath(rel))
+            # git keeps no empty folders: leaving one would make this clone differ from a peer's
+            prune_empty_dirs(state.abspath(rel).parent, state.root)
             state.index.drop(rel)
             state.audit.record(state.actor, "unlink", sid, target="synapse", path=rel)
         state.refresh_derived(source)

@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram.errors import FormatError
 from engram.items import derived
 from engram.items.state import VaultState, settled
 from engram.store.format import write_engram
@@ -34,15 +33,18 @@ def rewrite_derived(state: VaultState, item: Engram) -> bool:
 # Used by `engram doctor --fix`; each re-reads the file under the lock.
 
 
-def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
+def rewrite_item(state: VaultState, /, rel: str, *, record: bool = True, **corrections: Any) -> bool:
     """Rewrite one item canonically (fresh derived section, optional field fixes).
 
-    No version bump for the rewrite itself; content edited outside engram since its last
-    write is recorded (hash brought up to date, a new version). True if the bytes changed.
+    No version bump for the rewrite itself. With ``record`` (a person asked: doctor,
+    conflict resolution) content edited outside engram since its last write is recorded
+    (hash brought up to date, a new version); without it (the journals folded into
+    frontmatter) such an edit keeps its stale hash for sync's staging to vet — it may be
+    a body an editor is still saving. True if the bytes changed.
     """
     with state.lock.hold():
         item, _ = state.read(rel)
-        item = replace(settled(item, state.actor, bump=True), **corrections)
+        item = replace(settled(item, state.actor, bump=True) if record else item, **corrections)
         lines = derived.lines_for(state.index, item)
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))
@@ -85,25 +87,8 @@ def discard_file(state: VaultState, rel: str, reason: str) -> None:
 
 
 # ------------------------------------------------------------------ outside edits
-# Used by `engram sync` before it commits: what a person did in Obsidian or any editor
-# since engram last wrote is recorded by engram's own writers, never left as a problem.
-
-
-def settle_edits(state: VaultState) -> list[str]:
-    """Record the content edits made outside engram: each item whose ``contentHash`` no
-    longer matches its content gets the new hash and a new version. Returns the paths."""
-    with state.lock.hold():
-        rows = state.index.query(
-            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path"
-        )
-        settled_paths = []
-        for row in rows:
-            try:
-                rewrite_item(state, row["path"])
-            except (FileNotFoundError, FormatError):
-                continue
-            settled_paths.append(row["path"])
-        return settled_paths
+# Used by `engram sync` before it commits. A person's content edits are recorded by
+# sync's staging (engram.team.staging), only once the file has been vetted as whole.
 
 
 def follow_moves(state: VaultState) -> int:

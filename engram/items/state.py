@@ -386,8 +386,9 @@ class VaultState:
         assert item.path is not None
         if derived_lines is None:
             derived_lines = derived.lines_for(self.index, item)
-        item = settled(item, self.actor, bump=False)  # an outside edit's hash, recorded
-        assert item.path is not None
+        # A content edit made outside engram keeps its stale hash here: only a writer that
+        # vetted the body (sync's staging, `update`, doctor with consent) records it, so a
+        # half-saved body is never blessed by a rewrite of the links around it.
         if item.path.startswith("private/"):
             ensure_ignored(self.root / "private")
         write_engram(
@@ -437,6 +438,7 @@ class VaultState:
             pass
         except OSError as exc:
             raise StorageError(f"cannot move {rel} to the trash: {exc}.", hint="Check permissions.") from exc
+        prune_empty_dirs(source.parent, self.root)  # git keeps no empty folders; neither do we
         self.index.drop(rel)
 
     # ------------------------------------------------------------------ synapses
@@ -475,6 +477,7 @@ class VaultState:
         for old in self.index.synapse_paths(syn.id):
             if old != rel:
                 remove(self.abspath(old))
+                prune_empty_dirs(self.abspath(old).parent, self.root)
                 self.index.drop(old)
         return rel
 

@@ -13,6 +13,11 @@ next ``engram sync`` shares.
   An id the vault holds again is refused: nothing is overwritten.
 - :func:`purge` deletes trashed copies older than an age, for good, and records each.
 
+A merge or a pull that removes an item (deleted on another clone) keeps this clone's
+last copy in a bin of that id too, and edges it removed because their item went with
+it (:func:`engram.team.settle.keep_in_trash`), so every clone can list and restore what
+a teammate deleted; a restore brings back the item's edges from all of its bins.
+
 Both hold the vault lock.
 """
 
@@ -84,7 +89,7 @@ def _entry(folder: Path) -> TrashEntry | None:
         title = item.title
     except (FormatError, OSError):
         title = "(unreadable)"
-    synapses = sum(1 for _ in folder.rglob("syn-*.yaml"))
+    synapses = len({p.name for p in folder.parent.rglob("syn-*.yaml")})  # every bin of the id
     return TrashEntry(folder.parent.name, title, rel, _deleted_at(folder.name), synapses, folder)
 
 
@@ -134,10 +139,12 @@ def restore(state: VaultState, ref: str) -> Restored:
         _move(entry.folder / entry.path, state.abspath(rel))
         state.index.refresh_paths([rel])
         state.audit.record(state.actor, "restore", entry.id, path=rel, new_version=item.version)
-        back, left = [], []
-        for file in sorted(entry.folder.rglob("syn-*.yaml")):
-            syn_rel = file.relative_to(entry.folder).as_posix()
-            syn = read_synapse(file, syn_rel)
+        back, left, seen = [], [], set()
+        for bin_dir, file in _trashed_edges(entry):
+            syn = read_synapse(file, file.relative_to(bin_dir).as_posix())
+            if syn.id in seen:
+                continue  # an older copy of an edge already brought back or left
+            seen.add(syn.id)
             if not _both_ends(state, syn):
                 left.append(syn.id)
                 continue
@@ -148,7 +155,8 @@ def restore(state: VaultState, ref: str) -> Restored:
             back.append(syn)
         for item_id in {item.id, *(s.other(item.id) for s in back)}:
             state.refresh_derived(item_id)
-        _prune(entry.folder, state.state_dir / "trash")
+        for bin_dir in sorted(entry.folder.parent.iterdir()):
+            _prune(bin_dir, state.state_dir / "trash")
         return Restored(entry.id, rel, tuple(s.id for s in back), tuple(left))
 
 
@@ -167,6 +175,13 @@ def purge(state: VaultState, older_than: timedelta, *, dry_run: bool = False) ->
                 raise StorageError(f"cannot remove {entry.folder}: {exc.strerror}.", hint="Check permissions.") from exc
             state.audit.record(state.actor, "purge", entry.id, path=entry.path)
             _prune(entry.folder.parent, state.state_dir / "trash")
+        base = state.state_dir / "trash"
+        listed = {e.folder for e in entries(state)}
+        for folder in sorted(base.glob("*/*")) if base.is_dir() else ():
+            # Bins that hold only edges (a merge kept them) are let go by the same age.
+            if folder.is_dir() and folder not in listed and _instant(_deleted_at(folder.name)) < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+                _prune(folder.parent, base)
         return gone
 
 
@@ -175,6 +190,15 @@ def _instant(stamp: str) -> datetime:
         return instant(stamp)
     except ValueError:
         return datetime.max.replace(tzinfo=UTC)  # a folder we did not name: never purged by age
+
+
+def _trashed_edges(entry: TrashEntry) -> list[tuple[Path, Path]]:
+    """(bin, file) of every trashed edge of the entry's item: its own bin's first, then
+    the other bins of that id, newest first — a merge or a pull that removed an edge
+    because this item was deleted (on this clone or another) keeps it in a bin of its
+    own (:func:`engram.team.settle.keep_in_trash`)."""
+    others = sorted((p for p in entry.folder.parent.iterdir() if p.is_dir() and p != entry.folder), reverse=True)
+    return [(bin_dir, file) for bin_dir in (entry.folder, *others) for file in sorted(bin_dir.rglob("syn-*.yaml"))]
 
 
 def _both_ends(state: VaultState, syn: Synapse) -> bool:

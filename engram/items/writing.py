@@ -26,7 +26,6 @@ from engram.items.state import VaultState, settled
 from engram.store import rules
 from engram.store.dedup import boilerplate as boilerplate_of
 from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
-from engram.store.fsio import prune_empty_dirs
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import RESERVED_TOP, id_suffix
 
@@ -303,7 +302,6 @@ def delete(state: VaultState, ref: str, *, expected_version: int | None = None) 
             state.to_trash(srel, bin_dir)
             state.audit.record(state.actor, "unlink", syn.id, target="synapse", path=srel)
         state.to_trash(rel, bin_dir)
-        prune_empty_dirs(state.abspath(rel).parent, state.root)
         for neighbour in neighbours:
             state.refresh_derived(neighbour)
         state.audit.record(state.actor, "delete", current.id, path=rel, old_version=current.version)

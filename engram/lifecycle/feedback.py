@@ -326,7 +326,7 @@ def fold(state: VaultState) -> FoldStats:
                     item, _ = state.read(row.path)
                 except (FileNotFoundError, FormatError):
                     continue
-                rewrite_item(state, row.path, **_applied(item, change))
+                rewrite_item(state, row.path, record=False, **_applied(item, change))
                 items += 1
             append_line(done_file, item_id)
         for path in (flushing, done_file):

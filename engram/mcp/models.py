@@ -174,6 +174,10 @@ class DoctorProblem(_Out):
     fixable: bool
     fixed: bool
     fix_error: str | None = None
+    needs_consent: bool = Field(
+        default=False, description="A fix exists but keeps text that lost lines against git: ask the user first."
+    )
+    diff: str | None = Field(default=None, description="What the text lost against git's last commit, as a diff.")
 
 
 class AdoptionOut(_Out):
@@ -356,6 +360,11 @@ class SearchOut(_Out):
     message: str
 
 
+class HeldFile(_Out):
+    path: str
+    reason: str
+
+
 class SyncOut(_Out):
     """What engram_sync did."""
 
@@ -370,6 +379,11 @@ class SyncOut(_Out):
     kept_edits: list[str] = Field(description="Items edited here that a peer deleted: kept.")
     moved: list[list[str]] = Field(description="[old, new] paths of items that collided on a path.")
     regenerated: int
+    trashed: list[str] = Field(description="Links moved to the trash because the item they pointed at was deleted.")
+    held: list[HeldFile] = Field(description="Changed files left out of the commit (not whole yet); the sync is partial.")
+    partial: bool = Field(description="True when files were held back; the next sync takes them once whole.")
+    retries: list[str] = Field(description="Why each retry happened (another writer was updating the branch).")
+    recovered: list[str] = Field(description="What finishing an interrupted earlier sync did.")
     pushed: bool
     created_upstream: bool
     offline: str | None = Field(default=None, description="Why the remote could not be reached, if so.")

@@ -16,6 +16,11 @@ def register(box: Toolbox) -> None:
         fix: Annotated[
             bool, Field(description="Apply the safe fixes (each atomic; files are moved to trash, never lost).")
         ] = False,
+        accept: Annotated[
+            list[str] | None,
+            Field(description="Item paths whose current text to keep although it lost lines against git's last "
+                  "commit (a problem with needs_consent). Only after the user has seen the diff and agreed."),
+        ] = None,
     ) -> DoctorOut:
         """Check the vault for problems and optionally fix the safe ones.
 
@@ -23,10 +28,12 @@ def register(box: Toolbox) -> None:
         edited by hand. Finds unparseable files, copies sharing an id, links to missing
         items, misnamed link files, stale derived sections, private items outside
         private/ and leftover temp files. fix=false only reports; unparseable files are
-        never touched (a person must look). The adoption summary (notes without an id of
-        their own, wikilinks to no note or to two) reports no problems.
+        never touched (a person must look). Text edited outside engram that lost lines
+        against git (lost-content, needs_consent) is not fixed by fix=true: show the user
+        the diff and pass accept=[path] only if they agree. The adoption summary (notes
+        without an id of their own, wikilinks to no note or to two) reports no problems.
         """
-        report = box.vault().doctor(fix=fix)
+        report = box.vault().doctor(fix=fix, accept=accept or ())
         a = report.adoption
         open_problems = sum(not p.fixed for p in report.problems)
         if not report.problems:
@@ -48,6 +55,8 @@ def register(box: Toolbox) -> None:
                     fixable=p.fixable,
                     fixed=p.fixed,
                     fix_error=p.fix_error,
+                    needs_consent=p.consent,
+                    diff=p.diff,
                 )
                 for p in report.problems
             ],

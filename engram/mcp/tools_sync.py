@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from engram.mcp.errors import tools_phrasing
-from engram.mcp.models import SyncOut
+from engram.mcp.models import HeldFile, SyncOut
 from engram.mcp.registry import NETWORK, OptionalText, Toolbox
 
 
@@ -24,8 +24,10 @@ def register(box: Toolbox) -> None:
         Use it when the user asks to share or pull the team's knowledge, or at the end of
         a session that recorded what others need (sessions on this machine share the
         files already). Concurrent edits merge field by field; where both sides changed
-        the same lines, both are kept and the item is flagged for a person. With no remote
-        it only commits; offline, commits wait for the next sync. Not for reading.
+        the same lines, both are kept and the item is flagged for a person. Files not
+        whole yet (being written, not parsing) are held back and listed (partial=true);
+        the next sync takes them. With no remote it only commits; offline, commits wait
+        for the next sync. Not for reading.
         """
         report = box.vault().sync(
             remote=remote, branch=branch, push=push, message=message
@@ -41,7 +43,12 @@ def register(box: Toolbox) -> None:
             flagged=list(report.flagged),
             kept_edits=list(report.kept_edits),
             moved=[[old, new] for old, new in report.moved],
-            regenerated=report.regenerated,
+            regenerated=report.regenerated + report.restamped,
+            trashed=list(report.trashed),
+            held=[HeldFile(path=h.path, reason=h.reason) for h in report.held],
+            partial=report.partial,
+            retries=list(report.retries),
+            recovered=list(report.recovered),
             pushed=report.pushed,
             created_upstream=report.created_upstream,
             offline=report.offline,

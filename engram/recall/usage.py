@@ -273,6 +273,7 @@ def flush(state: VaultState) -> FlushStats:
                 rewrite_item(
                     state,
                     row.path,
+                    record=False,
                     retrieval_count=item.retrieval_count + usage.count,
                     last_retrieved_at=last,
                     recalled_by=_marks(item.recalled_by, usage.agents),

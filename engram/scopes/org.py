@@ -122,8 +122,15 @@ def sync_org(state: VaultState, *, message: str | None = None) -> SyncReport:
     branch = org_branch(state)
     with gitstore.GitRepo(org.root) as repo:
         current = repo.current_branch()
-        if current is not None and current.startswith(REVIEW_PREFIX):  # an interrupted review
-            repo.run("switch", "--quiet", branch or default_branch(repo))
+        main = branch or default_branch(repo)
+    if current is not None and current.startswith(REVIEW_PREFIX):
+        # A review promotion was interrupted (killed between writing the org copy and
+        # pushing it, or mid-sync). Finish it on its own branch — commit what it wrote,
+        # let sync recover from its journal, push the branch — and only then go back:
+        # switching first would carry its files onto the main branch, past the review.
+        sync(org, branch=current, message="engram: finish an interrupted promotion for review")
+        with gitstore.GitRepo(org.root) as repo:
+            repo.run("switch", "--quiet", main)
     report = sync(org, branch=branch, message=message)
     org.settings = Settings.load(org.root)  # the org's own settings (review) may have changed
     org.refresh()

@@ -164,3 +164,20 @@ def resolve_inside(root: Path, relpath: str) -> Path:
             hint="Replace the link with the file or folder itself (`engram doctor` lists links).",
         )
     return target
+
+
+def expected_paths(
+    domain: tuple[str, ...], slug: str | None, title: str, item_id: str, rel: str, *, private: bool = False
+) -> tuple[str, str]:
+    """Where engram itself would put an item now at ``rel``: its natural path and the
+    id-suffixed one (used when the natural path is taken).
+
+    An item without a ``slug`` (a file written by another tool) keeps its file name when
+    that is already a slug, else its title's slug — the same choice ``doctor`` makes.
+    """
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    slug = slug or (stem if slugify(stem) == stem else slugify(title))
+    return (
+        item_relpath(domain, slug, private=private),
+        item_relpath(domain, slug, private=private, suffix=id_suffix(item_id)),
+    )

@@ -166,6 +166,11 @@ def merge_driver_status(root: Path) -> DriverStatus:
 
 # --------------------------------------------------------------------------- GitPython
 
+#: File modes of regular files in a tree (the rest are links, submodules, folders).
+REGULAR = ("100644", "100755")
+#: Temporary folders engram's git plumbing makes inside the git folder (a killed sync's
+#: are removed by the next one).
+TEMP_PREFIX = "engram-tmp-"
 #: The empty tree: the merge base of two histories that share no commit.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _STATE_FILES = {
@@ -320,6 +325,11 @@ class GitRepo:
     def has_path(self, commit: str, path: str) -> bool:
         return self.run("cat-file", "-e", f"{commit}:{path}", check=False).status == 0
 
+    def rev_blob(self, commit: str, path: str) -> str | None:
+        """The blob at ``path`` in ``commit``, or None."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}", check=False)
+        return out.out.strip() or None if out.status == 0 else None
+
     # ------------------------------------------------------------------ objects
 
     def read_blob(self, sha: str) -> bytes:
@@ -370,7 +380,7 @@ class GitRepo:
 
         Built in a temporary index file, so the work tree and the real index are untouched.
         """
-        with tempfile.TemporaryDirectory(dir=self.git_dir) as tmp:
+        with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX, dir=self.git_dir) as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.run("read-tree", start, env=env)
             lines = [

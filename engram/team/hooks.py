@@ -4,10 +4,13 @@
 hooks folder (as ``git rev-parse --git-path hooks`` names it, so ``core.hooksPath`` is
 honoured). git runs ``post-merge`` after every merge or fast-forward (``git pull``) and
 ``post-rewrite`` after a rebase (``git pull --rebase``; engram's part ignores
-``commit --amend``). Each refreshes the derived index and prints the cross-file findings
-of :func:`engram.conflicts.checks` — edges to missing items, superseded items still
-active, items a merge flagged, files that no longer parse. A hook never fails a pull: it
-reports and exits with the status of the hook it chains.
+``commit --amend``). Each first *settles* what the pull brought in (``ORIG_HEAD..HEAD``,
+:mod:`engram.team.settle`: hashes and link sections of the merged files brought up to
+date, edges to items deleted elsewhere moved to the trash — left uncommitted, for the
+next ``engram sync`` or commit), then prints the cross-file findings of
+:func:`engram.team.conflicts.checks` that a person must decide — superseded items still
+active, items a merge flagged, files that no longer parse. A hook never fails a pull:
+it reports and exits with the status of the hook it chains.
 
 A user's existing hook is never overwritten: it is renamed to ``<hook>.pre-engram`` and
 run first by engram's hook, with the same arguments and standard input; its exit status
@@ -24,9 +27,14 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engram.errors import Conflict
 from engram.team import gitstore
+
+if TYPE_CHECKING:
+    from engram.items.state import VaultState
+    from engram.team.settle import Settled
 
 #: The hooks engram installs, and the git operation each reports on.
 HOOKS = {"post-merge": "merge", "post-rewrite": "rebase"}
@@ -140,17 +148,39 @@ def report(vault_path: Path, hook: str) -> int:
     try:
         state = VaultState(locate(vault_path))
         try:
+            settled = _settle(state)
             findings = checks(state)
         finally:
             state.close()
     except EngramError as exc:
         print(f"engram: could not check the vault after the {HOOKS[hook]}: {exc}", file=sys.stderr)
         return 0
+    if settled is not None and settled.changed:
+        parts = []
+        if settled.restamped or settled.regenerated:
+            parts.append(f"{len(set(settled.restamped) | set(settled.regenerated))} hash(es) or link section(s)")
+        if settled.trashed:
+            parts.append(f"{len(settled.trashed)} link(s) to deleted items moved to the trash")
+        print(f"engram: brought the vault up to date after this {HOOKS[hook]} ({'; '.join(parts)}); "
+              "`engram sync` (or a commit) shares it.")
     if findings:
         print(f"engram: {len(findings)} thing(s) to look at after this {HOOKS[hook]}:")
         for finding in findings:
             print(f"  {finding.path}: {finding.message}")
     return 0
+
+
+def _settle(state: VaultState) -> Settled | None:
+    """Settle what the pull brought in (``ORIG_HEAD..HEAD``; see :mod:`engram.team.settle`)."""
+    from engram.team.gitstore import GitRepo
+    from engram.team.settle import between
+
+    with GitRepo(state.root) as repo:
+        old, new = repo.rev("ORIG_HEAD"), repo.rev("HEAD")
+        if old is None or new is None or old == new:
+            return None
+        prefix = state.root.relative_to(repo.top).as_posix()
+        return between(state, repo, "" if prefix == "." else prefix, old, new)
 
 
 def _main(argv: list[str]) -> int:

@@ -2,54 +2,79 @@
 
 One call brings a clone level with its upstream:
 
+0. finish a sync that was killed, from its intent journal (:mod:`engram.team.journal`);
 1. fold journaled usage and feedback into the items (:func:`engram.lifecycle.feedback.fold`);
-2. commit the vault's local changes;
+2. commit the vault's local changes — only files that are whole (:mod:`.staging`): a
+   file still being written, one that does not parse, an editor's temp file or a
+   symbolic link is held back and named in the report, and the sync is *partial*;
 3. fetch the upstream branch (a missing branch is fine: the first push creates it; an
    unreachable remote is reported, and the local commits stay for the next sync);
 4. integrate: fast-forward when possible, otherwise merge *in this process* — the files
-   both sides changed are merged by :mod:`engram.team.treemerge` with the same functions the
-   git driver runs, the result is written as a tree and a merge commit, and the work tree
-   is moved to it with ``git merge --ff-only``; then the derived link sections of the
-   items the merge touched are regenerated from the merged synapses and committed; and
-   learn decisions the two sides made apart are finished (forked supersede chains
-   converge on the newest lesson; contradictory new lessons are superseded or disputed,
-   :func:`engram.lifecycle.reconcile.after_merge`) and committed;
-5. push; when the push is rejected because a peer pushed first, go back to 3 (at most
-   ``max_attempts`` times).
+   both sides changed are merged by :mod:`engram.team.treemerge` with the same functions
+   the git driver runs, the result is written as a tree and a merge commit in the object
+   store, and only then is the work tree moved to it with git's own ``merge --ff-only``;
+   then the merged files are settled (:mod:`.settle`: hashes, link sections, edges to
+   deleted items) and that is committed; and learn decisions the two sides made apart
+   are finished (forked supersede chains converge on the newest lesson; contradictory
+   new lessons are superseded or disputed, :func:`engram.lifecycle.reconcile.after_merge`)
+   and committed;
+5. push; when another writer was updating the branch at the same moment (a peer pushed
+   first, or holds the remote ref's lock), go back to 3 after a jittered backoff, within
+   ``sync.maxAttempts`` attempts and ``sync.maxSeconds`` seconds; when the remote's
+   rules refuse the push, stop and quote the remote (:mod:`.remote`).
 
 Invariants: the repository is never left mid-merge or mid-rebase — the merge commit is
-built beside the work tree and the work tree only ever fast-forwards, so a failure at
-any step leaves the last commit checked out and nothing half-applied. Merges that need a
-person (a text conflict in a non-item file, an item that does not parse) stop the sync
-before anything changes and name the files. Local work is never thrown away.
+built beside the work tree and the work tree only ever fast-forwards. Every step that
+touches the repository is recorded first in the journal, so a sync killed at any
+instant is finished by the next one, and a half-updated work tree is restored to the
+recorded target — never committed as local edits. Merges that need a person (a text
+conflict in a non-item file, an item that does not parse) stop the sync before anything
+changes and name the files. Local work is never thrown away. One sync runs per clone
+at a time (``.engram/sync.lock``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
-from collections.abc import Iterable
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engram.errors import FormatError, GitError
-from engram.items import derived, repair
+from engram.errors import Busy, EngramError, GitError
+from engram.items.repair import follow_moves
 from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
-from engram.store.format import is_canonical, parse_engram, write_engram
-from engram.store.fsio import atomic_write
+from engram.store.fsio import VaultLock
+from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
+from engram.team.journal import Journal, recover
+from engram.team.settle import Settled, between, keep_in_trash
+from engram.team.staging import Held, commit_local
 from engram.team.treemerge import TreeMerger, TreePlan
-from mergedriver import codec
 from mergedriver.records import append_records
 
 #: Hooks see this and skip engram's own post-merge work (sync does it itself).
 HOOK_ENV = {"ENGRAM_SYNC": "1"}
+#: The exit status of ``engram sync`` when it held files back (see docs/cli.md).
+PARTIAL_EXIT = 9
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSettings:
+    """``sync:`` in ``engram.yaml``."""
+
+    settle_seconds: float = 1.0  # a file changed this recently is looked at twice
+    max_attempts: int = 60  # fetch-merge-push rounds when other writers keep winning
+    max_seconds: float = 180.0  # … and the time those rounds may take (the real bound)
 
 
 @dataclass
 class SyncReport:
-    """What a sync did. ``offline`` holds the reason when the remote could not be reached."""
+    """What a sync did. ``offline`` holds the reason when the remote could not be reached;
+    ``held`` the files left out of the commits (the sync was partial)."""
 
     branch: str
     remote: str | None = None
@@ -62,20 +87,41 @@ class SyncReport:
     kept_edits: list[str] = field(default_factory=list)
     moved: list[tuple[str, str]] = field(default_factory=list)
     regenerated: int = 0
-    settled: list[str] = field(default_factory=list)
+    restamped: int = 0
+    trashed: list[str] = field(default_factory=list)
+    suspect: list[str] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)  # learn decisions finished after a merge
+    recovered: list[str] = field(default_factory=list)
+    retries: list[str] = field(default_factory=list)
     pushed: bool = False
     created_upstream: bool = False
     offline: str | None = None
     attempts: int = 0
 
+    @property
+    def partial(self) -> bool:
+        return bool(self.held)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["partial"] = self.partial
+        return data
+
+    def absorb(self, settled: Settled | None) -> None:
+        if settled is not None:
+            self.regenerated += len(settled.regenerated)
+            self.restamped += len(settled.restamped)
+            self.trashed += settled.trashed
+            self.suspect += [p for p in settled.suspect if p not in self.suspect]
 
     def lines(self) -> list[str]:
         """A short account for a person."""
-        out: list[str] = []
+        out: list[str] = list(self.recovered)
         if self.committed:
             out.append(f"committed {self.committed} local change(s)")
+        for held in self.held:
+            out.append(f"held back {held.path}: {held.reason}")
         if self.remote is None:
             out.append("no remote configured: committed locally only (add one with `engram remote add URL`)")
         if self.fast_forward:
@@ -88,14 +134,22 @@ class SyncReport:
             out.append(f"flagged for review: {path} (see `engram conflicts`)")
         for path in self.kept_edits:
             out.append(f"kept an edit to {path} that the other side deleted")
-        if self.regenerated:
-            out.append(f"regenerated the links of {self.regenerated} item(s)")
+        for path in self.trashed:
+            out.append(f"moved {path} to the trash: it linked to an item that was deleted")
+        for path in self.suspect:
+            out.append(f"{path} looks cut short; its hash was left stale — run `engram doctor` to review it")
+        if self.regenerated or self.restamped:
+            out.append(f"brought the links or hashes of {self.regenerated + self.restamped} item(s) up to date")
         for line in self.settled:
             out.append(f"settled: {line}")
+        if self.retries:
+            out.append(f"retried {len(self.retries)} time(s): another writer was updating {self.branch} ({self.retries[-1]})")
         if self.offline:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
             out.append(f"pushed to {self.remote}/{self.branch}" + (" (new branch)" if self.created_upstream else ""))
+        if self.partial:
+            out.append(f"partial: {len(self.held)} file(s) held back; the next sync takes them once they are whole")
         return out or ["already up to date"]
 
 
@@ -106,63 +160,256 @@ def sync(
     branch: str | None = None,
     push: bool = True,
     message: str | None = None,
-    max_attempts: int = 3,
+    max_attempts: int | None = None,
 ) -> SyncReport:
     """Synchronise the vault's clone with its upstream (see the module docstring).
 
     Raises GitError (with what to do next) when the repository is mid-operation, on a
-    detached HEAD, when a file needs a person to merge it, or when pushes keep losing.
+    detached HEAD, when a file needs a person to merge it, when the remote refuses the
+    push, or when other writers keep winning the race past the attempts and time
+    allowed; Busy when another sync of this clone runs for too long.
     """
+    settings = state.settings.section("sync", SyncSettings)
     with GitRepo(state.root) as repo:
-        _check_ready(repo)
+        if remote is not None:  # a refusal changes nothing: not even the sync lock is made
+            _remote_for(repo, "", remote)
+        with _one_sync_at_a_time(state, settings):
+            journal = Journal(state)
+            run = _Run(repo, state, journal, settings, max_attempts or settings.max_attempts)
+            try:
+                report = run.sync(remote, branch, push, message)
+            except EngramError:
+                if not run.keep_journal:
+                    journal.clear()
+                raise
+            journal.clear()
+            return report
+
+
+@contextlib.contextmanager
+def _one_sync_at_a_time(state: VaultState, settings: SyncSettings) -> Iterator[None]:
+    lock = VaultLock(state.state_dir / "sync.lock", timeout=settings.max_seconds + 60.0)
+    try:
+        with lock.hold():
+            yield
+    except Busy as exc:
+        raise Busy(
+            "another `engram sync` of this clone has been running for over "
+            f"{lock.timeout:.0f}s.", hint="Wait for it to finish, then run `engram sync` again."
+        ) from exc
+
+
+class _Run:
+    """One sync: the steps of the module docstring, sharing the repository and journal."""
+
+    def __init__(self, repo: GitRepo, state: VaultState, journal: Journal, settings: SyncSettings, attempts: int) -> None:
+        self.repo = repo
+        self.state = state
+        self.journal = journal
+        self.settings = settings
+        self.max_attempts = max(1, attempts)
+        self.keep_journal = False  # set when git may have stopped half-way
+        prefix = state.root.relative_to(repo.top).as_posix()
+        self.prefix = "" if prefix == "." else prefix
+        self.env = _identity(repo, state)
+
+    def sync(self, remote: str | None, branch: str | None, push: bool, message: str | None) -> SyncReport:
+        repo = self.repo
+        unfinished = self.journal.load()
         current = repo.current_branch()
+        report = SyncReport(branch=branch or (current and _upstream_branch(repo, current)) or current or "")
+        if unfinished is not None:
+            self.keep_journal = True  # until recovery is through
+            with self.state.lock.hold():
+                recovery = recover(repo, self.state, unfinished, self.prefix)
+            report.recovered = [f"finished an interrupted sync ({recovery.step}): {note}" for note in recovery.notes]
+            if recovery.settle is not None:
+                self._settle(*recovery.settle, report, "engram sync: settle after an interrupted sync")
+            self.keep_journal = False
+        _check_ready(repo)
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
-        prefix = state.root.relative_to(repo.top).as_posix()
-        prefix = "" if prefix == "." else prefix
-        upstream = _upstream_branch(repo, current)
-        report = SyncReport(branch=branch or upstream or current)
         first = _remote_for(repo, current, remote) if branch is None else None
         if first is not None and repo.rev(f"refs/remotes/{first}/{report.branch}") is None:
             _refuse_second_history(repo, first, report.branch)  # never fetched: a first sync
-        fold(state)
-        with state.lock.hold():
-            # Edits and renames a person made outside engram, recorded before committing.
-            repair.settle_edits(state)
-            repair.follow_moves(state)
-            report.committed += _commit_local(repo, state, prefix, message)
+        fold(self.state)
+        with self.state.lock.hold():
+            # Links that name an item a person renamed or moved follow it (it keeps its path).
+            follow_moves(self.state)
+        self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
             return report
-        for attempt in range(1, max_attempts + 1):
+        deadline = time.monotonic() + self.settings.max_seconds
+        for attempt in range(1, self.max_attempts + 1):
             report.attempts = attempt
-            answer = _fetch(repo, report.remote, report.branch)
-            if answer not in ("ok", "missing"):
-                report.offline = answer
+            self.journal.step("fetch")
+            answer = wire.fetch(repo, report.remote, report.branch, HOOK_ENV)
+            if answer.kind == "unreachable":
+                report.offline = answer.detail
                 return report
-            if answer == "ok":
+            if answer.kind == "ok":
                 report.fetched = True
-                with state.lock.hold():
-                    report.committed += _commit_local(repo, state, prefix, message)
-                    _integrate(repo, state, prefix, f"refs/remotes/{report.remote}/{report.branch}", report)
-            if not push:
-                return report
-            outcome = _push(repo, report.remote, report.branch)
-            if outcome == "ok":
-                report.pushed = True
-                report.created_upstream = answer == "missing"
-                _remember_upstream(repo, current, report.remote, report.branch)
-                return report
-            if outcome != "rejected":
-                report.offline = outcome
-                return report
+                self._commit(report, message)
+                with self.state.lock.hold():
+                    self._integrate(f"refs/remotes/{report.remote}/{report.branch}", report)
+            if answer.kind != "race":
+                if not push:
+                    return report
+                self.journal.step("push")
+                answer = wire.push(repo, report.remote, report.branch)
+                if answer.kind == "ok":
+                    report.pushed = True
+                    report.created_upstream = not report.fetched
+                    _remember_upstream(repo, current, report.remote, report.branch)
+                    return report
+                if answer.kind == "unreachable":
+                    report.offline = answer.detail
+                    return report
+                if answer.kind == "refused":
+                    raise _refused(report.remote, report.branch, answer)
+            report.retries.append(answer.detail or "busy")
+            if attempt < self.max_attempts and time.monotonic() < deadline:
+                time.sleep(min(wire.backoff(attempt), max(0.0, deadline - time.monotonic())))
+            else:
+                break
         raise GitError(
-            f"{report.remote} rejected the push {max_attempts} times: peers keep pushing first.",
-            hint="Your commits are kept; run `engram sync` again.",
+            f"{report.remote} kept answering that another writer was updating {report.branch} "
+            f"({report.retries[-1]}); gave up after {report.attempts} attempt(s)"
+            + (f". The remote said: {' '.join(answer.said)}" if answer.said else "") + ".",
+            hint="Your commits are kept; run `engram sync` again (or raise sync.maxAttempts / "
+            "sync.maxSeconds in engram.yaml).",
         )
 
+    # ------------------------------------------------------------------ steps
 
-# --------------------------------------------------------------------------- steps
+    def _commit(self, report: SyncReport, message: str | None, *, local: bool = True) -> None:
+        def text(count: int) -> str:
+            return message or f"engram sync: {count} change(s) by {self.state.actor} on {socket.gethostname()}"
+
+        with self.state.lock.hold():
+            staged = commit_local(
+                self.repo, self.state, self.prefix, text, settle_seconds=self.settings.settle_seconds,
+                env=self.env, before_commit=lambda: self.journal.step("commit"),
+            )
+        report.committed += staged.committed if local else 0
+        report.held = list(staged.held)
+        report.absorb(staged.settled)
+
+    def _integrate(self, upstream: str, report: SyncReport) -> None:
+        repo = self.repo
+        theirs = repo.rev(upstream)
+        head = repo.rev("HEAD")
+        if theirs is None or theirs == head:
+            return
+        if head is not None and repo.is_ancestor(theirs, head):
+            return
+        if head is None or repo.is_ancestor(head, theirs):
+            self._move_work_tree(head, theirs, report)
+            report.fast_forward = True
+            self._settle(head or EMPTY_TREE, theirs, report, "engram sync: settle after fast-forward")
+            return
+        self.journal.step("merge")
+        base = repo.merge_base(head, theirs) or EMPTY_TREE
+        merger = TreeMerger(
+            repo.read_blobs, lambda path: repo.has_path(head, path), self.prefix, incident=self._incident(head)
+        )
+        plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
+        if plan.failures:
+            _refuse(plan, upstream)
+        self.journal.step("objects")
+        entries = [
+            (path, data if isinstance(data, str) else repo.write_blob(data), mode)
+            for path, (data, mode) in sorted(plan.writes.items())
+        ] + [(path, None, "0") for path in sorted(plan.deletes)]
+        tree = repo.write_tree(head, entries)
+        label = upstream.removeprefix("refs/remotes/")
+        commit = repo.commit_tree(
+            tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
+            env=self.env,
+        )
+        self._keep_trash(plan)
+        self._move_work_tree(head, commit, report)
+        append_records(self.state.state_dir, plan.records, via="sync")
+        report.merged += plan.merged
+        report.taken += plan.taken
+        report.flagged += plan.flagged
+        report.kept_edits += plan.kept_edits
+        report.moved += plan.moved
+        report.trashed += [self._vault_rel(path) for path, _ in plan.trashed]
+        self._settle(head, commit, report, "engram sync: settle after merge")
+        decided = after_merge(self.state, self._added(base, head), self._added(base, theirs))
+        report.settled += decided
+        if decided:
+            self._commit(report, "engram sync: settle learn decisions made on two machines", local=False)
+
+    def _added(self, base: str, side: str) -> set[str]:
+        """Ids of the items whose files ``side`` added since ``base``."""
+        lead = self.prefix + "/" if self.prefix else ""
+        added = [
+            path[len(lead):] for path, change in self.repo.diff_tree(base, side).items()
+            if change.old_sha is None and path.startswith(lead) and path.endswith(".md")
+        ]
+        return {row.id for rel in added for row in self.state.index.item_rows("path = ?", (rel,))}
+
+    def _incident(self, head: str) -> Any:
+        lead = self.prefix + "/" if self.prefix else ""
+
+        def incident(ids: set[str]) -> list[tuple[str, str]]:
+            self.state.refresh()  # the index names ours' edges; HEAD is what was just committed
+            marks = ",".join("?" * len(ids))
+            rows = self.state.index.query(
+                f"SELECT path FROM synapses WHERE source IN ({marks}) OR target IN ({marks})", [*ids, *ids]
+            )
+            found = []
+            for row in rows:
+                sha = self.repo.rev_blob(head, lead + row["path"])
+                if sha is not None:
+                    found.append((lead + row["path"], sha))
+            return found
+
+        return incident
+
+    def _vault_rel(self, path: str) -> str:
+        return path[len(self.prefix) + 1 :] if self.prefix else path
+
+    def _keep_trash(self, plan: TreePlan) -> None:
+        """Copies of edges the merge removes (ours', or an edited one that would be lost)
+        go to the trash bin of the item they followed (:func:`engram.team.settle.keep_in_trash`)."""
+        for path, data in plan.trashed:
+            keep_in_trash(self.state, self._vault_rel(path), data, plan.gone)
+
+    def _move_work_tree(self, old: str | None, new: str, report: SyncReport) -> None:
+        """Fast-forward HEAD, index and files to ``new`` with git's own machinery; git
+        refuses rather than clobber a local change."""
+        self.journal.step("checkout", old=old or EMPTY_TREE, new=new)
+        out = self.repo.run("merge", "--ff-only", "--quiet", "--no-stat", new, check=False, env=HOOK_ENV)
+        if out.status == 0:
+            return
+        if "overwritten" not in out.text and self.repo.rev("HEAD") != old:
+            self.keep_journal = True  # git may have stopped half-way: the next sync finishes it
+        held = [h.path for h in report.held if h.path in out.text]
+        raise GitError(
+            f"a file changed while sync was merging ({out.text.splitlines()[0] if out.text else 'git refused'})"
+            + (f"; held back here and changed on the remote too: {', '.join(held)}" if held else "") + ".",
+            hint="Nothing was changed and your edits are kept; finish or fix that file, then run `engram sync` again.",
+        )
+
+    def _settle(self, old: str, new: str, report: SyncReport, message: str) -> None:
+        self.journal.step("settle", old=old, new=new)
+        with self.state.lock.hold():
+            settled = between(self.state, self.repo, self.prefix, old, new)
+            report.absorb(settled)
+            if settled.changed:
+                staged = commit_local(
+                    self.repo, self.state, self.prefix, lambda _: message, settle_seconds=self.settings.settle_seconds,
+                    env=self.env, before_commit=lambda: self.journal.step("commit"),
+                    written=set(settled.restamped) | set(settled.regenerated),
+                )
+                report.held = list(staged.held)
+
+
+# --------------------------------------------------------------------------- helpers
 
 
 def _check_ready(repo: GitRepo) -> None:
@@ -190,23 +437,11 @@ def _identity(repo: GitRepo, state: VaultState) -> dict[str, str]:
     return env
 
 
-def _commit_local(repo: GitRepo, state: VaultState, prefix: str, message: str | None) -> int:
-    """Commit every change under the vault folder; return how many files it covered."""
-    spec = prefix or "."
-    repo.run("add", "--all", "--", spec)
-    staged = [p for p in repo.run("diff", "--cached", "--name-only", "-z", "--", spec).out.split("\0") if p]
-    if not staged:
-        return 0
-    text = message or f"engram sync: {len(staged)} change(s) by {state.actor} on {socket.gethostname()}"
-    repo.run("commit", "--quiet", "-m", text, "--", spec, env=_identity(repo, state))
-    return len(staged)
-
-
 def _refuse_second_history(repo: GitRepo, remote: str, branch: str) -> None:
     """Before a clone's first sync: when ``remote`` has no ``branch`` but holds history on
     other branches that this clone does not share, pushing would start a second,
     unrelated vault beside the team's. Refuse, and say how to join it instead."""
-    if _fetch(repo, remote, branch) != "missing":
+    if wire.fetch(repo, remote, branch, HOOK_ENV).kind != "missing":
         return  # the branch is there (merged as usual) or the remote cannot be reached
     others = unrelated_branches(repo, remote)
     if others:
@@ -239,121 +474,20 @@ def _remote_for(repo: GitRepo, branch: str, remote: str | None) -> str | None:
     return remotes[0] if len(remotes) == 1 else None
 
 
-def _fetch(repo: GitRepo, remote: str, branch: str) -> str:
-    """``ok``, ``missing`` (no such branch there yet), or why the remote is unreachable."""
-    out = repo.run(
-        "fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
-        check=False, env=HOOK_ENV,
-    )
-    if out.status == 0:
-        return "ok"
-    if "couldn't find remote ref" in out.text.lower():
-        return "missing"
-    return f"cannot fetch from {remote}: {out.text.splitlines()[-1] if out.text else 'no answer'}"
-
-
-def _push(repo: GitRepo, remote: str, branch: str) -> str:
-    """``ok``, ``rejected`` (a peer pushed first), or why the remote is unreachable."""
-    out = repo.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
-    if out.status == 0:
-        return "ok"
-    text = f"{out.out}\n{out.err}"
-    if "[remote rejected]" in text:
-        reason = next((line for line in text.splitlines() if "[remote rejected]" in line), text)
-        raise GitError(f"{remote} refused the push: {reason.strip()}.", hint="Check the remote's rules (protected branch? hooks?).")
-    if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
-        return "rejected"
-    return f"cannot push to {remote}: {out.text.splitlines()[-1] if out.text else 'no answer'}"
-
-
 def _remember_upstream(repo: GitRepo, branch: str, remote: str, upstream: str) -> None:
     if repo.config(f"branch.{branch}.remote") is None:
         repo.run("config", f"branch.{branch}.remote", remote)
         repo.run("config", f"branch.{branch}.merge", f"refs/heads/{upstream}")
 
 
-# --------------------------------------------------------------------------- merging
-
-
-def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, report: SyncReport) -> None:
-    theirs = repo.rev(upstream)
-    head = repo.rev("HEAD")
-    if theirs is None or theirs == head:
-        return
-    if head is not None and repo.is_ancestor(theirs, head):
-        return
-    if head is None or repo.is_ancestor(head, theirs):
-        _move_work_tree(repo, theirs)
-        report.fast_forward = True
-        _refresh_changed(repo, state, prefix, head, theirs)
-        return
-    base = repo.merge_base(head, theirs) or EMPTY_TREE
-    merger = TreeMerger(repo.read_blobs, lambda path: repo.has_path(head, path), prefix)
-    plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
-    if plan.failures:
-        _refuse(plan, upstream)
-    report.merged += plan.merged
-    report.taken += plan.taken
-    report.flagged += plan.flagged
-    report.kept_edits += plan.kept_edits
-    report.moved += plan.moved
-    entries = [
-        (path, data if isinstance(data, str) else repo.write_blob(data), mode)
-        for path, (data, mode) in sorted(plan.writes.items())
-    ] + [(path, None, "0") for path in sorted(plan.deletes)]
-    tree = repo.write_tree(head, entries)
-    label = upstream.removeprefix("refs/remotes/")
-    commit = repo.commit_tree(
-        tree, [head, theirs], f"engram sync: merge {label} ({plan.merged} merged, {len(plan.flagged)} flagged)",
-        env=_identity(repo, state),
+def _refused(remote: str, branch: str, answer: wire.Answer) -> GitError:
+    said = f" The remote said: {' / '.join(answer.said)}." if answer.said else ""
+    return GitError(
+        f"{remote} refused the push to {branch}: {answer.detail}.{said}",
+        hint="That is a rule on the remote (a protected branch, a server hook), not a race, so sync did not "
+        "retry. Your commits are kept; ask whoever runs the remote, or push elsewhere with "
+        "`engram sync --branch NAME`.",
     )
-    _move_work_tree(repo, commit)
-    append_records(state.state_dir, plan.records, via="sync")
-    _refresh_changed(repo, state, prefix, head, commit)
-    regenerated = _regenerate(state, plan.touched | merger.endpoints())
-    report.regenerated += regenerated
-    if regenerated:
-        _commit_local(repo, state, prefix, "engram sync: regenerate derived links after merge")
-    settled = after_merge(state, _added_items(repo, state, prefix, base, head), _added_items(repo, state, prefix, base, theirs))
-    report.settled += settled
-    if settled:
-        _commit_local(repo, state, prefix, "engram sync: settle learn decisions made on two machines")
-
-
-def _added_items(repo: GitRepo, state: VaultState, prefix: str, base: str, side: str) -> set[str]:
-    """Ids of the items whose files ``side`` added since ``base``."""
-    lead = prefix + "/" if prefix else ""
-    added = [
-        path[len(lead):] for path, change in repo.diff_tree(base, side).items()
-        if change.old_sha is None and path.startswith(lead) and path.endswith(".md")
-    ]
-    ids: set[str] = set()
-    for rel in added:
-        ids.update(row.id for row in state.index.item_rows("path = ?", (rel,)))
-    return ids
-
-
-def _refresh_changed(repo: GitRepo, state: VaultState, prefix: str, old: str | None, new: str) -> None:
-    """Re-index only the files git changed between ``old`` and ``new``: after a pull
-    into a 100k-item vault that is a hundred stats instead of a full walk."""
-    if old is None:
-        state.refresh()
-        return
-    lead = prefix + "/" if prefix else ""
-    changed = [
-        path[len(lead):] for path in repo.diff_tree(old, new) if path.startswith(lead)
-    ]
-    state.index.refresh_paths(changed)
-
-
-def _move_work_tree(repo: GitRepo, commit: str) -> None:
-    """Fast-forward HEAD, index and files to ``commit``; git refuses rather than clobber."""
-    out = repo.run("merge", "--ff-only", "--quiet", "--no-stat", commit, check=False, env=HOOK_ENV)
-    if out.status != 0:
-        raise GitError(
-            f"a file changed while sync was merging ({out.text.splitlines()[0] if out.text else 'git refused'}).",
-            hint="Nothing was changed and your edits are kept; run `engram sync` again.",
-        )
 
 
 def _refuse(plan: TreePlan, upstream: str) -> None:
@@ -366,35 +500,3 @@ def _refuse(plan: TreePlan, upstream: str) -> None:
         "files, commit, then run `engram sync` again.",
     )
 
-
-def _regenerate(state: VaultState, item_ids: Iterable[str]) -> int:
-    """Rewrite the derived link section of these items; return how many files changed.
-
-    Only the section changes: engram's own files are rewritten canonically with the
-    frontmatter exactly as the merge left it, and a person's note is edited in place
-    (:func:`engram.store.format.write_engram`), so no other byte moves.
-    """
-    changed = 0
-    for item_id in sorted(set(item_ids)):
-        for row in state.index.item_rows("id = ?", (item_id,)):
-            # The index knows each item and its current section: parse only what changes.
-            indexed = state.index.items("path = ?", (row.path,))
-            if indexed and "\n".join(derived.lines_for(state.index, indexed[0])) == row.derived:
-                continue
-            path = state.abspath(row.path)
-            try:
-                data = path.read_bytes()
-                item, old = parse_engram(data, row.path)
-            except (OSError, FormatError):
-                continue
-            lines = derived.lines_for(state.index, item)
-            if "\n".join(lines) == old:
-                continue
-            if is_canonical(data):  # the merge's frontmatter, not a model round trip's
-                meta, content, _ = codec.parse_engram(data)
-                atomic_write(path, codec.render_engram(meta, content, lines))
-            else:
-                write_engram(path, item, lines)
-            state.index.put_item(row.path, item, "\n".join(lines))
-            changed += 1
-    return changed

@@ -7,17 +7,42 @@ file with :func:`mergedriver.merge.merge_file` (the very function the driver run
 returns the changes to apply on top of ours; sync then writes a tree and a merge commit
 without ever putting the repository in a merging state.
 
-Units of merge. Items are matched across the three versions by **id**, not by path, so:
+Every rule below looks only at the three versions, never at which side is "ours", so
+two clones that merge the same pair of commits build the same tree (the symmetry the
+tests check by merging both ways).
 
-- an item renamed on one side (its title or domain changed) and edited on the other is
-  merged at the new path;
-- an item moved on both sides ends at the path of the side whose title and domain won
-  the merge, else at the path that sorts first;
-- an item deleted on one side and edited on the other survives with the edit and is
-  flagged (``mergeConflicts``): deleting knowledge someone just improved needs a person;
-- two different items that claim one path (two machines created the same title) both
-  survive: the smaller id keeps the path, the other gets its id-suffixed path, exactly as
-  ``Vault.create`` names a second item with a taken slug.
+Units of merge. Items are matched across the three versions by **id**, not by path, so
+an item renamed on one side and edited on the other is merged at the new path.
+
+Paths. engram moves a file only when it changes the item's title, domain or visibility,
+and then puts it at the *natural* path of those fields (``domain/…/slug.md``, or the
+id-suffixed form when that is taken). A side whose file sits at the natural path of its
+own fields made an *engram move*; one whose file sits elsewhere was placed by a person
+(renamed or moved in Obsidian or an editor). The merged path is:
+
+- the common path when both sides agree, or the mover's path when only one side moved
+  and it was a person's rename (kept as they chose it);
+- the natural path of the *merged* fields when any side made an engram move (domain
+  from one side and title from the other give the new folder and the new slug);
+- when both sides renamed the file by hand to different places, the path that sorts
+  first (byte-wise), and the item is flagged with the other path in ``mergeConflicts``.
+
+Delete against edit. An item deleted on one side and *edited* on the other survives
+with the edit and is flagged: deleting knowledge someone just improved needs a person.
+Only a change to the item's fields or content counts as an edit — not a path move (sync
+moves a file when two items claim one path), not a regenerated ``## Synapses
+(derived)`` section (rewritten whenever a neighbour changes). When the delete wins, the
+item is gone on every clone.
+
+Edges to deleted items. An edge whose endpoint is deleted by the merge follows it: it is
+removed from the tree and ours' copy (or the edited copy that would otherwise dangle)
+is handed back in :attr:`TreePlan.trashed` for ``.engram/trash/``. When the item's
+deletion was itself in conflict (the edited item survives), the edges its deletion
+removed survive with it.
+
+Two different items that claim one path (two machines created the same title) both
+survive: the smaller id keeps the path, the other gets its id-suffixed path, exactly as
+``Vault.create`` names a second item with a taken slug.
 
 Every other file (synapses, notes, settings) is matched by path. A file that cannot be
 merged (a text conflict, a side that does not parse) is a *failure*: the plan is not
@@ -32,14 +57,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.index.rows import classify
-from engram.store.paths import id_suffix, item_relpath
-from engram.team.gitstore import RawChange
+from engram.store.paths import expected_paths, id_suffix
+from engram.team.gitstore import REGULAR, RawChange
 from mergedriver import codec
 from mergedriver.merge import Unmergeable, flag_engram, merge_file
 
-REGULAR = ("100644", "100755")
 DELETED_NOTE = (
-    "deleted on one side and edited on the other; the edited item was kept. "
+    "deleted on one side and edited on the other; the edited item and its links were kept. "
     "Delete it again if it should go"
 )
 _ID = re.compile(r"^id:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
@@ -75,7 +99,10 @@ class TreePlan:
     flagged: list[str] = field(default_factory=list)
     kept_edits: list[str] = field(default_factory=list)
     moved: list[tuple[str, str]] = field(default_factory=list)
+    #: (path, bytes) of files the merge removed that belong in ``.engram/trash/``.
+    trashed: list[tuple[str, bytes]] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)  # ids of items whose file changes
+    gone: set[str] = field(default_factory=set)  # ids of items the merge deletes
     merged: int = 0
     taken: int = 0
 
@@ -91,9 +118,11 @@ class TreePlan:
 class TreeMerger:
     """Plans the merge of ``theirs`` into ``ours`` given both sides' changes since the base.
 
-    ``read`` returns a blob's bytes; ``exists`` says whether ours has a path that neither
-    side changed (used before moving an item to a path nobody chose); ``prefix`` is the
-    vault folder inside the repository ('' when the vault is the repository).
+    ``read`` returns blobs' bytes; ``exists`` says whether ours has a path (asked only
+    for paths neither side changed, which are the same on both sides); ``prefix`` is the
+    vault folder inside the repository ('' when the vault is the repository);
+    ``incident`` lists ours' synapse files (path, blob) that touch the given item ids,
+    so edges neither side changed can follow a deleted item.
     """
 
     def __init__(
@@ -101,12 +130,14 @@ class TreeMerger:
         read: Callable[[Iterable[str]], dict[str, bytes]],
         exists: Callable[[str], bool],
         prefix: str = "",
+        incident: Callable[[set[str]], list[tuple[str, str]]] | None = None,
     ) -> None:
         self._read_blobs = read
         self._exists = exists
+        self._incident = incident
         self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self._cache: dict[str, bytes] = {}
-        self._synapse_blobs: set[str] = set()
+        self._changed: set[str] = set()
 
     def read(self, blob: Blob) -> bytes:
         if blob.sha not in self._cache:
@@ -119,10 +150,15 @@ class TreeMerger:
             return None
         return path[len(self._prefix) :]
 
+    def _occupied(self, path: str) -> bool:
+        """Whether a path nobody changed holds a file (the same answer on every clone)."""
+        return path not in self._changed and self._exists(path)
+
     # ------------------------------------------------------------------ planning
 
     def plan(self, ours: Mapping[str, RawChange], theirs: Mapping[str, RawChange]) -> TreePlan:
         plan = TreePlan()
+        self._changed = {*ours, *theirs}
         # Every blob either side touched, read in one batch (a round trip each is slow).
         self._cache.update(self._read_blobs(
             sha
@@ -131,8 +167,25 @@ class TreeMerger:
             if sha and mode in REGULAR
         ))
         claims: dict[str, list[_Claim]] = {}
-        for entity in self._entities(ours, theirs):
-            self._resolve(entity, plan, claims)
+        entities = self._entities(ours, theirs)
+        revived: set[str] = set()
+        # Items first: what happens to an edge depends on whether its endpoints survive.
+        for entity in (e for e in entities if e.item):
+            outcome = self._resolve(entity, plan, claims)
+            item_id = entity.key.removeprefix("id:")
+            if outcome == "gone":
+                plan.gone.add(item_id)
+            elif outcome == "revived":
+                revived.add(item_id)
+        for entity in (e for e in entities if not e.item):
+            ends = self._edge_ends(entity)
+            if ends & plan.gone:
+                self._follow_deleted(entity, plan)
+            elif ends & revived and self._restore_edge(entity, claims):
+                continue
+            else:
+                self._resolve(entity, plan, claims)
+        self._untouched_edges(plan)
         self._settle_claims(claims, plan)
         return plan
 
@@ -155,7 +208,6 @@ class TreeMerger:
                 if entity.versions[side] is not None:  # the same id twice on one side
                     entity = by_key.setdefault(f"path:{path}", _Entity(f"path:{path}", False))
                 entity.versions[side] = blob
-            self._note_endpoints(path, sides)
         return list(by_key.values())
 
     def _ids(self, path: str, sides: Mapping[str, Blob | None]) -> dict[str, str] | None:
@@ -175,44 +227,58 @@ class TreeMerger:
             ids[side] = found
         return ids
 
-    def _note_endpoints(self, path: str, sides: Mapping[str, Blob | None]) -> None:
+    def _is_synapse(self, path: str) -> bool:
         rel = self.vault_path(path)
-        if rel is not None and classify(rel) == "synapse":
-            self._synapse_blobs.update(
-                blob.sha for blob in sides.values() if blob is not None and blob.mode in REGULAR
-            )
-
-    def endpoints(self) -> set[str]:
-        """Item ids at either end of every synapse either side changed (their links moved)."""
-        found: set[str] = set()
-        for sha in self._synapse_blobs:
-            data = self._cache.get(sha) or self._read_blobs([sha])[sha]
-            found.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
-        return found
+        return rel is not None and classify(rel) == "synapse"
 
     # ------------------------------------------------------------------ resolving
 
-    def _resolve(self, entity: _Entity, plan: TreePlan, claims: dict[str, list[_Claim]]) -> None:
+    def _resolve(self, entity: _Entity, plan: TreePlan, claims: dict[str, list[_Claim]]) -> str:
+        """Decide one entity; returns ``kept``, ``gone`` (deleted by the merge) or
+        ``revived`` (deleted on one side, edited on the other: it survives)."""
         b, o, t = entity.versions["b"], entity.versions["o"], entity.versions["t"]
         if o == t or t == b:
             # Nothing new from theirs: ours stands, but it still holds its path against
             # another item that claims it.
-            if o is not None:
-                claims.setdefault(o.path, []).append((entity, None, o.mode))
-            return
+            if o is None:
+                return "gone"
+            claims.setdefault(o.path, []).append((entity, None, o.mode))
+            return "kept"
         if o == b:
             plan.taken += 1
             if o is not None and (t is None or o.path != t.path):
                 plan.delete(o.path)
-            if t is not None:
-                claims.setdefault(t.path, []).append((entity, t.sha, t.mode))
-            return
+            if t is None:
+                return "gone"
+            claims.setdefault(t.path, []).append((entity, t.sha, t.mode))
+            return "kept"
         if o is None or t is None:
             survivor = o if o is not None else t
             assert survivor is not None  # o == t == None returned above
+            if entity.item and b is not None and self._same_substance(b, survivor):
+                # The other side only moved the file or regenerated its links: no edit
+                # stands against the delete.
+                plan.taken += 1
+                if o is not None:
+                    plan.delete(o.path)
+                plan.records.append(_record(survivor.path, "modify/delete", "delete-wins"))
+                return "gone"
             self._modified_deleted(entity, survivor, plan, claims)
-            return
+            return "revived" if entity.item else "kept"
         self._merge_both(entity, b, o, t, plan, claims)
+        return "kept"
+
+    def _same_substance(self, a: Blob, b: Blob) -> bool:
+        """Two versions of an item with the same fields and content (path and the derived
+        link section aside)."""
+        if a.sha == b.sha:
+            return True
+        try:
+            meta_a, content_a, _ = codec.parse_engram(self.read(a))
+            meta_b, content_b, _ = codec.parse_engram(self.read(b))
+        except codec.CodecError:
+            return False
+        return meta_a == meta_b and content_a == content_b
 
     def _modified_deleted(self, entity: _Entity, survivor: Blob, plan: TreePlan, claims: dict[str, list[_Claim]]) -> None:
         data: bytes | str = survivor.sha
@@ -224,10 +290,7 @@ class TreeMerger:
                 plan.kept_edits.append(survivor.path)
         else:
             plan.kept_edits.append(survivor.path)
-        plan.records.append(
-            {"path": survivor.path, "kind": "modify/delete", "ok": True, "clean": False,
-             "strategies": {"file": "edit-survives"}, "conflicts": [DELETED_NOTE], "reason": None}
-        )
+        plan.records.append(_record(survivor.path, "modify/delete", "edit-survives", DELETED_NOTE))
         claims.setdefault(survivor.path, []).append((entity, data, survivor.mode))
 
     def _merge_both(
@@ -243,28 +306,106 @@ class TreeMerger:
         if not result.ok:
             plan.failures.append((o.path, result.reason or "both sides changed the same lines"))
             return
-        path = self._merged_path(entity, b, o, t, result.data)
-        if not result.clean:
+        data = result.data
+        path, note = self._merged_path(entity, b, o, t, data) if entity.item else (o.path, None)
+        if note is not None:
+            data = flag_engram(data, note)
+        if not result.clean or note is not None:
             plan.flagged.append(path)
         if path != o.path:
             plan.delete(o.path)
         mode = t.mode if b is not None and o.mode == b.mode else o.mode
-        claims.setdefault(path, []).append((entity, result.data, mode))
-
-    def _merged_path(self, entity: _Entity, b: Blob | None, o: Blob, t: Blob, data: bytes) -> str:
-        if o.path == t.path or (b is not None and t.path == b.path):
-            return o.path
-        if b is not None and o.path == b.path:
-            return t.path
-        # Moved on both sides: the path of the side whose title and domain won the merge.
-        if entity.item:
-            merged = _placement(data)
-            won = [side.path for side in (o, t) if merged is not None and _placement(self.read(side)) == merged]
-            if won:
-                return min(won)  # by path, never by role: every machine picks the same
-        return min(o.path, t.path)
+        claims.setdefault(path, []).append((entity, data, mode))
 
     # ------------------------------------------------------------------ paths
+
+    def _merged_path(self, entity: _Entity, b: Blob | None, o: Blob, t: Blob, data: bytes) -> tuple[str, str | None]:
+        """Where an item both sides changed ends up, and a note when two hand renames
+        disagree (see the module docstring)."""
+        if o.path == t.path:
+            return o.path, None
+        movers = [side for side in (o, t) if b is None or side.path != b.path]
+        if any(self._engram_placed(side) for side in movers):
+            return self._natural_target(data, (o.path, t.path)), None
+        if len(movers) == 1:
+            return movers[0].path, None
+        keep, other = sorted((o.path, t.path))
+        shown = self.vault_path(other) or other
+        return keep, f"path: both sides moved the file by hand; kept this path over {shown}"
+
+    def _natural(self, data: bytes, path: str) -> tuple[str, str] | None:
+        """The natural and id-suffixed repository paths for an item's fields, or None."""
+        try:
+            meta = codec.parse_engram(data)[0]
+        except codec.CodecError:
+            return None
+        rel = self.vault_path(path) or path
+        domain = tuple(str(tag) for tag in meta.get("domainTags") or ())
+        slug = meta.get("slug")
+        natural, suffixed = expected_paths(
+            domain, str(slug) if slug else None, str(meta.get("title") or ""), str(meta["id"]), rel,
+            private=meta.get("visibility") == "private",
+        )
+        return self._prefix + natural, self._prefix + suffixed
+
+    def _engram_placed(self, side: Blob) -> bool:
+        natural = self._natural(self.read(side), side.path)
+        return natural is not None and side.path in natural
+
+    def _natural_target(self, data: bytes, own: tuple[str, str]) -> str:
+        natural = self._natural(data, own[0])
+        if natural is None:
+            return min(own)
+        if natural[0] in own or not self._occupied(natural[0]):
+            return natural[0]
+        return natural[1]
+
+    # ------------------------------------------------------------------ edges
+
+    def _edge_ends(self, entity: _Entity) -> set[str]:
+        """The item ids a synapse entity connects (empty for any other file)."""
+        ends: set[str] = set()
+        for blob in entity.versions.values():
+            if blob is not None and blob.mode in REGULAR and self._is_synapse(blob.path):
+                ends.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(self.read(blob)))
+        return ends
+
+    def _follow_deleted(self, entity: _Entity, plan: TreePlan) -> None:
+        """An edge to an item the merge deletes goes to the trash with it."""
+        b, o, t = entity.versions["b"], entity.versions["o"], entity.versions["t"]
+        # Ours' copy, or theirs' when it holds an edit nobody here has a copy of.
+        kept = o if o is not None else (t if t != b else None)
+        if o is not None:
+            plan.delete(o.path)
+        if kept is not None:
+            plan.trashed.append((kept.path, self.read(kept)))
+            plan.records.append(_record(kept.path, "edge-to-deleted", "follows-item"))
+
+    def _restore_edge(self, entity: _Entity, claims: dict[str, list[_Claim]]) -> bool:
+        """An edge removed only by the deletion the merge undid comes back; True if so."""
+        b, o, t = entity.versions["b"], entity.versions["o"], entity.versions["t"]
+        if (o is None) == (t is None):
+            return False
+        survivor = o if o is not None else t
+        assert survivor is not None
+        if b is not None and survivor != b:
+            return False  # edited on the surviving side: the usual modify/delete rule
+        claims.setdefault(survivor.path, []).append((entity, None if survivor is o else survivor.sha, survivor.mode))
+        return True
+
+    def _untouched_edges(self, plan: TreePlan) -> None:
+        """Edges neither side changed that touch an item the merge deletes (a file
+        removed by hand, without its links)."""
+        if not plan.gone or self._incident is None:
+            return
+        for path, sha in self._incident(plan.gone):
+            if path in self._changed:
+                continue
+            plan.delete(path)
+            plan.trashed.append((path, self._cache.get(sha) or self._read_blobs([sha])[sha]))
+            plan.records.append(_record(path, "edge-to-deleted", "follows-item"))
+
+    # ------------------------------------------------------------------ claims
 
     def _settle_claims(self, claims: dict[str, list[_Claim]], plan: TreePlan) -> None:
         """Write every claimed path; two items claiming one path both survive."""
@@ -294,14 +435,20 @@ class TreeMerger:
         stem = path[:-3] if path.endswith(".md") else path
         for suffix in (id_suffix(item_id), item_id.lower()):
             candidate = f"{stem}-{suffix}.md"
-            if candidate not in taken and not self._exists(candidate):
+            if candidate not in taken and not self._occupied(candidate):
                 return candidate
         return f"{stem}-{item_id.lower()}-{len(taken)}.md"
 
 
-
 def _blob(path: str, sha: str | None, mode: str) -> Blob | None:
     return Blob(path, sha, mode) if sha else None
+
+
+def _record(path: str, kind: str, strategy: str, note: str | None = None) -> dict[str, Any]:
+    return {
+        "path": path, "kind": kind, "ok": True, "clean": note is None,
+        "strategies": {"file": strategy}, "conflicts": [note] if note else [], "reason": None,
+    }
 
 
 def _item_id(data: bytes) -> str | None:
@@ -312,15 +459,3 @@ def _item_id(data: bytes) -> str | None:
         return None
     match = _ID.search(front)
     return match.group(1) if match else None
-
-
-def _placement(data: bytes) -> str | None:
-    """Where an item's frontmatter says it belongs (domain and slug), for comparing sides."""
-    try:
-        meta = codec.parse_engram(data)[0]
-    except codec.CodecError:
-        return None
-    try:
-        return item_relpath(tuple(meta.get("domainTags") or ()), str(meta.get("slug") or ""))
-    except Exception:  # noqa: BLE001 - an odd domain only means "no opinion" here
-        return None

@@ -224,3 +224,25 @@ def test_two_teams_changing_one_org_item_at_once_converge_through_the_merge(tmp_
     assert "mergeConflicts" not in text  # a set merge, nothing for a person to resolve
     for vault in (alice, carol, erin):
         vault.close()
+
+
+def test_an_interrupted_review_promotion_is_finished_on_its_branch_never_on_main(tmp_path: Path) -> None:
+    """Killed after the org copy was written on the review branch but before sync
+    committed it: the next scope sync commits and pushes it there, and main stays as
+    the reviewers left it."""
+    org = publish_org(tmp_path, review=True)
+    (alice,) = team(tmp_path, "payments", org, "alice-agent")
+    alice.sync_scopes()
+    clone = alice.state.state_dir / "scopes" / "org"
+    branch = "engram/promote-01interrupted"
+    git(clone, "switch", "--quiet", "-C", branch, "origin/main")
+    half = Vault.open(clone, actor="alice-agent")
+    written = half.create("Rotate signing keys yearly", "Rotate every signing key at least once a year.",
+                          domain=["sec"]).item
+    half.close()  # the process dies here: nothing committed, nothing pushed
+    alice.sync_scopes()
+    assert written.id not in "".join(org_files(org).values())
+    assert written.id in "".join(org_files(org, branch).values())
+    assert git(clone, "branch", "--show-current").stdout.strip() == "main"
+    assert git(clone, "status", "--porcelain").stdout == ""
+    alice.close()

@@ -69,7 +69,7 @@ def test_core_hooks_path_is_honoured(vault: Vault) -> None:
     assert merge.path == (vault.root / "githooks" / "post-merge").resolve() and merge.path.exists()
 
 
-def test_after_git_pull_the_hook_runs_the_users_hook_and_reports_problems(
+def test_after_git_pull_the_hook_settles_runs_the_users_hook_and_reports_problems(
     pair: tuple[Vault, Vault], tmp_path: Path
 ) -> None:
     alice, bob = pair
@@ -89,10 +89,16 @@ def test_after_git_pull_the_hook_runs_the_users_hook_and_reports_problems(
     git(alice.root, "push", "--quiet")
     proc = git(bob.root, "pull", "--no-rebase", "--no-edit")
     said = proc.stdout + proc.stderr  # git sends a hook's output to stderr
-    assert "2 thing(s) to look at after this merge" in said
-    assert "points at an item that is not in the vault" in said
+    # The edge to nothing followed the rule doctor --fix applies: it went to the trash.
+    assert "1 link(s) to deleted items moved to the trash" in said
+    assert not (bob.root / "synapses" / "causes").exists()
+    assert list((bob.state.state_dir / "trash").rglob("syn-0000000000000001.yaml"))
+    # What a person must decide is still reported.
+    assert "1 thing(s) to look at after this merge" in said
     assert "flagged by a merge" in said and answer.id in said
     assert (tmp_path / "user-hook.log").read_text() == "user hook ran with 0\n"
+    bob.refresh()
+    assert [p.code for p in bob.doctor().problems] == ["merge-conflict"]
 
 
 def test_sync_skips_engrams_part_of_the_hook_but_still_runs_the_users(

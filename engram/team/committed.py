@@ -1,0 +1,103 @@
+"""What git last committed of an item, to tell an edit from damage (for ``engram doctor``).
+
+``engram doctor`` recomputes a stale ``contentHash`` only when that cannot bless lost
+text. The yardstick is the newest committed version of the file whose own hash vouched
+for its content (a version a peer pushed with a stale hash — truncated, say — does not
+count), else the newest committed version. :meth:`History.loss` compares the current
+content with it: lines it had that are gone (or content cut short, see
+:func:`engram.team.settle.cut_short`) are a loss, shown as a diff for a person to
+accept or undo; pure additions and edits that keep every line are not.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from engram.errors import GitError
+from engram.team.gitstore import GitRepo, is_work_tree
+from engram.team.settle import cut_short
+from mergedriver import codec
+
+#: How many commits back to look for a version whose hash vouched for it.
+DEPTH = 20
+#: Diff lines shown for a loss.
+DIFF_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Content the current file lacks against a committed version."""
+
+    commit: str
+    repo_path: str
+    lost_lines: int
+    diff: str
+
+
+class History:
+    """Committed versions of a vault's files (opened lazily; harmless outside git)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._repo: GitRepo | None = None
+        self._ready = False
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._repo is not None:
+            self._repo.close()
+
+    def _open(self) -> GitRepo | None:
+        if not self._ready:
+            self._ready = True
+            if is_work_tree(self.root):
+                try:
+                    self._repo = GitRepo(self.root)
+                except GitError:
+                    self._repo = None
+        return self._repo
+
+    def reference(self, rel: str) -> tuple[str, str, str] | None:
+        """(commit, repository path, content) of the yardstick version of ``rel``."""
+        repo = self._open()
+        if repo is None:
+            return None
+        lead = self.root.resolve().relative_to(repo.top).as_posix()
+        path = rel if lead == "." else f"{lead}/{rel}"
+        out = repo.run("log", f"-n{DEPTH}", "--format=%H", "--", path, check=False)
+        commits = [line for line in out.out.split() if line] if out.status == 0 else []
+        newest: tuple[str, str, str] | None = None
+        for commit in commits:
+            listed = repo.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}", check=False).out.strip()
+            if not listed:
+                continue
+            try:
+                meta, content, _ = codec.parse_engram(repo.read_blob(listed))
+            except (codec.CodecError, GitError):
+                continue
+            if newest is None:
+                newest = (commit, path, content)
+            if meta.get("contentHash") == codec.content_hash(content):
+                return commit, path, content
+        return newest
+
+    def loss(self, rel: str, content: str) -> Loss | None:
+        """What ``content`` lost against the yardstick version of ``rel``, if anything."""
+        found = self.reference(rel)
+        if found is None:
+            return None
+        commit, path, before = found
+        old, new = before.splitlines(), content.splitlines()
+        remaining = {line.rstrip() for line in new}  # a hard line break added is no loss
+        lost = [line for line in old if line.strip() and line.rstrip() not in remaining]
+        if not lost and not cut_short(before, content):
+            return None
+        diff = list(difflib.unified_diff(old, new, f"{path} @ {commit[:12]}", f"{path} (now)", lineterm="", n=1))
+        if len(diff) > DIFF_LINES:
+            diff = [*diff[:DIFF_LINES], f"… ({len(diff) - DIFF_LINES} more diff lines)"]
+        return Loss(commit, path, max(len(lost), 1), "\n".join(diff))

@@ -1,0 +1,85 @@
+"""Talking to the remote for ``engram sync``: fetch, push, and telling a race from a rule.
+
+Every answer git gives is sorted into one of four kinds:
+
+- ``ok``;
+- ``race`` — someone else is updating the ref at the same moment. For a push: the
+  remote has commits we lack (``[rejected] (fetch first)`` / ``(non-fast-forward)``), or
+  another push holds the ref's lock (``[remote rejected] (failed to update ref)``,
+  ``cannot lock ref``, ``failed to lock``, ``incorrect old value``). For a fetch: a ref
+  lock in this clone held for a moment by a person's own git. Sync answers a race by
+  fetching, merging and trying again after a jittered backoff (:func:`backoff`);
+- ``refused`` — the remote's rules said no (a protected branch, a ``pre-receive`` or
+  ``update`` hook, a quota): retrying cannot help, so sync stops and quotes the
+  remote's own words (its ``remote:`` lines);
+- ``unreachable`` — no answer (no network, wrong URL, no access): the local commits
+  stay for the next sync.
+
+A branch that does not exist on the remote yet is ``missing`` for a fetch (the first
+push creates it).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from engram.team.gitstore import GitRepo
+
+#: What git or the remote says when another writer holds the ref (a race, not a rule).
+_RACE = (
+    "fetch first", "non-fast-forward", "failed to update ref", "cannot lock ref", "failed to lock",
+    "incorrect old value", "unable to create", "stale info", "reference already exists",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer from the remote: its kind (see the module docstring) and the words."""
+
+    kind: str  # ok | missing | race | refused | unreachable
+    detail: str = ""
+    said: tuple[str, ...] = ()  # the remote's own lines (``remote: …``)
+
+
+def fetch(repo: GitRepo, remote: str, branch: str, env: dict[str, str]) -> Answer:
+    out = repo.run(
+        "fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+        check=False, env=env,
+    )
+    if out.status == 0:
+        return Answer("ok")
+    text = out.text.lower()
+    if "couldn't find remote ref" in text:
+        return Answer("missing")
+    last = out.text.splitlines()[-1] if out.text else "no answer"
+    if "cannot lock ref" in text or ".lock" in text:
+        return Answer("race", last)
+    return Answer("unreachable", f"cannot fetch from {remote}: {last}")
+
+
+def push(repo: GitRepo, remote: str, branch: str) -> Answer:
+    out = repo.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
+    if out.status == 0:
+        return Answer("ok")
+    said = tuple(
+        line.removeprefix("remote:").strip()
+        for line in out.err.splitlines()
+        if line.startswith("remote:") and line.removeprefix("remote:").strip()
+    )
+    status = next((line for line in out.out.splitlines() if line.startswith("!")), "")
+    reason = status.split("\t")[-1].strip() if status else ""
+    words = f"{reason} {' '.join(said)}".lower()
+    why = reason.replace("[remote rejected]", "").replace("[rejected]", "").strip().strip("()")
+    if "[rejected]" in reason or (reason and any(mark in words for mark in _RACE)):
+        return Answer("race", why, said)
+    if "[remote rejected]" in reason:
+        return Answer("refused", why, said)
+    last = out.text.splitlines()[-1] if out.text else "no answer"
+    return Answer("unreachable", f"cannot push to {remote}: {last}", said)
+
+
+def backoff(attempt: int, *, base: float = 0.1, cap: float = 2.0) -> float:
+    """Seconds to wait before attempt ``attempt + 1``: "full jitter" exponential backoff,
+    so clones that lost the same race do not all come back at the same instant."""
+    return random.uniform(0.0, min(cap, base * 2 ** max(0, attempt - 1)))  # noqa: S311 - jitter, not a secret

@@ -1,0 +1,246 @@
+"""After a merge or a hand edit: bring the files' derived parts in line, so the vault is
+doctor-clean but for what a person must decide.
+
+:func:`settle` runs on the files a change touched — the files a merge brought in
+(``engram sync``, or a plain ``git pull`` through the hooks), or the files a person
+edited before sync commits them:
+
+- ``contentHash``/``contentSize`` are recomputed from the content (for this clone's own
+  edits before a commit, the edit is also recorded as a new version, as every engram
+  writer records an outside edit), **unless** the
+  content looks cut short against the previous version (see :func:`cut_short`): a
+  truncated write must never be blessed with a matching hash. Such a file is listed in
+  :attr:`Settled.suspect` and left for ``engram doctor``, which shows the diff and asks;
+- the ``## Synapses (derived)`` section is regenerated for the touched items, the items
+  at either end of a touched edge and the neighbours of a touched item (whose title or
+  path the section shows);
+- an edge whose endpoint no longer exists — the item was deleted on another clone, or
+  the edge arrived pointing at nothing — goes to ``.engram/trash/`` (the rule
+  ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it;
+- after a merge or a pull (:func:`between`), this clone's last copy of every item the
+  change removed goes to the trash too, so ``engram trash list`` and ``engram restore``
+  work on every clone, not only on the one that deleted it. Both land in the bin of the
+  deleted item, ``.engram/trash/<id>/<when>/``, where ``delete`` puts its own copies.
+
+Only derived bytes change: engram's own files are rendered canonically with just
+those fields moved, and a person's note is edited in place
+(:func:`engram.store.format.write_engram`), keeping every byte they wrote. Every write is atomic and under the vault lock; running it twice changes
+nothing the second time, which is what makes an interrupted settle safe to redo. The
+outcome depends only on the files, so every clone that settles the same tree writes the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+
+from engram.errors import FormatError
+from engram.index.rows import classify
+from engram.items import derived
+from engram.items.state import VaultState, edited_outside, settled
+from engram.store.format import is_canonical, parse_engram, write_engram
+from engram.store.fsio import atomic_write
+from engram.store.notes import read_note
+from engram.team.gitstore import REGULAR, GitRepo
+from mergedriver import codec
+
+#: The previous bytes of a vault file (before the merge or the edit), or None.
+Previous = Callable[[str], "bytes | None"]
+_ENDPOINT = re.compile(rb"^(?:from|to):[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
+_ID = re.compile(rb"^id:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
+
+
+@dataclass
+class Settled:
+    """What :func:`settle` changed."""
+
+    restamped: list[str] = field(default_factory=list)  # hashes recomputed
+    regenerated: list[str] = field(default_factory=list)  # derived sections rewritten
+    trashed: list[str] = field(default_factory=list)  # dangling edges moved to the trash
+    suspect: list[str] = field(default_factory=list)  # hash left stale: content looks cut short
+
+    @property
+    def changed(self) -> int:
+        return len(set(self.restamped) | set(self.regenerated)) + len(self.trashed)
+
+
+def cut_short(previous: str, current: str) -> bool:
+    """Whether ``current`` content looks like ``previous`` cut off part-way: a proper
+    prefix of it (what a write interrupted by a crash, or an editor still saving,
+    leaves). A person who deleted the last lines on purpose confirms it with
+    ``engram doctor --accept``."""
+    return current != previous and previous.startswith(current.rstrip("\n"))
+
+
+def content_of(data: bytes | None) -> str | None:
+    """The content of a note's bytes (engram's or a person's), or None when unreadable."""
+    if data is None:
+        return None
+    try:
+        return read_note(data, "note.md").item.content
+    except FormatError:
+        return None
+
+
+def settle(
+    state: VaultState,
+    changed: Iterable[str],
+    *,
+    removed: Iterable[str] = (),
+    previous: Previous | None = None,
+    skip: set[str] | None = None,
+    record: bool = False,
+) -> Settled:
+    """Settle the vault files ``changed`` (vault-relative) and the edges of the item ids
+    ``removed`` (see the module docstring). Files in ``skip`` (being written, or held
+    back from a commit) are not touched. With ``record`` (this clone's own edits, before
+    a commit) an outside content edit also becomes a new version by the vault's actor."""
+    out = Settled()
+    paths = sorted(set(changed))
+    with state.lock.hold():
+        state.index.refresh_paths(paths)
+        edges = {rel for rel in paths if classify(rel) == "synapse" and (state.root / rel).is_file()}
+        ends: set[str] = set(removed)
+        for rel in paths:  # an edge removed by the change: its ends' sections lose a line
+            if classify(rel) == "synapse" and rel not in edges and previous is not None:
+                ends.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(previous(rel) or b""))
+        edges.update(_incident_paths(state, set(removed)))
+        for rel in sorted(edges):
+            for edge in state.index.query("SELECT source, target FROM synapses WHERE path = ?", (rel,)):
+                ends.update((edge["source"], edge["target"]))
+                missing = sorted(end for end in (edge["source"], edge["target"]) if not _known(state, end))
+                if missing:
+                    _trash(state, rel, missing[0])
+                    out.trashed.append(rel)
+        items = [rel for rel in paths if classify(rel) == "item"]
+        touched = {row.id: row.path for rel in items for row in state.index.item_rows("path = ?", (rel,))}
+        affected = set(touched) | ends
+        for item_id in list(touched):
+            affected.update(state.neighbours(item_id))
+        mine = set(items)
+        for item_id in sorted(affected):
+            for row in state.index.item_rows("id = ?", (item_id,)):
+                if skip is None or row.path not in skip:
+                    _settle_item(state, row.path, row.path in mine, previous, record, out)
+    return out
+
+
+def _known(state: VaultState, item_id: str) -> bool:
+    return bool(state.index.query("SELECT 1 FROM items WHERE id = ? LIMIT 1", (item_id,)))
+
+
+def _incident_paths(state: VaultState, ids: set[str]) -> list[str]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [
+        row["path"]
+        for row in state.index.query(
+            f"SELECT path FROM synapses WHERE source IN ({marks}) OR target IN ({marks})", [*ids, *ids]
+        )
+    ]
+
+
+def _trash(state: VaultState, rel: str, gone: str) -> None:
+    state.to_trash(rel, state.trash_bin(gone))
+    state.audit.record(state.actor, "discard", rel.rsplit("/", 1)[-1].removesuffix(".yaml"),
+                       target="synapse", path=rel, fields=("dangling",))
+
+
+def _settle_item(
+    state: VaultState, rel: str, changed: bool, previous: Previous | None, record: bool, out: Settled
+) -> None:
+    path = state.abspath(rel)
+    try:
+        data = path.read_bytes()
+        item, old = parse_engram(data, rel)
+    except (OSError, FormatError):
+        return  # gone or broken: the index and doctor report it
+    lines = derived.lines_for(state.index, item)
+    fresh = item
+    if changed and edited_outside(item):
+        before = content_of(previous(rel)) if previous is not None else None
+        if before is not None and cut_short(before, item.content):
+            out.suspect.append(rel)
+        else:
+            # A local edit is recorded as a new version by this clone's actor; a peer's
+            # stale hash taken in a merge only gets its hash: the same bytes on every clone.
+            fresh = settled(item, state.actor, bump=record)
+    if fresh == item and "\n".join(lines) == old:
+        return
+    if is_canonical(data):  # engram's own file: only the fields that changed move
+        meta, content, _ = codec.parse_engram(data)
+        was, now_meta = item.to_meta(), fresh.to_meta()
+        meta.update({key: value for key, value in now_meta.items() if was.get(key) != value})
+        atomic_write(path, codec.render_engram(meta, content, lines))
+    else:  # a person's note: edited in place, every other byte kept
+        write_engram(path, fresh, lines)
+    state.index.put_item(rel, fresh, "\n".join(lines))
+    if fresh != item:
+        out.restamped.append(rel)
+    if "\n".join(lines) != old:
+        out.regenerated.append(rel)
+
+
+def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -> Settled:
+    """Settle what changed in the vault between commits ``old`` and ``new`` (a merge, a
+    fast-forward, a pull), judging cut-short content against ``old``'s versions."""
+    lead = prefix + "/" if prefix else ""
+    changes = {
+        path[len(lead):]: change for path, change in repo.diff_tree(old, new).items() if path.startswith(lead)
+    }
+    shas = {rel: c.old_sha for rel, c in changes.items() if c.old_sha and c.old_mode in REGULAR}
+    blobs = repo.read_blobs(shas.values())
+    by_id: dict[str, bytes] = {}
+    removed: set[str] = set()
+    for rel, sha in shas.items():
+        found = _ID.search(blobs[sha]) if classify(rel) == "item" else None
+        if found is not None:
+            item_id = found.group(1).decode("utf-8", "replace")
+            by_id[item_id] = blobs[sha]
+            if changes[rel].new_sha is None:
+                removed.add(item_id)  # gone from this path; settle checks it is gone for good
+
+    def previous(rel: str) -> bytes | None:
+        if rel in shas:
+            return blobs[shas[rel]]
+        try:  # moved by the change: the same id's old version
+            found = _ID.search(state.abspath(rel).read_bytes()[:4096])
+        except OSError:
+            return None
+        return by_id.get(found.group(1).decode("utf-8", "replace")) if found else None
+
+    out = settle(state, changes, removed=removed, previous=previous)
+    with state.lock.hold():
+        for rel, sha in sorted(shas.items()):
+            if changes[rel].new_sha is None:
+                keep_in_trash(state, rel, blobs[sha])
+    return out
+
+
+def keep_in_trash(state: VaultState, rel: str, data: bytes, gone: Collection[str] | None = None) -> None:
+    """Keep this clone's copy of a file a change removed (``rel``, vault-relative) in the
+    trash when it belonged to an item that is gone now — the item itself, or an edge of
+    it — in that item's bin, as ``delete`` keeps its own. Once: settling the same change
+    again adds nothing. Other files (an item moved, not deleted) are not kept. ``gone``
+    names the deleted items when the index does not know yet (a merge not checked out)."""
+    kind = classify(rel)
+    if kind == "item":
+        found = _ID.search(data)
+        ids = [found.group(1).decode("utf-8", "replace")] if found else []
+    elif kind == "synapse":
+        ids = sorted(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
+    else:
+        return
+    deleted = [i for i in ids if (i in gone if gone is not None else not _known(state, i))]
+    if not deleted:
+        return
+    base = state.state_dir / "trash" / deleted[0]
+    if base.is_dir() and any((bin_dir / rel).is_file() and (bin_dir / rel).read_bytes() == data
+                             for bin_dir in base.iterdir()):
+        return
+    target = state.trash_bin(deleted[0]) / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, data)
