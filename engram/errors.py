@@ -11,7 +11,9 @@ translated into this tree once, in the module that uses the library, and chained
 
     EngramError                      exit 1
      ├── InvalidInput                exit 2   bad argument or field value
-     │    └── UnknownKind                     a kind that is not one of the known kinds
+     │    ├── UnknownKind                     a kind that is not one of the known kinds
+     │    ├── SensitiveData                   a secret or personal data bound for a shared path
+     │    └── InstructionShaped               text the screen flags where it cannot be quarantined
      ├── NotFound                    exit 3   no item, synapse or vault where named
      │    └── VaultNotFound
      ├── Conflict                    exit 4   the vault changed under the caller
@@ -20,7 +22,8 @@ translated into this tree once, in the module that uses the library, and chained
      ├── FormatError                 exit 5   a file that is not valid engram format
      ├── Busy                        exit 6   the vault lock could not be taken in time
      ├── StorageError                exit 7   the derived index or the file system failed
-     └── GitError                    exit 8   a git operation failed
+     ├── GitError                    exit 8   a git operation failed
+     └── Forbidden                   exit 9   the actor's role does not allow the operation
 """
 
 from __future__ import annotations
@@ -144,3 +147,48 @@ class GitError(EngramError):
 
     exit_code = 8
     code = "git_error"
+
+
+class SensitiveData(InvalidInput):
+    """A write would put a secret or personal data into a shared (committed) file.
+
+    ``findings`` lists what was found and where (``"content line 3: AWS access key"``);
+    the secret itself is never repeated in the message.
+    """
+
+    code = "sensitive_data"
+
+    def __init__(self, message: str, *, findings: Sequence[str], rule: str, hint: str | None = None):
+        self.findings = tuple(findings)
+        self.rule = rule
+        super().__init__(message, field="content", hint=hint)
+
+
+class InstructionShaped(InvalidInput):
+    """Instruction-shaped text where nothing can be quarantined (a synapse's evidence).
+
+    Items are quarantined instead of refused; this is for the few texts that are not items.
+    """
+
+    code = "instruction_shaped"
+
+    def __init__(self, message: str, *, field: str, rule: str, hint: str | None = None):
+        self.rule = rule
+        super().__init__(message, field=field, hint=hint)
+
+
+class Forbidden(EngramError):
+    """The actor's role (``roles`` in ``engram.yaml``) does not allow this operation.
+
+    ``rule`` names the rule that refused it (``role.reader-writes``,
+    ``role.others-item``, ``role.curator-only``); nothing was changed.
+    """
+
+    exit_code = 9
+    code = "forbidden"
+
+    def __init__(self, message: str, *, actor: str, role: str, rule: str, hint: str | None = None):
+        self.actor = actor
+        self.role = role
+        self.rule = rule
+        super().__init__(message, hint=hint)

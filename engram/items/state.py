@@ -24,15 +24,19 @@ import getpass
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from engram.errors import (
     EngramError,
+    Forbidden,
     FormatError,
     InvalidInput,
     NotFound,
+    SensitiveData,
     StorageError,
     VaultNotFound,
     VersionConflict,
@@ -46,6 +50,8 @@ from engram.store.fsio import VaultLock, prune_empty_dirs, remove
 from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, now
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
+from engram.trust.policy import TrustSettings
+from engram.trust.roles import Role, Roles
 
 STATE_DIR = ".engram"
 
@@ -94,6 +100,15 @@ def locate(path: str | Path | None) -> Path:
     return root
 
 
+class Refusal:
+    """Which item a write that may be refused is about (see :meth:`VaultState.refusals_audited`)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, ref: str) -> None:
+        self.id = ref
+
+
 class VaultState:
     """One opened vault: its parts, and the helpers its operations share."""
 
@@ -114,6 +129,39 @@ class VaultState:
     def close(self) -> None:
         """Close the index connection and stop its file watcher."""
         self.index.close()
+
+    # ------------------------------------------------------------------ trust
+
+    @cached_property
+    def trust(self) -> TrustSettings:
+        """The ``trust`` section of ``engram.yaml`` (see :mod:`engram.trust.policy`)."""
+        return self.settings.section("trust", TrustSettings).validated()
+
+    @cached_property
+    def roles(self) -> Roles:
+        """``roles`` of ``engram.yaml`` (see :mod:`engram.trust.roles`)."""
+        return Roles.from_settings(self.settings)
+
+    @property
+    def role(self) -> Role:
+        """The role of this state's actor."""
+        return self.roles.of(self.actor)
+
+    @contextmanager
+    def refusals_audited(self, action: str, ref: str, *, target: str = "item") -> Iterator[Refusal]:
+        """Record a refused write (a role, a secret, a screen, a stale version) in the
+        audit log with the rule that refused it, then let the error go on. The body may
+        set ``.id`` on what it yields once it knows which item ``ref`` names."""
+        refusal = Refusal(ref)
+        try:
+            yield refusal
+        except (Forbidden, SensitiveData, VersionConflict, InvalidInput) as exc:
+            rule = getattr(exc, "rule", None) or ("version-conflict" if isinstance(exc, VersionConflict) else None)
+            if rule is not None:
+                self.audit.record(
+                    self.actor, action, refusal.id, target=target, outcome="refused", rule=rule, reason=exc.message
+                )
+            raise
 
     # ------------------------------------------------------------------ freshness
 

@@ -8,6 +8,13 @@ Deduplication (:mod:`engram.store.dedup`): an item whose title and content equal
 existing one's once case, punctuation and whitespace are ignored is a ``DUPLICATE``
 and reinforces the original; one at least ``dedup.nearThreshold`` similar is an
 ``UPDATE`` proposal (nothing written); anything else is ``NEW``.
+
+Trust (:mod:`engram.trust`) is enforced here, the lowest point every item write passes
+(the CLI, MCP, import, learn, distill and the viewer all call these functions): the
+actor's role is checked, :func:`engram.trust.policy.admit` turns the item into what may
+be written (quarantined when the screen flags instruction-shaped text; secrets and
+personal data bound for a shared file refused, redacted or made private as the
+``trust`` settings say), and every refusal is audited with the rule that fired.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from engram.store import rules
 from engram.store.dedup import candidate_match, fingerprint, similarity
 from engram.store.fsio import prune_empty_dirs
 from engram.store.model import Engram, new_id, now
+from engram.trust import policy, roles
+from engram.trust.policy import Admission
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
 
@@ -65,7 +74,8 @@ def create(
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
     (identical title and content), or ``UPDATE`` with the near-identical candidate
     (nothing written). ``source`` records provenance (e.g. the file an import came
-    from). Raises InvalidInput / UnknownKind before writing anything.
+    from). Instruction-shaped text is written with status ``quarantined``. Raises
+    InvalidInput / UnknownKind / SensitiveData / Forbidden before writing anything.
     """
     stamp = now()
     item = rules.build_new(
@@ -86,9 +96,13 @@ def create(
         actor=state.actor,
         at=stamp,
     )
+    with state.refusals_audited("create", item.id):
+        roles.require_writer(state.actor, state.role, "create items")
+        admission = admit_new(state, item)
+    item = admission.item
     with state.lock.hold():
         state.ensure_indexed()
-        if dedupe and state.dedup_settings.enabled:
+        if dedupe and state.dedup_settings.enabled and not admission.quarantined:
             found = _find_duplicate(state, item)
             if found is not None:
                 return found
@@ -96,7 +110,23 @@ def create(
         item = replace(item, path=rel)
         state.write_item(item, [])
         state.audit.record(state.actor, "create", item.id, path=rel, new_version=1)
+        record_admission(state, admission, rel)
         return CreateResult("NEW", item)
+
+
+def admit_new(state: VaultState, item: Engram) -> Admission:
+    """What a new item becomes under the vault's trust settings (raises SensitiveData)."""
+    return policy.admit(item, None, state.trust)
+
+
+def record_admission(state: VaultState, admission: Admission, rel: str) -> None:
+    """Audit what :func:`engram.trust.policy.admit` did to a write (quarantine, redaction,
+    made private), with the rule and the reason."""
+    for event in admission.events:
+        state.audit.record(
+            state.actor, event.action, admission.item.id, path=rel,
+            new_version=admission.item.version, rule=event.rule, reason=event.reason,
+        )
 
 
 def _find_duplicate(state: VaultState, item: Engram) -> CreateResult | None:
@@ -178,15 +208,20 @@ def update(
     writes nothing. Raises NotFound, InvalidInput, VersionConflict.
     """
     normalized = rules.normalize_changes(changes)
-    with state.lock.hold():
+    with state.refusals_audited("update", ref) as target, state.lock.hold():
         state.ensure_indexed()
         rel = state.resolve(ref)
         current, _ = state.read(rel)
+        target.id = current.id
         state.check_version(current, expected_version)
         updated = rules.apply_changes(current, normalized)
         changed = rules.changed_fields(current, updated)
         if not changed:
             return current
+        roles.check_update(state.actor, state.role, current, changed, updated.status)
+        admission = policy.admit(updated, current, state.trust)
+        updated = admission.item
+        changed = rules.changed_fields(current, updated)
         updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=state.actor)
         new_rel = state.place(updated, current=rel)
         updated = replace(updated, path=new_rel)
@@ -203,16 +238,21 @@ def update(
             new_version=updated.version,
             fields=changed,
         )
+        record_admission(state, replace(admission, item=updated), new_rel)
         return updated
 
 
 def delete(state: VaultState, ref: str, *, expected_version: int | None = None) -> Engram:
-    """Move an item and its synapses to ``.engram/trash/``; return what was deleted."""
-    with state.lock.hold():
+    """Move an item and its synapses to ``.engram/trash/``; return what was deleted.
+
+    Only the item's author and curators may delete it (Forbidden otherwise)."""
+    with state.refusals_audited("delete", ref) as target, state.lock.hold():
         state.ensure_indexed()
         rel = state.resolve(ref)
         current, _ = state.read(rel)
+        target.id = current.id
         state.check_version(current, expected_version)
+        roles.check_delete(state.actor, state.role, current)
         neighbours = state.neighbours(current.id)
         bin_dir = state.trash_bin(current.id)
         for syn in state.incident(current.id):

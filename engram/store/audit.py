@@ -7,8 +7,13 @@ lines from concurrent processes never interleave or overwrite each other.
 
 A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVersion",
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
-(and ``content``) the write changed. Readers skip lines they cannot parse rather than
-fail: the log is evidence, not state.
+(and ``content``) the write changed. Lines about trust add ``outcome`` (``refused`` for a
+write that was refused: a role, a secret, a version conflict), ``rule`` (the rule that
+fired, e.g. ``role.others-item``, ``secret.aws-access-key``, ``screen.override-instructions``)
+and ``reason`` (a sentence; never a secret's value). Readers skip lines they cannot parse
+rather than fail: the log is evidence, not state.
+
+:meth:`AuditLog.query` filters by actor, item, time and refusals (``engram audit``).
 """
 
 from __future__ import annotations
@@ -33,9 +38,16 @@ class AuditEntry:
     old_version: int | None = None
     new_version: int | None = None
     fields: tuple[str, ...] = ()
+    outcome: str | None = None  # "refused" for a refused write
+    rule: str | None = None
+    reason: str | None = None
 
-    def to_json(self) -> str:
-        data = {
+    @property
+    def refused(self) -> bool:
+        return self.outcome == "refused"
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "at": self.at,
             "actor": self.actor,
             "action": self.action,
@@ -46,7 +58,13 @@ class AuditEntry:
             "newVersion": self.new_version,
             "fields": list(self.fields),
         }
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        for key, value in (("outcome", self.outcome), ("rule", self.rule), ("reason", self.reason)):
+            if value is not None:
+                data[key] = value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, line: str) -> AuditEntry:
@@ -61,6 +79,9 @@ class AuditEntry:
             old_version=data.get("oldVersion"),
             new_version=data.get("newVersion"),
             fields=tuple(data.get("fields") or ()),
+            outcome=data.get("outcome"),
+            rule=data.get("rule"),
+            reason=data.get("reason"),
         )
 
 
@@ -79,6 +100,9 @@ class AuditLog:
         old_version: int | None = None,
         new_version: int | None = None,
         fields: Sequence[str] = (),
+        outcome: str | None = None,
+        rule: str | None = None,
+        reason: str | None = None,
     ) -> AuditEntry:
         entry = AuditEntry(
             at=now(),
@@ -90,6 +114,9 @@ class AuditLog:
             old_version=old_version,
             new_version=new_version,
             fields=tuple(fields),
+            outcome=outcome,
+            rule=rule,
+            reason=reason,
         )
         append_line(self.path, entry.to_json())
         return entry
@@ -110,3 +137,26 @@ class AuditLog:
                     continue
                 if item_id is None or entry.id == item_id:
                     yield entry
+
+    def query(
+        self,
+        *,
+        actor: str | None = None,
+        item_id: str | None = None,
+        since: str | None = None,
+        refused: bool = False,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Entries that match every given filter, oldest first (the newest ``limit``).
+
+        ``since`` is a canonical timestamp; entries at or after it are kept (timestamps
+        in the log are canonical, so they compare as strings).
+        """
+        out = [
+            e
+            for e in self.entries(item_id)
+            if (actor is None or e.actor == actor)
+            and (since is None or e.at >= since)
+            and (not refused or e.refused)
+        ]
+        return out[-limit:] if limit else out

@@ -1,0 +1,170 @@
+"""The ``trust`` settings and :func:`admit`: what one intended write becomes.
+
+::
+
+    trust:
+      secrets: refuse        # refuse | private | redact — a credential bound for a shared file
+      personalData: refuse   # refuse | private | redact — emails, phone numbers, private IPs, home paths
+      phoneRegion: US        # how phone numbers without a +country code are read
+      allow: []              # regular expressions of values that are never findings
+      screen: true           # the instruction screen (quarantine)
+
+:func:`admit` is pure: given the item about to be written and the version it replaces
+(None for a new item), it returns the item to write — unchanged, quarantined, redacted
+or made private — and the events to audit, or raises
+:class:`~engram.errors.SensitiveData` when the setting is ``refuse``.
+
+- Secrets and personal data are looked for only when the item will live in a shared
+  (committed) file: visibility ``team`` or ``org``. A private item stays on the machine
+  (``private/`` is gitignored), so nothing is refused there. Only text that is new in this
+  write is looked at when the item was already shared, so an unrelated edit (a tag) of an
+  item is never refused for what it held before.
+- The instruction screen looks at the text this write adds (findings the previous
+  version already had do not count), so a curator's release sticks until someone writes
+  new instruction-shaped text into the item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from engram.errors import InvalidInput, SensitiveData
+from engram.store import rules
+from engram.store.model import Engram
+from engram.store.settings import SETTINGS_FILE
+from engram.trust.screen import Screening, screen_fields
+from engram.trust.secrets import Detection, ScanOptions, field_texts, redact, scan_fields
+
+Action = Literal["refuse", "private", "redact"]
+ACTIONS: tuple[str, ...] = ("refuse", "private", "redact")
+SHARED = frozenset({"team", "org"})
+#: Fields the detectors read, and the ones a redaction may rewrite.
+TEXT_FIELDS = ("title", "summary", "content")
+
+
+@dataclass(frozen=True, slots=True)
+class TrustSettings:
+    """The ``trust`` section of ``engram.yaml`` (defaults: refuse both, screen on)."""
+
+    secrets: str = "refuse"
+    personal_data: str = "refuse"
+    phone_region: str = "US"
+    allow: tuple[str, ...] = ()
+    screen: bool = True
+
+    def validated(self) -> TrustSettings:
+        for key, value in (("secrets", self.secrets), ("personalData", self.personal_data)):
+            if value not in ACTIONS:
+                raise InvalidInput(
+                    f"{SETTINGS_FILE}: trust.{key} is {value!r}, not one of {', '.join(ACTIONS)}.",
+                    field=f"trust.{key}",
+                    hint="Fix the trust section of engram.yaml.",
+                )
+        return self
+
+    def options(self) -> ScanOptions:
+        return ScanOptions.of(phone_region=self.phone_region, allow=self.allow)
+
+    def action_for(self, detection: Detection) -> str:
+        return self.secrets if detection.kind == "secret" else self.personal_data
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something :func:`admit` did to the write, for the audit log."""
+
+    action: str  # quarantine | redact | make-private
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    item: Engram
+    screening: Screening = field(default_factory=Screening)
+    detections: tuple[Detection, ...] = ()
+    events: tuple[Event, ...] = ()
+
+    @property
+    def quarantined(self) -> bool:
+        return any(e.action == "quarantine" for e in self.events)
+
+
+def text_fields(item: Engram) -> dict[str, str]:
+    """The named texts of an item the detectors read."""
+    fields = {name: getattr(item, name) for name in TEXT_FIELDS}
+    if item.tags:
+        fields["tags"] = " ".join(item.tags)
+    fields.update(field_texts(dict(item.extra), "extra"))
+    if item.source is not None:
+        fields.update(field_texts(item.source, "source"))
+    return fields
+
+
+def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
+    fields = text_fields(item)
+    if previous is None or previous.visibility not in SHARED:
+        return fields
+    before = text_fields(previous)
+    return {name: text for name, text in fields.items() if before.get(name) != text}
+
+
+def admit(item: Engram, previous: Engram | None, settings: TrustSettings) -> Admission:
+    """The item to write in place of ``item`` (see the module docstring).
+
+    Raises SensitiveData when a finding's setting is ``refuse`` (nothing is written).
+    """
+    events: list[Event] = []
+    detections: tuple[Detection, ...] = ()
+    if item.visibility in SHARED:
+        detections = tuple(scan_fields(_new_text(item, previous), settings.options()))
+    if detections:
+        item, more = _handle_sensitive(item, detections, settings)
+        events += more
+    screening = Screening()
+    if settings.screen:
+        screening = screen_fields(text_fields(item))
+        if previous is not None:
+            screening = screening.without(screen_fields(text_fields(previous)))
+        if screening.quarantine and item.status != "quarantined":
+            item = replace(item, status="quarantined")
+            events.append(Event("quarantine", ",".join(screening.rules), screening.reason()))
+    return Admission(item, screening, detections, tuple(events))
+
+
+def _handle_sensitive(
+    item: Engram, detections: tuple[Detection, ...], settings: TrustSettings
+) -> tuple[Engram, list[Event]]:
+    actions = {settings.action_for(d) for d in detections}
+    described = [d.describe() for d in detections]
+    rules_fired = ",".join(dict.fromkeys(d.rule for d in detections))
+    unredactable = [d for d in detections if d.field not in (*TEXT_FIELDS, "tags")]
+    if "refuse" in actions or ("private" not in actions and unredactable):
+        what = "secret(s)" if any(d.kind == "secret" for d in detections) else "piece(s) of personal data"
+        raise SensitiveData(
+            f"{len(detections)} {what} would go into a shared (committed) file, so nothing was written: "
+            + "; ".join(described[:10]) + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
+            findings=described,
+            rule=rules_fired,
+            hint="Remove them (keep credentials in your secret manager and refer to them by name), or store "
+            "the item with visibility private. The trust section of engram.yaml can redact or keep such "
+            "items private instead of refusing.",
+        )
+    reason = "; ".join(described)
+    if "private" in actions:
+        return replace(item, visibility="private"), [Event("make-private", rules_fired, reason)]
+    changes: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        found = [d for d in detections if d.field == name]
+        if found:
+            changes[name] = redact(getattr(item, name), found)
+    tagged = [d for d in detections if d.field == "tags"]
+    if tagged:  # a tag holding a finding is dropped, not rewritten
+        kept, offset = [], 0
+        for tag in item.tags:
+            if not any(d.start < offset + len(tag) and offset < d.end for d in tagged):
+                kept.append(tag)
+            offset += len(tag) + 1
+        changes["tags"] = tuple(kept)
+    return rules.apply_changes(item, changes), [Event("redact", rules_fired, reason)]

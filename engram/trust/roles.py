@@ -1,0 +1,199 @@
+"""Roles: reader, writer, curator — per actor, from the committed ``engram.yaml``.
+
+::
+
+    roles:
+      alice: curator
+      ci-bot: reader
+      "*": writer        # everyone not named (the default when "*" is absent)
+
+What each role may do (the rule that refuses is named in the error and the audit log):
+
+- ``reader`` — nothing that writes an item or a synapse (``role.reader-writes``).
+- ``writer`` — create items, link them, and change their *own* items freely. On an
+  item someone else created a writer may change feedback-style fields only (tags,
+  importance, confidence, verification state, extra keys); deleting it, retiring it
+  (status archived, superseded, forgotten, frozen, draft), superseding it, rewording it
+  (title, summary, content, kind), moving it (domain, visibility) or unlinking its edges
+  is refused (``role.others-item``). A ``learn`` that contradicts another author's item
+  marks it ``disputed`` for a curator instead of overturning it.
+- ``curator`` — everything, including releasing quarantined items
+  (``role.curator-only``) and changing any item's status away from ``quarantined``.
+
+Roles are enforced once ``roles`` is in ``engram.yaml``. A vault without the section
+(every vault made before roles existed, a Co-Engram repository) keeps working as it
+did: every actor acts as a curator, and ``status`` names the gap. With the section,
+actors it does not list get the ``"*"`` role, ``writer`` when ``"*"`` is absent.
+
+Roles guard against mistakes and misbehaving agents on one machine (an agent session
+runs as its own actor and the core refuses what the role does not allow). They are not
+access control against a person with write access to the git remote: such a person can
+edit ``engram.yaml`` or the files directly. ``engram doctor`` and ``engram sync``
+report commits that changed another author's item without a curator's role, so it does
+not go unseen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from engram.errors import Forbidden, InvalidInput
+from engram.store.model import Engram
+from engram.store.settings import SETTINGS_FILE, Settings
+
+Role = Literal["reader", "writer", "curator"]
+ROLES: tuple[Role, ...] = ("reader", "writer", "curator")
+DEFAULT_ROLE: Role = "writer"
+#: The key in ``roles`` that names the role of every actor not listed.
+EVERYONE = "*"
+
+#: Fields a writer may change on an item someone else created.
+FEEDBACK_FIELDS = frozenset(
+    {"tags", "importance", "confidence", "verificationStatus", "reinforcementScore",
+     "retrievalCount", "effectiveRetrievals", "failedUses", "lastRetrievedAt",
+     "lastEffectiveAt", "lastVerifiedAt", "mergeConflicts"}
+)
+#: Statuses that retire an item: only its author or a curator may set them.
+RETIRING = frozenset({"archived", "superseded", "forgotten", "frozen", "draft", "quarantined"})
+
+
+@dataclass(frozen=True, slots=True)
+class Roles:
+    """The ``roles`` mapping of ``engram.yaml``: actor → role, ``"*"`` for the rest."""
+
+    actors: Mapping[str, Role]
+    default: Role = DEFAULT_ROLE
+    #: False when engram.yaml has no ``roles``: nothing is enforced (everyone is a curator).
+    configured: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Roles:
+        raw = settings.data.get("roles")
+        if raw is None:
+            return cls(MappingProxyType({}), "curator", configured=False)
+        if not isinstance(raw, Mapping):
+            raise InvalidInput(
+                f"{SETTINGS_FILE}: 'roles' must map actors to roles (reader, writer, curator).",
+                field="roles",
+                hint='e.g. roles: {alice: curator, "*": writer}',
+            )
+        actors: dict[str, Role] = {}
+        default = DEFAULT_ROLE
+        for actor, role in raw.items():
+            checked = _role(str(actor), role)
+            if str(actor) == EVERYONE:
+                default = checked
+            else:
+                actors[str(actor)] = checked
+        return cls(MappingProxyType(actors), default)
+
+    def of(self, actor: str) -> Role:
+        return self.actors.get(actor, self.default)
+
+    def curators(self) -> tuple[str, ...]:
+        return tuple(sorted(a for a, r in self.actors.items() if r == "curator"))
+
+
+def _role(actor: str, value: Any) -> Role:
+    if value not in ROLES:
+        raise InvalidInput(
+            f"{SETTINGS_FILE}: roles.{actor} is {value!r}, not one of reader, writer, curator.",
+            field="roles",
+            hint="Fix the roles section of engram.yaml.",
+        )
+    role: Role = value
+    return role
+
+
+def _refuse(actor: str, role: Role, rule: str, what: str, hint: str) -> Forbidden:
+    return Forbidden(f"{actor} ({role}) may not {what}.", actor=actor, role=role, rule=rule, hint=hint)
+
+
+_ASK_CURATOR = "Ask a curator (roles in engram.yaml) to do it, or to give you the curator role."
+
+
+def require_writer(actor: str, role: Role, what: str) -> None:
+    """Refuse any write by a reader (rule ``role.reader-writes``)."""
+    if role == "reader":
+        raise _refuse(
+            actor, role, "role.reader-writes", what,
+            "Readers can search and read only; a curator can make you a writer in engram.yaml.",
+        )
+
+
+def require_curator(actor: str, role: Role, what: str) -> None:
+    """Refuse unless the actor is a curator (rule ``role.curator-only``)."""
+    if role != "curator":
+        raise _refuse(actor, role, "role.curator-only", what, _ASK_CURATOR)
+
+
+def owns(actor: str, item: Engram) -> bool:
+    """Whether ``actor`` created ``item`` (an item with no recorded author is nobody's)."""
+    return bool(item.created_by) and item.created_by == actor
+
+
+def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...], new_status: str) -> None:
+    """May ``actor`` change ``fields`` of ``current`` (ending at ``new_status``)?
+
+    Raises Forbidden naming the rule; see the module docstring for the table.
+    """
+    require_writer(actor, role, f"change {current.id}")
+    if role == "curator":
+        return
+    if current.status == "quarantined" and new_status != "quarantined":
+        raise _refuse(
+            actor, role, "role.curator-only", f"release quarantined item {current.id}",
+            "Only a curator can release it: `engram quarantine release ID`.",
+        )
+    if owns(actor, current):
+        return
+    barred = [f for f in fields if f not in FEEDBACK_FIELDS and not _extra_key(f)]
+    if barred:
+        what = (
+            f"retire {current.id}, which {current.created_by or 'someone else'} created"
+            if "status" in barred and new_status in RETIRING
+            else f"change {', '.join(barred)} of {current.id}, which "
+            f"{current.created_by or 'someone else'} created"
+        )
+        raise _refuse(
+            actor, role, "role.others-item", what,
+            "Writers may change only tags, importance, confidence and verification of others' "
+            "items (set verificationStatus=disputed to contest one). " + _ASK_CURATOR,
+        )
+
+
+def check_delete(actor: str, role: Role, current: Engram) -> None:
+    """May ``actor`` delete ``current``? Its author and curators may."""
+    require_writer(actor, role, f"delete {current.id}")
+    if role != "curator" and not owns(actor, current):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"delete {current.id}, which {current.created_by or 'someone else'} created",
+            "Set verificationStatus=disputed to contest it instead. " + _ASK_CURATOR,
+        )
+
+
+def check_unlink(actor: str, role: Role, created_by: str, synapse_id: str) -> None:
+    """May ``actor`` remove an edge ``created_by`` someone? Its author and curators may."""
+    require_writer(actor, role, f"remove synapse {synapse_id}")
+    if role != "curator" and created_by and created_by != actor:
+        raise _refuse(
+            actor, role, "role.others-item", f"remove synapse {synapse_id}, which {created_by} created",
+            _ASK_CURATOR,
+        )
+
+
+_BUILTIN = frozenset(
+    {"title", "slug", "domainTags", "kind", "tags", "summary", "importance", "confidence",
+     "sourceType", "status", "verificationStatus", "visibility", "validWhile", "source",
+     "activatedAt", "deactivatedAt", "supersededBy", "content", "mergeConflicts",
+     "reinforcementScore", "retrievalCount", "effectiveRetrievals", "failedUses",
+     "lastRetrievedAt", "lastEffectiveAt", "lastVerifiedAt"}
+)
+
+
+def _extra_key(name: str) -> bool:
+    return name not in _BUILTIN
