@@ -19,7 +19,7 @@ from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from engram.doctor import diagnose
-from engram.items import importer, links, reading, repair, writing
+from engram.items import importer, links, quarantine, reading, repair, writing
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
@@ -113,6 +113,11 @@ class Vault:
     # recall — engram.recall.search / .usage
     search = delegate(recall_search)
     flush_usage = delegate(usage.flush)
+
+    # trust — engram.items.quarantine, engram.items.reading (the audit log)
+    quarantined = delegate(quarantine.listing)
+    release = delegate(quarantine.release)
+    audit = delegate(reading.audit_entries)
 
     # sharing — engram.team.sync / .conflicts
     sync = delegate(team_sync)

@@ -20,11 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.errors import EngramError, InvalidInput
+from engram.errors import EngramError, InvalidInput, SensitiveData
 from engram.items.state import VaultState
-from engram.items.writing import CreateResult, create
+from engram.items.writing import CreateResult, admit_new, create
 from engram.store import rules
 from engram.store.model import new_id, now
+from engram.trust import roles
 
 _FIELDS = {
     "title", "content", "body", "domain", "domainTags", "kind", "tags", "summary",
@@ -115,17 +116,37 @@ def import_records(
     default_domain: Sequence[str] = (),
     dry_run: bool = False,
 ) -> ImportReport:
-    """Validate every record, then create them in order (unless ``dry_run``)."""
+    """Validate every record, then create them in order (unless ``dry_run``).
+
+    Validation includes the trust checks create() makes: a record carrying a secret or
+    personal data bound for a shared file (with the setting ``refuse``) refuses the whole
+    file, every such record listed; instruction-shaped records are imported quarantined.
+    """
+    with state.refusals_audited("import", origin):
+        roles.require_writer(state.actor, state.role, "import items")
     prepared: list[tuple[int, dict[str, Any]]] = []
     problems: list[str] = []
+    sensitive: list[str] = []
     for record in records:
         try:
             kwargs = _create_kwargs(record, origin, default_domain)
             # Validate exactly as create() will, without writing.
-            rules.build_new(new_id(), **kwargs, actor=state.actor, at=now())
+            admit_new(state, rules.build_new(new_id(), **kwargs, actor=state.actor, at=now()))
             prepared.append((record.line, kwargs))
+        except SensitiveData as exc:
+            problems.append(f"line {record.line}: {'; '.join(exc.findings)}")
+            sensitive.append(exc.rule)
         except EngramError as exc:
             problems.append(f"line {record.line}: {exc.message.rstrip('.')}")
+    if sensitive:
+        with state.refusals_audited("import", origin):
+            raise SensitiveData(
+                _listing(problems),
+                findings=problems,
+                rule=",".join(dict.fromkeys(",".join(sensitive).split(","))),
+                hint="Remove the secrets and personal data (or import those records with visibility private); "
+                "nothing was imported.",
+            )
     if problems:
         raise InvalidInput(_listing(problems), hint="Fix those records; nothing was imported.")
     if dry_run:

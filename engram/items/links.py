@@ -17,6 +17,7 @@ from engram.items.state import VaultState
 from engram.store import rules
 from engram.store.fsio import remove
 from engram.store.model import SYMMETRIC_KINDS, SYNAPSE_KINDS, Evidence, Synapse, now, synapse_id
+from engram.trust import policy, roles
 
 
 def link(
@@ -33,7 +34,9 @@ def link(
 
     Re-creating an edge adds the new evidence (a set, keyed by description and
     author) instead of duplicating the edge; a given ``weight`` replaces the old one.
-    Raises UnknownKind, NotFound (either endpoint), InvalidInput (a self-link).
+    A writer may not supersede an item someone else created. Raises UnknownKind,
+    NotFound (either endpoint), InvalidInput (a self-link), Forbidden, SensitiveData and
+    InstructionShaped (the evidence).
     """
     if kind not in SYNAPSE_KINDS:
         raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
@@ -41,7 +44,9 @@ def link(
     confidence = rules.unit("confidence", confidence) if confidence is not None else None
     if evidence is not None:
         evidence = rules.text("evidence", evidence, rules.MAX_SUMMARY_CHARS, required=True)
-    with state.lock.hold():
+    with state.refusals_audited("link", f"{source_ref} {kind} {target_ref}", target="synapse") as refusal, \
+            state.lock.hold():
+        roles.require_writer(state.actor, state.role, "link items")
         state.ensure_indexed()
         source, _ = state.read(state.resolve(source_ref))
         target, _ = state.read(state.resolve(target_ref))
@@ -53,6 +58,12 @@ def link(
         if kind in SYMMETRIC_KINDS:
             a, b = sorted((a, b))
         sid = synapse_id(a, b, kind)
+        refusal.id = sid
+        if kind == "supersedes":
+            roles.check_supersede(state.actor, state.role, target)
+        if evidence is not None:
+            shared = "private" not in (source.visibility, target.visibility)
+            evidence = policy.admit_text(evidence, "evidence", state.trust, shared=shared)
         stamp = now()
         existing = state.existing_synapse(sid)
         entries = builtins.list(existing.evidence) if existing else []
@@ -93,12 +104,14 @@ def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Sy
     """Remove the edge ``source --kind--> target``; return it. Raises NotFound."""
     if kind not in SYNAPSE_KINDS:
         raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
-    with state.lock.hold():
+    with state.refusals_audited("unlink", f"{source_ref} {kind} {target_ref}", target="synapse") as refusal, \
+            state.lock.hold():
         state.ensure_indexed()
         source = state.resolve_id(source_ref)
         target = state.resolve_id(target_ref)
         a, b = sorted((source, target)) if kind in SYMMETRIC_KINDS else (source, target)
         sid = synapse_id(a, b, kind)
+        refusal.id = sid
         existing = state.existing_synapse(sid)
         if existing is None:
             raise NotFound(
@@ -106,6 +119,7 @@ def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Sy
                 ref=sid,
                 hint=f"`engram synapses {source}` lists its edges.",
             )
+        roles.check_unlink(state.actor, state.role, existing.created_by, sid)
         for rel in state.index.synapse_paths(sid):
             remove(state.abspath(rel))
             state.index.drop(rel)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engram.errors import InvalidInput, SensitiveData
+from engram.errors import InstructionShaped, InvalidInput, SensitiveData
 from engram.store import rules
 from engram.store.model import Engram
 from engram.store.settings import SETTINGS_FILE
@@ -168,3 +168,34 @@ def _handle_sensitive(
             offset += len(tag) + 1
         changes["tags"] = tuple(kept)
     return rules.apply_changes(item, changes), [Event("redact", rules_fired, reason)]
+
+
+def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -> str:
+    """A text that is not an item (a synapse's evidence): the text to store, redacted
+    if the settings say so. Nothing can be quarantined or made private on its own here,
+    so instruction-shaped text raises InstructionShaped, and a secret raises
+    SensitiveData unless the setting is ``redact``."""
+    if settings.screen:
+        screening = screen_fields({name: text})
+        if screening.quarantine:
+            raise InstructionShaped(
+                f"the {name} is instruction-shaped text: {screening.reason()}.",
+                field=name,
+                rule=",".join(screening.rules),
+                hint=f"State why the link holds as a plain fact; {name} is shown to every agent that reads the link.",
+            )
+    if not shared:
+        return text
+    found = scan_fields({name: text}, settings.options())
+    if not found:
+        return text
+    if all(settings.action_for(d) == "redact" for d in found):
+        return redact(text, found)
+    described = [d.describe() for d in found]
+    raise SensitiveData(
+        f"{len(found)} secret(s) or piece(s) of personal data would go into a shared file, so nothing was "
+        "written: " + "; ".join(described[:10]) + ".",
+        findings=described,
+        rule=",".join(dict.fromkeys(d.rule for d in found)),
+        hint=f"Take them out of the {name}.",
+    )

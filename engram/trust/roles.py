@@ -176,6 +176,17 @@ def check_delete(actor: str, role: Role, current: Engram) -> None:
         )
 
 
+def check_supersede(actor: str, role: Role, target: Engram) -> None:
+    """May ``actor`` supersede ``target`` (a ``supersedes`` edge onto it)?"""
+    require_writer(actor, role, f"supersede {target.id}")
+    if role != "curator" and not owns(actor, target):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"supersede {target.id}, which {target.created_by or 'someone else'} created",
+            "Link it with contradicts (or set verificationStatus=disputed) so a curator decides. " + _ASK_CURATOR,
+        )
+
+
 def check_unlink(actor: str, role: Role, created_by: str, synapse_id: str) -> None:
     """May ``actor`` remove an edge ``created_by`` someone? Its author and curators may."""
     require_writer(actor, role, f"remove synapse {synapse_id}")
