@@ -31,6 +31,7 @@ from engram.mcp import (
     tools_setup,
     tools_synapses,
     tools_sync,
+    tools_trust,
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
 from engram.mcp.overview import instructions
@@ -41,7 +42,7 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_import, tools_synapses, tools_maintenance, tools_sync,
-    tools_merge,
+    tools_merge, tools_trust,
 )
 
 
