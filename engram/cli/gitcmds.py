@@ -188,7 +188,7 @@ def _show_hooks(found: tuple[hooks.HookStatus, ...], as_json: bool) -> None:
 
 @click.group("hooks")
 def hooks_group() -> None:
-    """Hooks that refresh the index and report problems after `git pull` (and --rebase).
+    """Hooks that report problems after `git pull` (and --rebase), and refuse commits carrying secrets.
 
     \b
     Example:
@@ -200,8 +200,8 @@ def hooks_group() -> None:
 @json_option
 @pass_vault
 def hooks_install(vault: Vault, as_json: bool) -> None:
-    """Install the post-merge and post-rewrite hooks; existing ones are kept and run first."""
-    _show_hooks(hooks.install(vault.root), as_json)
+    """Install the post-merge, post-rewrite and pre-commit hooks; existing ones are kept and run first."""
+    _show_hooks(hooks.install(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 @hooks_group.command("uninstall")
@@ -209,7 +209,7 @@ def hooks_install(vault: Vault, as_json: bool) -> None:
 @pass_vault
 def hooks_uninstall(vault: Vault, as_json: bool) -> None:
     """Remove engram's hooks and restore the ones they chained, if any."""
-    _show_hooks(hooks.uninstall(vault.root), as_json)
+    _show_hooks(hooks.uninstall(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 @hooks_group.command("status")
@@ -217,7 +217,7 @@ def hooks_uninstall(vault: Vault, as_json: bool) -> None:
 @pass_vault
 def hooks_status(vault: Vault, as_json: bool) -> None:
     """Show whether the hooks are installed and what they chain."""
-    _show_hooks(hooks.statuses(vault.root), as_json)
+    _show_hooks(hooks.statuses(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 # --------------------------------------------------------------------------- conflicts

@@ -10,7 +10,14 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram.mcp.models import AuditEntryOut, AuditOut, QuarantinedOut, QuarantineFinding, QuarantineList, ReleaseOut
+from engram.mcp.models import (
+    AuditEntryOut,
+    AuditOut,
+    QuarantinedOut,
+    QuarantineFinding,
+    QuarantineList,
+    ReleaseOut,
+)
 from engram.mcp.registry import CHANGE, READ, Toolbox
 
 MAX_AUDIT = 500

@@ -2,8 +2,9 @@
 
 ``init_vault`` is idempotent and never clobbers what a user has: template files that
 exist are left alone, except ``.gitignore`` and ``.gitattributes``, which get any missing
-lines appended. It runs ``git init`` when the folder is not inside a work tree, and
-creates ``.engram/``.
+lines appended. It runs ``git init`` when the folder is not inside a work tree, creates
+``.engram/``, registers the merge driver and installs the pre-commit hook that refuses
+commits carrying secrets (:mod:`engram.team.hooks`; a user's own hook is chained).
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ def init_vault(path: Path) -> Path:
         elif rel in _LINE_MERGED:
             _append_missing_lines(target, data)
     (root / ".engram").mkdir(exist_ok=True)
-    from engram.team import gitstore
+    from engram.team import gitstore, hooks
 
     gitstore.ensure_repo(root)
     gitstore.install_merge_driver(root)
+    hooks.install(root, (hooks.PRE_COMMIT,))
     return root
 
 

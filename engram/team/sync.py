@@ -30,10 +30,12 @@ from typing import Any
 
 from engram.errors import GitError
 from engram.items import derived
+from engram.items.guard import GuardReport
 from engram.items.state import VaultState
 from engram.recall.usage import flush
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram
+from engram.team import precommit
 from engram.team.gitstore import EMPTY_TREE, GitRepo
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver import codec
@@ -58,6 +60,12 @@ class SyncReport:
     kept_edits: list[str] = field(default_factory=list)
     moved: list[tuple[str, str]] = field(default_factory=list)
     regenerated: int = 0
+    #: Trust (engram.trust): items quarantined, redacted or made private before committing
+    #: or after a merge, and secrets that arrived from the remote (to be rotated).
+    quarantined: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)
+    made_private: list[tuple[str, str]] = field(default_factory=list)
+    arrived_secrets: list[str] = field(default_factory=list)
     pushed: bool = False
     created_upstream: bool = False
     offline: str | None = None
@@ -85,6 +93,12 @@ class SyncReport:
             out.append(f"kept an edit to {path} that the other side deleted")
         if self.regenerated:
             out.append(f"regenerated the links of {self.regenerated} item(s)")
+        out += [f"quarantined {path}: it reads like instructions to an AI reader (`engram quarantine list`)"
+                for path in self.quarantined]
+        out += [f"redacted secrets or personal data in {path} before committing it" for path in self.redacted]
+        out += [f"moved {old} to {new}: it holds data kept off shared files" for old, new in self.made_private]
+        out += [f"a peer committed a secret or personal data — rotate or remove it: {line}"
+                for line in self.arrived_secrets]
         if self.offline:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
@@ -116,7 +130,7 @@ def sync(
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
         flush(state)
         with state.lock.hold():
-            report.committed += _commit_local(repo, state, prefix, message)
+            report.committed += _commit_local(repo, state, prefix, message, report)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
             return report
@@ -129,7 +143,7 @@ def sync(
             if answer == "ok":
                 report.fetched = True
                 with state.lock.hold():
-                    report.committed += _commit_local(repo, state, prefix, message)
+                    report.committed += _commit_local(repo, state, prefix, message, report)
                     _integrate(repo, state, prefix, f"refs/remotes/{report.remote}/{report.branch}", report)
             if not push:
                 return report
@@ -176,8 +190,14 @@ def _identity(repo: GitRepo, state: VaultState) -> dict[str, str]:
     return env
 
 
-def _commit_local(repo: GitRepo, state: VaultState, prefix: str, message: str | None) -> int:
-    """Commit every change under the vault folder; return how many files it covered."""
+def _commit_local(
+    repo: GitRepo, state: VaultState, prefix: str, message: str | None, report: SyncReport | None = None
+) -> int:
+    """Commit every change under the vault folder; return how many files it covered.
+
+    The trust rules see every change first (:func:`engram.team.precommit.check_local_changes`):
+    a secret the settings refuse stops the sync before anything is staged."""
+    _note(report, precommit.check_local_changes(state))
     spec = prefix or "."
     repo.run("add", "--all", "--", spec)
     staged = [p for p in repo.run("diff", "--cached", "--name-only", "-z", "--", spec).out.split("\0") if p]
@@ -254,6 +274,8 @@ def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, rep
         _move_work_tree(repo, theirs)
         report.fast_forward = True
         _refresh_changed(repo, state, prefix, head, theirs)
+        if _note(report, precommit.screen_incoming(repo, state, head, theirs)):
+            _commit_local(repo, state, prefix, "engram sync: quarantine instruction-shaped items from upstream", report)
         return
     base = repo.merge_base(head, theirs) or EMPTY_TREE
     merger = TreeMerger(repo.read_blobs, lambda path: repo.has_path(head, path), prefix)
@@ -280,8 +302,19 @@ def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, rep
     _refresh_changed(repo, state, prefix, head, commit)
     regenerated = _regenerate(state, plan.touched | merger.endpoints())
     report.regenerated += regenerated
-    if regenerated:
-        _commit_local(repo, state, prefix, "engram sync: regenerate derived links after merge")
+    screened = _note(report, precommit.screen_incoming(repo, state, head, commit))
+    if regenerated or screened:
+        _commit_local(repo, state, prefix, "engram sync: regenerate derived links after merge", report)
+
+
+def _note(report: SyncReport | None, guarded: GuardReport) -> bool:
+    """Add what the trust rules did to ``report``; True when files changed."""
+    if report is not None:
+        report.quarantined += guarded.quarantined
+        report.redacted += guarded.redacted
+        report.made_private += guarded.made_private
+        report.arrived_secrets += guarded.arrived
+    return guarded.changed
 
 
 def _refresh_changed(repo: GitRepo, state: VaultState, prefix: str, old: str | None, new: str) -> None:

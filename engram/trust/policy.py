@@ -110,15 +110,24 @@ def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
     return {name: text for name, text in fields.items() if before.get(name) != text}
 
 
-def admit(item: Engram, previous: Engram | None, settings: TrustSettings) -> Admission:
+def scan_new_text(item: Engram, previous: Engram | None, settings: TrustSettings) -> list[Detection]:
+    """Secrets and personal data in the text this write adds to ``item``."""
+    return scan_fields(_new_text(item, previous), settings.options())
+
+
+def admit(
+    item: Engram, previous: Engram | None, settings: TrustSettings, *, check_sensitive: bool = True
+) -> Admission:
     """The item to write in place of ``item`` (see the module docstring).
 
-    Raises SensitiveData when a finding's setting is ``refuse`` (nothing is written).
+    ``check_sensitive=False`` screens for instructions only (text that already arrived
+    through git: its secrets are reported, not refused). Raises SensitiveData when a
+    finding's setting is ``refuse`` (nothing is written).
     """
     events: list[Event] = []
     detections: tuple[Detection, ...] = ()
-    if item.visibility in SHARED:
-        detections = tuple(scan_fields(_new_text(item, previous), settings.options()))
+    if check_sensitive and item.visibility in SHARED:
+        detections = tuple(scan_new_text(item, previous, settings))
     if detections:
         item, more = _handle_sensitive(item, detections, settings)
         events += more

@@ -35,6 +35,7 @@ first four characters.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 import re
@@ -142,6 +143,7 @@ class Detection:
     start: int  # offsets into the field's text
     end: int
     hint: str  # at most the first four characters, then the length
+    digest: str = ""  # a hash of the value: tells findings apart without keeping the value
 
     def describe(self) -> str:
         return f"{self.type} in {self.field} line {self.line} ({self.hint})"
@@ -383,7 +385,10 @@ def scan_text(text: str, field: str = "content", options: ScanOptions = DEFAULT_
             continue
         kind = _RULE_KIND.get(kind_name, "secret")
         found.append(
-            Detection(kind, kind_name, f"{kind}.{_slug(kind_name)}", field, _line_of(text, start), start, end, _hint(value))
+            Detection(
+                kind, kind_name, f"{kind}.{_slug(kind_name)}", field, _line_of(text, start), start, end, _hint(value),
+                hashlib.sha256(value.encode()).hexdigest()[:16],
+            )
         )
         taken.append((start, end))
     return found
