@@ -64,7 +64,7 @@ _MEMORY = (
 )
 #: "this" meaning the text itself: followed by punctuation, a directive word or a memory noun.
 _THIS_SELF = (
-    r"(?:this|me|these|the following)(?:\s+" + _MEMORY + r"|\s+(?:message|text|document|content|page|instructions?))?"
+    r"(?:this|me|these|the following)(?:\s+" + _MEMORY + r"|\s+(?:message|text|document|content|page|file|instructions?))?"
     r"(?=\s*(?:[,.:;!?)\-]|$)|\s+(?:first|then|you|please|immediately|always|make sure|be sure|do|call|run"
     r"|send|ignore|follow|and|remember|execute|invoke|use|go|open|fetch|visit|reply|respond|answer|tell|say"
     r"|output|print|delete|remove|update|add|must|should|silently|quietly)\b)"
@@ -103,7 +103,7 @@ _SENSITIVE = (
     r"[ _-]?(?:keys?|tokens?|secrets?|credentials?|cookies?)\b|\b(?:credentials|creds|passwords?|passphrases?|secrets"
     r"|private keys?|env(?:ironment)?(?: vars?| variables?)|environment|dotenv|id_rsa|id_ed25519|kubeconfig|system prompt"
     r"|(?:conversation|chat|session|message) (?:history|log|logs|transcript)|(?:the )?(?:user'?s?|human'?s?|customer'?s?)"
-    r" (?:data|messages|files|emails|questions|prompts|input|conversation|credentials|tokens|keys)"
+    r" (?:\w+ )?(?:data|messages?|files|emails|questions?|prompts?|input|conversation|credentials|tokens|keys)"
     r"|(?:the )?contents? of (?:the |this |your )?(?:vault|memory|database|repo|repository|context|conversation|home"
     r"|keychain|wallet)|(?:all|every) (?:memories|items|notes|lessons|engrams|secrets|keys|tokens))"
     r"|(?:~|\$home|\.)?/?\.(?:ssh|aws|env|netrc|npmrc|pgpass|kube|gnupg|docker|git-credentials)\b\S*|/etc/(?:passwd|shadow))"
@@ -189,6 +189,11 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "upon-retrieval": (("upon", "whoever", "anyone", "any ", "every ", "all ", "if this"),
                        ("this", "me", "these", "the following")),
     "ai-address": (_AI_WORDS,),
+    "ai-vocative": (_AI_WORDS,),
+    "claimed-authority": (("authori", "allowed", "permitted", "approved", "granted", "cleared", "instructed", "asked",
+                           "without"),),
+    "rank-steer-passive": ((" be ",),),
+    "authoritative-self": (("this",),),
     "tool-call": (("call", "invoke", "execute", "run", "use", "trigger", "fire", "tool", "function", "engram_",
                    "synapse_"),),
     "before-answering": (("before", "instead"),),
@@ -329,7 +334,8 @@ RULES: tuple[Rule, ...] = (
        + r"|\b(?:whoever|anyone|any\s+(?:ai|assistant|agent|model|llm|reader)|every\s+(?:ai|assistant|agent|model|llm"
        r"|reader)|all\s+(?:ais|assistants|agents|models|llms|readers))\s+(?:that\s+|who\s+)?(?:reads|recalls|retrieves"
        r"|loads|sees|processes|finds|receives|is reading|is shown)\s+" + _THIS_SELF
-       + r"|\bif\s+this\s+(?:" + _MEMORY[3:-1] + r"|text|message|document|content)\s+(?:is|gets|was|has been|ever gets)"
+       + r"|\b(?:if|when|whenever|once|after|as soon as)\s+this\s+(?:" + _MEMORY[3:-1] + r"|text|message|document|content)"
+       r"\s+(?:is|gets|was|has been|ever gets)"
        r"\s+(?:ever\s+)?(?:recalled|retrieved|read|loaded|returned|shown|surfaced|found|used|injected|included)"),
     _r("ai-address", "reader", 0.6,
        r"\b(?:if|when|since|as)\s+you(?:'re| are)\s+(?:an?\s+|the\s+)?(?:ai|a\.i\.|artificial intelligence|llm|large"
@@ -342,6 +348,14 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:ai|llm|language model|assistant|chat ?bot|ai agent|model)s?\s+(?:reading|processing|retrieving|parsing"
        r"|ingesting|seeing|summari[sz]ing|that (?:read|reads|process|processes|see|sees)|who (?:read|reads|see|sees))\s+"
        + _THIS_SELF),
+    _r("ai-vocative", "reader", 0.6,
+       r"^\s*(?:#+|//|--|\*|>)?\s*(?:attention\s+|note\s+for\s+|to\s+)?(?:all\s+|any\s+)?(?:ai|llm|ai assistant|ai agent"
+       r"|assistant|chat ?bot|language model|claude|chatgpt|copilot|gemini)s?\s*[:,]"),
+    _r("claimed-authority", "reader", 0.5,
+       r"\b(?:the user|the operator|the admin(?:istrator)?|your (?:owner|operator|developer|creator)|the owner|anthropic"
+       r"|openai|the system)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:authori[sz]ed|allowed|permitted|approved|granted"
+       r"|cleared|instructed|asked)\s+you\b|\bwithout (?:asking|confirmation|confirming|permission|approval|a review"
+       r"|checking with)\b"),
     _r("tool-call", "reader", 0.5,
        r"\b(?:call|invoke|execute|run|use|trigger|fire)\s+(?:the\s+)?[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\s*\(|\s+(?:tool"
        r"|function|command|endpoint)\b|\b)|\b(?:call|invoke|use|trigger)\s+(?:the\s+)?\w+\s+(?:tool|mcp tool|function"
@@ -412,6 +426,14 @@ RULES: tuple[Rule, ...] = (
        r"|surfaced|listed|placed|considered|treated|trusted|preferred|used|cited|kept)\s+(?:first|at the top|above|over"
        r"|as (?:the\s+)?(?:most|only|authoritative|canonical|correct|definitive|final|true|ground truth))"
        r"|\b(?:rank|score|rate)\s+this\s+" + _MEMORY + r"\s+(?:first|highest|above|at the top|as (?:the\s+)?(?:most|top))"),
+    _r("rank-steer-passive", "classifier", 0.6,
+       r"\b(?:should|must|shall|is to|needs to)\s+(?:always\s+)?be\s+(?:returned|ranked|shown|surfaced|listed|cited"
+       r"|treated|used|quoted|presented|trusted)\s+(?:first|at the top|above (?:all|every|any|other)|over (?:all|every|any"
+       r"|other)|as (?:the\s+)?(?:final|authoritative|definitive|only|correct|canonical|true|best) (?:answer|source|truth"
+       r"|reference|result|word))"),
+    _r("authoritative-self", "classifier", 0.5,
+       r"\bthis\s+" + _MEMORY + r"\s+is\s+the\s+(?:authoritative|canonical|only|definitive|single|final|true|sole)\s+"
+       r"(?:source|truth|answer|reference|word|version)"),
     _r("score-steer", "classifier", 1.0,
        r"\b(?:set|raise|increase|give|assign|bump|boost)\s+(?:this|the)\s+" + _MEMORY + r"(?:'s)?\s+"
        r"(?:importance|confidence|priority|relevance|score|rank|ranking|weight|reinforcement)\s+(?:to|of|at)\s+"
