@@ -6,10 +6,9 @@ loading it (``engram add`` must start fast).
 - ``minimal``: first contact, look up, read, write (status, setup, search, get, list,
   create, update, synapse_create);
 - ``standard`` (the default): plus the domain tree, delete, history, synapse reading
-  and removal, doctor, sync, reviewing items a merge flagged, the quarantine list and
-  the audit log;
-- ``full``: everything, including reindex, bulk import, merge statistics and releasing
-  quarantined items (curators only).
+  and removal, doctor, sync, reviewing items a merge flagged, the quarantine (release
+  is for curators only) and the audit log;
+- ``full``: everything, including reindex, bulk import and merge statistics.
 
 The profile comes from ``--profile``, else ``ENGRAM_MCP_PROFILE``, else the vault's
 ``engram.yaml`` (``mcp: {profile: ...}``), else ``standard``.

@@ -63,7 +63,7 @@ def register(box: Toolbox) -> None:
             + ("" if curator else " Only a curator can read or release them."),
         )
 
-    @box.tool("engram_quarantine_release", title="Release a quarantined item", profile="full", annotations=CHANGE)
+    @box.tool("engram_quarantine_release", title="Release a quarantined item", profile="standard", annotations=CHANGE)
     def engram_quarantine_release(
         ref: Annotated[str, Field(description="The quarantined item: id, id prefix, path or exact title.")],
         status: Annotated[str, Field(description="The status to give it: active (default), draft or archived.")] = "active",

@@ -86,6 +86,14 @@ class GitHubFineGrainedDetector(RegexBasedDetector):
     denylist = (re.compile(r"github_pat_[A-Za-z0-9_]{60,}"),)
 
 
+class UrlPasswordDetector(RegexBasedDetector):
+    """``scheme://user:password@host`` where the password holds sub-delimiters (``!``,
+    ``$``, ``&``…), which detect-secrets' basic-auth pattern leaves out."""
+
+    secret_type = "Basic Auth Credentials"
+    denylist = (re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]{1,64}:([^\s/@]{3,128})@[\w.\-]+"),)
+
+
 class HuggingFaceDetector(RegexBasedDetector):
     secret_type = "Hugging Face Token"
     denylist = (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z]{34}(?![A-Za-z0-9])"),)
@@ -119,7 +127,7 @@ def _plugins() -> tuple[BasePlugin, ...]:
         OpenAIDetector, PrivateKeyDetector, PypiTokenDetector, SendGridDetector, SlackDetector,
         SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector,
         AnthropicKeyDetector, OpenAIProjectKeyDetector, GoogleApiKeyDetector, AzureClientSecretDetector,
-        GitHubFineGrainedDetector, HuggingFaceDetector,
+        GitHubFineGrainedDetector, HuggingFaceDetector, UrlPasswordDetector,
     )
     return tuple(cls() for cls in classes)
 
@@ -299,8 +307,9 @@ def _emails(text: str) -> Iterator[tuple[str, str, int, int]]:
         local, _, domain = m.group(0).rpartition("@")
         if _RESERVED_DOMAIN.search(domain) or local.lower() in _ROLE_LOCAL:
             continue
-        if text[max(0, m.start() - 3):m.start()].endswith("://"):
-            continue
+        token_start = max(text.rfind(c, 0, m.start()) for c in " \t\n\"'(<") + 1
+        if "://" in text[token_start:m.start()]:
+            continue  # the user:password@host part of a URL, not an address
         yield "Email address", m.group(0), m.start(), m.end()
 
 

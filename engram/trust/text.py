@@ -52,8 +52,8 @@ _HOMOGLYPHS = str.maketrans(
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 #: A word that mixes letters with the digits and symbols leetspeak uses.
 _LEET_WORD = re.compile(r"(?<![\w$@])(?=[\w$@]*[a-z])(?=[\w$@]*[013457@$])[a-z013457@$]{3,}(?![\w$@])")
-#: Five or more single letters separated by one space, dot, dash or underscore.
-_SPACED = re.compile(r"\b(?:[a-z][ .\-_*]){4,}[a-z]\b")
+#: Four or more single letters separated by one space, dot, dash or underscore.
+_SPACED = re.compile(r"\b(?:[a-z][ .\-_*]){3,}[a-z]\b")
 _SPACED_SEP = re.compile(r"[ .\-_*]")
 _SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")

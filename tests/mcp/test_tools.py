@@ -41,9 +41,9 @@ MINIMAL = {
 STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
     "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict", "engram_quarantine_list",
-    "engram_audit",
+    "engram_quarantine_release", "engram_audit",
 }
-FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_quarantine_release"}
+FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats"}
 
 
 @pytest.fixture
