@@ -23,6 +23,13 @@ Checks (each problem has a stable ``code``):
   --resolve ID``.
 - ``superseded-active`` — an item something supersedes that is still ``active``. Not
   fixed automatically (which one is current is a judgement): set its status.
+- ``unauthorized-change`` — one of the last 200 commits changed an item another author
+  created in a way the committer's role does not allow (``roles`` in ``engram.yaml``;
+  see :mod:`engram.team.authorship`). Roles do not bind the git remote, so this is how
+  such a change gets seen. Never fixed automatically: a curator reviews the commit.
+- ``secret-in-shared-file`` — an item bound for a shared file holds a secret or personal
+  data (written by hand, or before the check existed). Not fixed automatically: remove
+  it (and rotate a credential — it is in git's history), or make the item private.
 
 Fixes run one at a time through the vault's own writers (under the lock, atomic), so a
 fix never tears a file and an interrupted ``--fix`` can simply be run again.
@@ -37,14 +44,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from engram.errors import EngramError
+from engram.errors import EngramError, GitError
 from engram.items import derived, links, repair
 from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
 from engram.store.paths import id_suffix, item_relpath, slugify
-from engram.team import conflicts
+from engram.team import authorship, conflicts
+from engram.team.gitstore import GitRepo
 from mergedriver import codec
 
 
@@ -90,6 +98,7 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     problems += _item_problems(state)
     problems += _leftover_temps(state)
     problems += _review_needed(state)
+    problems += _trust_problems(state)
     if fix:
         for problem in problems:
             if problem.fixable and problem._fix is not None:
@@ -285,4 +294,28 @@ def _leftover_temps(state: VaultState) -> list[Problem]:
                 _fix=partial(remove, path),
             )
         )
+    return problems
+
+
+def _trust_problems(state: VaultState) -> list[Problem]:
+    """Secrets in shared items, and commits that broke the role rules."""
+    from engram.trust import policy
+
+    problems = []
+    for item in state.index.items("visibility != 'private'", (), "ORDER BY path"):
+        found = policy.scan_new_text(item, None, state.trust)
+        if found:
+            problems.append(Problem(
+                "secret-in-shared-file", item.path or "",
+                "holds " + "; ".join(d.describe() for d in found[:5])
+                + " — remove it (rotate a credential: it is in git's history) or make the item private",
+                fixable=False,
+            ))
+    try:
+        with GitRepo(state.root) as repo:
+            if repo.rev("HEAD") is not None:
+                for u in authorship.check_commits(repo, state, "HEAD", limit=authorship.DOCTOR_COMMITS):
+                    problems.append(Problem("unauthorized-change", u.path, u.describe(), fixable=False))
+    except GitError:
+        pass
     return problems

@@ -35,7 +35,7 @@ from engram.items.state import VaultState
 from engram.recall.usage import flush
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram
-from engram.team import precommit
+from engram.team import authorship, precommit
 from engram.team.gitstore import EMPTY_TREE, GitRepo
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver import codec
@@ -66,6 +66,8 @@ class SyncReport:
     redacted: list[str] = field(default_factory=list)
     made_private: list[tuple[str, str]] = field(default_factory=list)
     arrived_secrets: list[str] = field(default_factory=list)
+    #: Incoming commits that changed another author's item without a curator's role.
+    unauthorized: list[str] = field(default_factory=list)
     pushed: bool = False
     created_upstream: bool = False
     offline: str | None = None
@@ -99,6 +101,8 @@ class SyncReport:
         out += [f"moved {old} to {new}: it holds data kept off shared files" for old, new in self.made_private]
         out += [f"a peer committed a secret or personal data — rotate or remove it: {line}"
                 for line in self.arrived_secrets]
+        out += [f"without a curator's role: {line} (roles do not bind the remote; see docs/trust.md)"
+                for line in self.unauthorized]
         if self.offline:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
@@ -270,6 +274,8 @@ def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, rep
         return
     if head is not None and repo.is_ancestor(theirs, head):
         return
+    report.unauthorized += [u.describe() for u in authorship.check_commits(
+        repo, state, theirs if head is None else f"{head}..{theirs}")]
     if head is None or repo.is_ancestor(head, theirs):
         _move_work_tree(repo, theirs)
         report.fast_forward = True

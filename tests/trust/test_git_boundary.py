@@ -163,3 +163,35 @@ def test_the_hook_entry_point(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "engram.team.precommit", "--vault", str(tmp_path)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "could not check" in proc.stderr  # not a repository: never blocks
+
+
+def test_sync_and_doctor_report_a_commit_that_broke_the_role_rules(tmp_path: Path) -> None:
+    origin = bare_origin(tmp_path)
+    carol = first_machine(tmp_path, origin, "carol")
+    (carol.root / "engram.yaml").write_text('roles:\n  carol: curator\n  "*": writer\n')
+    carol = Vault.open(carol.root, actor="carol")
+    item = carol.create("Curated", "the curator's lesson").item
+    kept = carol.create("Also curated", "kept").item
+    assert carol.sync().pushed
+    bob = clone_machine(tmp_path, origin, "bob")
+    # bob's engram refuses, so bob deletes with plain git (roles do not bind the remote):
+    with pytest.raises(Exception, match="may not delete"):
+        bob.delete(item.id)
+    git(bob.root, "rm", "--quiet", item.path or "")
+    git(bob.root, "commit", "--quiet", "-m", "drop it")
+    bob.update(kept.id, {"tags": ["ops"]})  # allowed: writers may tag others' items
+    assert bob.sync().pushed
+    report = carol.sync()
+    (line,) = report.unauthorized
+    assert "(writer) may not delete" in line and item.id in line  # a deletion is named by its git author
+    assert "without a curator's role" in "\n".join(report.lines())
+    problems = [p for p in carol.doctor().problems if p.code == "unauthorized-change"]
+    assert [p.path for p in problems] == [item.path]
+
+
+def test_doctor_reports_a_secret_written_into_a_shared_item_by_hand(vault: Vault) -> None:
+    item = vault.create("Bucket", "no key").item
+    path = vault.abspath(item.path or "")
+    path.write_text(path.read_text().replace("no key", f"key {AWS}"))
+    (problem,) = [p for p in vault.doctor().problems if p.code == "secret-in-shared-file"]
+    assert problem.path == item.path and "AWS Access Key" in problem.message and AWS not in problem.message
