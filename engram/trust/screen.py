@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engram.trust.text import Views, views
 
@@ -536,7 +536,10 @@ _MD_IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\(\s*https?://[^)\s]*[?&][^)\s]*=[^)
 def _exfiltration(text: str) -> list[tuple[str, float, int, int]]:
     """(rule, weight, start, end) for exfiltration shapes; see the module docstring."""
     out: list[tuple[str, float, int, int]] = []
-    for sentence in _sentences(text):
+    # Both halves must occur somewhere before any sentence is worth a closer look.
+    worth = any(h in text for h in _DEST_HINTS) or _IP_HINT.search(text) is not None
+    sentences = _sentences(text) if worth and _EXFIL_DEST.search(text) and _EXFIL_SENSITIVE.search(text) else ()
+    for sentence in sentences:
         s_start, s_text = sentence
         for verb in _EXFIL_VERB.finditer(s_text):
             before = s_text[max(0, verb.start() - 40):verb.start()]
@@ -551,18 +554,28 @@ def _exfiltration(text: str) -> list[tuple[str, float, int, int]]:
                 continue
             out.append(("screen.exfil-send", 1.0, s_start + verb.start(), s_start + verb.end() + dest.end()))
             break
-    for rule, pattern, weight in (
-        ("screen.exfil-shell", _SHELL_EXFIL, 1.0),
-        ("screen.exfil-secret-query", _SECRET_QUERY, 1.0),
-        ("screen.exfil-template-url", _TEMPLATE_URL, 1.0),
-        ("screen.exfil-markdown-image", _MD_IMAGE, 0.5),
+    for rule, pattern, weight, hints in (
+        ("screen.exfil-shell", _SHELL_EXFIL, 1.0, _SHELL_HINTS),
+        ("screen.exfil-secret-query", _SECRET_QUERY, 1.0, ("http",)),
+        ("screen.exfil-template-url", _TEMPLATE_URL, 1.0, ("http",)),
+        ("screen.exfil-markdown-image", _MD_IMAGE, 0.5, ("http",)),
     ):
+        if not any(h in text for h in hints):
+            continue
         for m in pattern.finditer(text):
             out.append((rule, weight, m.start(), m.end()))
             break
     return out
 
 
+#: Substrings every destination (resp. every shell exfiltration) contains one of.
+_DEST_HINTS = ("http", "@", "webhook", "pastebin", "requestbin", "ngrok", "collaborator", "interact.sh", "pipedream",
+               "beeceptor", "hookbin", "to me", "to us", "to my ", "in your ", "in the ", "in their ", "in its ",
+               "in his ", "in her ", "in my ", "in our ", "in every ", "in each ", "in all ", "query ", "this ",
+               "that ", "the following ")
+_IP_HINT = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+_SHELL_HINTS = ("curl", "wget", "nc", "netcat", "http", "invoke-", "iwr", "irm", "fetch", "env", "set", "history",
+                "cat ")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|\n|$)")
 _HAS_VERDICT = re.compile(r"\b" + _VERDICT)
 _CLS = re.compile(r"\b" + _CLS_VERB + r"\b")
@@ -636,7 +649,7 @@ def screen_text(text: str, field: str = "content") -> list[Finding]:
         found[rule] = Finding(rule, category, weight, where, line, _excerpt(source, start, end))
 
     variants = [(v.plain, field, True)] + ([(v.folded, field, False)] if v.folded else [])
-    variants += [(d, f"{field} (decoded Base64)", True) for d in v.decoded]
+    variants += [(d, f"{field} (decoded Base64)".strip(), True) for d in v.decoded]
     for source, where, is_plain in variants:
         for rule in RULES:
             if rule.plain_only and not is_plain:
@@ -656,10 +669,24 @@ def screen_text(text: str, field: str = "content") -> list[Finding]:
 def screen_fields(fields: Mapping[str, str]) -> Screening:
     """Screen several named fields (title, summary, content, tags, …) as one write.
 
+    The fields are screened as one text, a blank line between them (one pass instead of
+    one per field), and each finding is named by the field and line it came from.
     Weights add up across fields: a cue in the title and another in the body count
     together, as they reach the reader together.
     """
-    findings: list[Finding] = []
-    for name, text in fields.items():
-        findings += screen_text(text, name)
+    parts = [(name, text) for name, text in fields.items() if text and text.strip()]
+    if len(parts) == 1:
+        return Screening(tuple(screen_text(parts[0][1], parts[0][0])))
+    starts: list[tuple[int, str]] = []
+    line = 1
+    for name, text in parts:
+        starts.append((line, name))
+        line += text.count("\n") + 2
+    findings = []
+    for f in screen_text("\n\n".join(text for _, text in parts), ""):
+        if f.field:  # found in a decoded payload: its lines are the payload's own
+            findings.append(replace(f, field="decoded Base64"))
+            continue
+        first, name = next((s for s in reversed(starts) if s[0] <= f.line), starts[0])
+        findings.append(replace(f, field=name, line=f.line - first + 1))
     return Screening(tuple(findings))

@@ -40,7 +40,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -404,10 +404,25 @@ def scan_text(text: str, field: str = "content", options: ScanOptions = DEFAULT_
 
 
 def scan_fields(fields: Mapping[str, str], options: ScanOptions = DEFAULT_OPTIONS) -> list[Detection]:
-    """Scan several named fields as one write."""
+    """Scan several named fields as one write: one pass over them joined by blank lines,
+    each detection then named by its field, with offsets and line inside that field."""
+    parts = [(name, text) for name, text in fields.items() if text]
+    if len(parts) <= 1:
+        return [d for name, text in parts for d in scan_text(text, name, options)]
+    spans: list[tuple[int, int, str]] = []
+    offset = 0
+    for name, text in parts:
+        spans.append((offset, offset + len(text), name))
+        offset += len(text) + 2
+    joined = "\n\n".join(text for _, text in parts)
     out: list[Detection] = []
-    for name, text in fields.items():
-        out += scan_text(text, name, options)
+    for d in scan_text(joined, "", options):
+        for start, end, name in spans:
+            if start <= d.start < end:
+                local = min(d.end, end) - start
+                out.append(replace(d, field=name, start=d.start - start, end=local,
+                                   line=_line_of(joined[start:end], d.start - start)))
+                break
     return out
 
 

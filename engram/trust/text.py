@@ -158,6 +158,17 @@ def decoded_payloads(text: str, limit: int = 8) -> tuple[str, ...]:
 
 #: A line folding could change: non-ASCII, or a digit or symbol touching a letter.
 _FOLDABLE = re.compile(r"[^\x00-\x7f]|[a-z][013457@$]|[013457@$][a-z]")
+#: Words the screen's rules key on. A folded line is kept only when folding brought one
+#: of them into view: "1gn0re" becomes "ignore", while "x2" or "10.5m" reveal nothing.
+_REVEALS = re.compile(
+    r"ignor|instruct|system|prompt|previous|prior|disregard|assistant|reveal|forget|admin|jailbr|pretend"
+    r"|overrid|secret|password|token|recall|classif|duplicate|novel|contradict|delete|send|you|rule|restrict"
+    r"|mode|model|agent|answer|respond|repl|output|user|tool|call|memor|note|lesson|this|now|act |role"
+)
+
+
+def _reveals(folded: str, plain: str) -> bool:
+    return bool(set(_REVEALS.findall(folded)) - set(_REVEALS.findall(plain)))
 
 
 def views(text: str) -> Views:
@@ -166,7 +177,7 @@ def views(text: str) -> Views:
     folded: list[str] = []
     if _FOLDABLE.search(plain):
         for line in plain.split("\n"):
-            if _FOLDABLE.search(line) and (f := fold(line)) != line:
+            if _FOLDABLE.search(line) and (f := fold(line)) != line and _reveals(f, line):
                 folded.append(f)
     decoded = tuple(plain_view(d)[0] for d in decoded_payloads(text))
     return Views(plain=plain, folded="\n".join(folded), decoded=decoded, signals=signals)
