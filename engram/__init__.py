@@ -1,17 +1,51 @@
 """engram: team memory for AI agents and people, kept as plain Markdown in git.
 
-The library is the pure core (model and format, vault and paths, index, recall, git
-store, audit …); the CLI (``engram.cli``), the MCP server and the viewer are thin
-adapters on top and the core never imports them. Start with :class:`engram.vault.Vault`::
+The library is a pure core in layers — :mod:`engram.store` (values, files),
+:mod:`engram.index` (the derived SQLite catalog), :mod:`engram.items` (reading and
+changing items and synapses), :mod:`engram.recall`, :mod:`engram.team` (git) — with the
+CLI (``engram.cli``) and the MCP server (``engram.mcp``) as thin adapters on top; the core
+never imports them. Start with :class:`engram.vault.Vault`, whose methods name the module
+that implements each one::
 
     from engram import Vault
     vault = Vault.open("path/to/vault")
     result = vault.create("Use pg_repack, not VACUUM FULL", "…", domain=["ops", "postgres"])
 """
 
-from engram.errors import EngramError
+from engram.errors import (
+    AlreadyExists,
+    Busy,
+    Conflict,
+    EngramError,
+    FormatError,
+    GitError,
+    InvalidInput,
+    NotFound,
+    StorageError,
+    UnknownKind,
+    VaultNotFound,
+    VersionConflict,
+)
 from engram.store.model import Engram, Evidence, Synapse
 from engram.vault import CreateResult, Vault
 
-__all__ = ["CreateResult", "Engram", "EngramError", "Evidence", "Synapse", "Vault"]
+__all__ = [
+    "AlreadyExists",
+    "Busy",
+    "Conflict",
+    "CreateResult",
+    "Engram",
+    "EngramError",
+    "Evidence",
+    "FormatError",
+    "GitError",
+    "InvalidInput",
+    "NotFound",
+    "StorageError",
+    "Synapse",
+    "UnknownKind",
+    "Vault",
+    "VaultNotFound",
+    "VersionConflict",
+]
 __version__ = "0.1.0"

@@ -176,3 +176,15 @@ def test_the_cli_starts_without_heavy_imports() -> None:
     code = "import sys, engram.cli; print(','.join(sorted(m for m in ('mcp', 'git', 'networkx', 'pydantic') if m in sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_package_exports_vault_and_every_error_type() -> None:
+    import engram
+    from engram import errors
+
+    tree = {
+        name for name, obj in vars(errors).items()
+        if isinstance(obj, type) and issubclass(obj, errors.EngramError)
+    }
+    assert {"Vault", "CreateResult", *tree} <= set(engram.__all__)
+    assert all(getattr(engram, name) is getattr(errors, name) for name in tree)
