@@ -2,7 +2,8 @@
 
 The library is a pure core in layers — :mod:`engram.store` (values, files),
 :mod:`engram.index` (the derived SQLite catalog), :mod:`engram.items` (reading and
-changing items and synapses), :mod:`engram.recall`, :mod:`engram.team` (git) — with the
+changing items and synapses; :mod:`engram.trust` checks every write), :mod:`engram.recall`,
+:mod:`engram.team` (git) — with the
 CLI (``engram.cli``) and the MCP server (``engram.mcp``) as thin adapters on top; the core
 never imports them. Start with :class:`engram.vault.Vault`, whose methods name the module
 that implements each one::
@@ -17,10 +18,13 @@ from engram.errors import (
     Busy,
     Conflict,
     EngramError,
+    Forbidden,
     FormatError,
     GitError,
+    InstructionShaped,
     InvalidInput,
     NotFound,
+    SensitiveData,
     StorageError,
     UnknownKind,
     VaultNotFound,
@@ -37,10 +41,13 @@ __all__ = [
     "Engram",
     "EngramError",
     "Evidence",
+    "Forbidden",
     "FormatError",
     "GitError",
+    "InstructionShaped",
     "InvalidInput",
     "NotFound",
+    "SensitiveData",
     "StorageError",
     "Synapse",
     "UnknownKind",
