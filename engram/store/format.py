@@ -34,6 +34,8 @@ def parse_engram(data: bytes, relpath: str) -> tuple[Engram, str]:
         meta, content, derived = codec.parse_engram(data)
     except codec.CodecError as exc:
         raise FormatError(relpath, str(exc)) from exc
+    if not isinstance(meta.get("title"), str):  # found by fuzzing: an id without a title
+        raise FormatError(relpath, "frontmatter has no 'title'")
     return Engram.from_meta(meta, content, path=relpath), derived
 
 

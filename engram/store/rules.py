@@ -32,6 +32,10 @@ MAX_SUMMARY_CHARS = 2_000
 MAX_CONTENT_BYTES = 1_000_000
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
+#: Nesting and size of the free-form frontmatter values (extra keys, ``source``,
+#: ``validWhile``): frontmatter is read on every listing, so it stays small and shallow.
+MAX_VALUE_DEPTH = 16
+MAX_FRONTMATTER_BYTES = 64_000
 
 #: Fields a caller may not set: identity, provenance and bookkeeping.
 IMMUTABLE = frozenset(
@@ -151,14 +155,44 @@ def timestamp(name: str, value: Any) -> str:
         raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
 
 
+def _depth(value: Any, limit: int) -> int:
+    """How deeply ``value`` nests mappings and lists (counting stops past ``limit``)."""
+    stack = [(value, 0)]
+    deepest = 0
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(node, Mapping):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
 def _storable(name: str, value: Any) -> Any:
-    """A value as a reader of the YAML will see it; refuses what YAML cannot hold."""
+    """A value as a reader of the YAML will see it; refuses what YAML cannot hold, and
+    values nested deeper than :data:`MAX_VALUE_DEPTH` or larger than
+    :data:`MAX_FRONTMATTER_BYTES`."""
     if value is None:
         return None
+    if _depth(value, MAX_VALUE_DEPTH) > MAX_VALUE_DEPTH:
+        raise InvalidInput(
+            f"{name} nests more than {MAX_VALUE_DEPTH} levels deep.", field=name,
+            hint="Flatten it; put structured detail in the body.",
+        )
     try:
-        return codec.load_yaml(codec.dump_yaml(value))
+        dumped = codec.dump_yaml(value)
+        stored = codec.load_yaml(dumped)
     except Exception:  # noqa: BLE001 - any unrepresentable value
         raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
+    if len(dumped.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise InvalidInput(
+            f"{name} is larger than {MAX_FRONTMATTER_BYTES:,} bytes of frontmatter.", field=name,
+            hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
+        )
+    return stored
 
 
 def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -171,6 +205,11 @@ def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
         if key in _KNOWN_KEYS:
             raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
         out[key] = _storable(f"extra value for {key!r}", val)
+    if len(codec.dump_yaml(out).encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise InvalidInput(
+            f"the extra keys together are larger than {MAX_FRONTMATTER_BYTES:,} bytes.", field="extra",
+            hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
+        )
     return out
 
 
