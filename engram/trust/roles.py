@@ -165,6 +165,13 @@ def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...
         )
 
 
+def may_overturn(actor: str, role: Role, item: Engram) -> bool:
+    """Whether ``actor`` may supersede or overturn ``item`` outright (learn's contradicts):
+    its author and curators may; a writer's contradicting lesson becomes ``disputed`` for
+    a curator instead, and a reader writes nothing."""
+    return role == "curator" or (role == "writer" and owns(actor, item))
+
+
 def check_delete(actor: str, role: Role, current: Engram) -> None:
     """May ``actor`` delete ``current``? Its author and curators may."""
     require_writer(actor, role, f"delete {current.id}")

@@ -105,3 +105,12 @@ async def test_the_mcp_server_enforces_the_role_of_its_sessions_actor(team: Path
         assert "forbidden: wes (writer) may not delete" in text and "curator" in text
     refused = as_(team, "carol").audit(refused=True)
     assert [(e.actor, e.rule) for e in refused] == [("rita", "role.reader-writes"), ("wes", "role.others-item")]
+
+
+def test_who_may_overturn_an_item() -> None:
+    from engram.store.model import Engram
+    from engram.trust.roles import may_overturn
+
+    item = Engram(id="01M8X", title="t", created_by="alice")
+    assert may_overturn("carol", "curator", item) and may_overturn("alice", "writer", item)
+    assert not may_overturn("bob", "writer", item) and not may_overturn("alice", "reader", item)
