@@ -1,6 +1,6 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
-``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``,
+``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
 ``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and ``mcp`` reuse
 the vaults ``scale`` generates).
 
@@ -28,7 +28,7 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first two are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "redteam")
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "redteam")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 

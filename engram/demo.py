@@ -2,7 +2,7 @@
 
 :func:`build_demo` lays out a vault a newcomer can open in Obsidian or query with the
 CLI: a dozen items across engineering, operations and product, linked by several synapse
-kinds. It uses only the public :class:`~engram.vault.Vault` API, so the demo is also a
+kinds (one of them a contradiction, which recall and the viewer show as a warning). It uses only the public :class:`~engram.vault.Vault` API, so the demo is also a
 smoke test of it.
 """
 
@@ -93,6 +93,15 @@ SEEDS: tuple[Seed, ...] = (
         0.9,
     ),
     Seed(
+        "retryall", "Retry any HTTP call that times out", "engineering/services", "hypothesis",
+        ("http", "reliability"),
+        "A timeout means the request failed, so sending it again is always safe",
+        "Some of our services retry every call that times out. A timeout only says that no\n"
+        "answer arrived in time: a POST may have gone through, and sending it again repeats\n"
+        "its side effect.",
+        0.3,
+    ),
+    Seed(
         "timeouts", "Client timeouts must be shorter than the load balancer's", "ops/networking",
         "fact", ("http", "timeouts"),
         "The ALB idle timeout is 60 s; clients use 55 s",
@@ -134,6 +143,7 @@ EDGES: tuple[tuple[str, str, str, str], ...] = (
     ("replace", "extends", "frozen", "replace() is how you 'modify' an immutable value"),
     ("idem", "depends_on", "retry", "idempotency keys make payment retries safe"),
     ("retry", "depends_on", "timeouts", "backoff only helps if timeouts are set right"),
+    ("retryall", "contradicts", "retry", "only idempotent requests are safe to retry"),
     ("quarantine", "derives_from", "flaky", "the procedure follows from the hypothesis"),
     ("onboard", "exemplifies", "timeouts", "runbooks list the timeout settings per service"),
 )

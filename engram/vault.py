@@ -20,12 +20,13 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from engram.doctor import diagnose
 from engram.items import importer, links, quarantine, reading, repair, writing
+from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
 from engram.recall import usage
 from engram.recall.search import search as recall_search
 from engram.team import conflicts as merge_conflicts
-from engram.team import setup
+from engram.team import mergelog, setup
 from engram.team.sync import sync as team_sync
 
 __all__ = ["CreateResult", "Vault"]
@@ -96,6 +97,10 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    browse = delegate(reading.browse)  # a sorted page and the total, for tables
+    census = delegate(reading.census)
+    derived_section = delegate(reading.derived_section)
+    activity = delegate(reading.activity)  # the audit log, newest first
     history = delegate(reading.history)
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)
@@ -109,6 +114,7 @@ class Vault:
     unlink = delegate(links.unlink)
     synapse = delegate(links.synapse)
     synapses = delegate(links.synapses)
+    neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
     # recall — engram.recall.search / .usage
     search = delegate(recall_search)
@@ -123,6 +129,8 @@ class Vault:
     sync = delegate(team_sync)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
+    merge_stats = delegate(mergelog.merge_stats)
+    merge_anomalies = delegate(mergelog.merge_anomalies)
 
     # health and repairs — engram.doctor, engram.items.repair
     doctor = delegate(diagnose)

@@ -31,7 +31,8 @@ LAYERS = (
     "engram.vault",
     "engram.demo",
 )
-ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer")
+#: engram.loopback holds the loopback checks the two HTTP adapters share (stdlib only).
+ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback")
 ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic", "anyio")
 PACKAGE = ROOT / "engram"
 

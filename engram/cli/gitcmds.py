@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from engram.cli._common import emit_json, json_option, pass_vault
-from engram.team import gitstore, hooks, mergelog
+from engram.team import gitstore, hooks
 from engram.vault import Vault
 
 
@@ -125,7 +125,7 @@ def merge_stats(vault: Vault, days: int | None, as_json: bool) -> None:
     Example:
       engram merge stats --days 7 --json
     """
-    result = mergelog.stats(vault.state.state_dir, days)
+    result = vault.merge_stats(days)
     if as_json:
         emit_json(result.to_json())
         return
@@ -153,7 +153,7 @@ def merge_anomalies(vault: Vault, days: int | None, as_json: bool) -> None:
     Example:
       engram merge anomalies
     """
-    found = mergelog.anomalies(vault.state.state_dir, days)
+    found = vault.merge_anomalies(days)
     if as_json:
         emit_json([a.to_json() for a in found])
         return

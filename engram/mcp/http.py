@@ -2,7 +2,7 @@
 
 Security, in layers:
 
-- **Loopback only.** :func:`check_loopback` refuses any host that is not 127.0.0.0/8,
+- **Loopback only.** :func:`engram.loopback.check_loopback` refuses any host that is not 127.0.0.0/8,
   ``::1`` or ``localhost``: the vault is a person's files, not a network service.
 - **DNS-rebinding protection.** A web page can make a browser send requests to
   127.0.0.1 under a hostile name; the SDK's transport security checks ``Host`` (and
@@ -19,8 +19,6 @@ actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:POR
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import socket
 import sys
 
 import anyio
@@ -28,30 +26,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.errors import InvalidInput
+from engram.loopback import bind, check_loopback, host_names
+
+__all__ = ["MCP_PATH", "BearerToken", "build_app", "check_loopback", "serve_http"]
 
 MCP_PATH = "/mcp"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-def check_loopback(host: str) -> str:
-    """Return ``host`` if it is a loopback address or name; else InvalidInput."""
-    if host == "localhost":
-        return host
-    try:
-        if ipaddress.ip_address(host.strip("[]")).is_loopback:
-            return host.strip("[]")
-    except ValueError:
-        pass
-    raise InvalidInput(
-        f"refusing to listen on {host!r}: engram serves HTTP on loopback only.",
-        field="host",
-        hint="Use 127.0.0.1 (the default); reach it from elsewhere through an SSH tunnel.",
-    )
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    names = {*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host}
+    names = host_names(host)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=sorted({f"{n}:{port}" for n in names} | {f"{n}:*" for n in names}),
@@ -97,24 +80,6 @@ def build_app(server: MCPServer, *, host: str, port: int, token: str | None) -> 
         host=host,
     )
     return BearerToken(app, token) if token else app
-
-
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise InvalidInput(
-            f"cannot listen on {host}:{port}: {exc.strerror}.",
-            field="port",
-            hint="Pick another --port (0 picks a free one).",
-        ) from exc
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
 
 
 def serve_http(server: MCPServer, *, host: str, port: int, token: str | None) -> None:

@@ -13,18 +13,22 @@ fired, e.g. ``role.others-item``, ``secret.aws-access-key``, ``screen.override-i
 and ``reason`` (a sentence; never a secret's value). Readers skip lines they cannot parse
 rather than fail: the log is evidence, not state.
 
+:meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
+end of the file, so showing the last page of a long log costs that page, not the log.
 :meth:`AuditLog.query` filters by actor, item, time and refusals (``engram audit``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engram.store.fsio import append_line
 from engram.store.model import now
+
+_BLOCK = 64 * 1024  # read the log backwards this much at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +154,63 @@ class AuditLog:
         """Entries that match every given filter, oldest first (the newest ``limit``).
 
         ``since`` is a canonical timestamp; entries at or after it are kept (timestamps
-        in the log are canonical, so they compare as strings).
+        in the log are canonical, so they compare as strings). With a ``limit`` the log
+        is read from its end (:meth:`latest`), so the newest entries cost what they are.
         """
-        out = [
-            e
-            for e in self.entries(item_id)
-            if (actor is None or e.actor == actor)
-            and (since is None or e.at >= since)
-            and (not refused or e.refused)
-        ]
-        return out[-limit:] if limit else out
+
+        def keep(e: AuditEntry) -> bool:
+            return (
+                (item_id is None or e.id == item_id)
+                and (actor is None or e.actor == actor)
+                and (since is None or e.at >= since)
+                and (not refused or e.refused)
+            )
+
+        if limit:
+            return self.latest(limit, keep=keep)[::-1]
+        return [e for e in self.entries(item_id) if keep(e)]
+
+    def latest(
+        self,
+        limit: int,
+        *,
+        offset: int = 0,
+        keep: Callable[[AuditEntry], bool] | None = None,
+    ) -> list[AuditEntry]:
+        """Up to ``limit`` entries, newest first, skipping the ``offset`` newest ones that
+        ``keep`` accepts (all when ``keep`` is None)."""
+        found: list[AuditEntry] = []
+        skipped = 0
+        for line in self._lines_backwards():
+            try:
+                entry = AuditEntry.from_json(line)
+            except (ValueError, KeyError, TypeError):
+                continue
+            if keep is not None and not keep(entry):
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            found.append(entry)
+            if len(found) >= limit:
+                break
+        return found
+
+    def _lines_backwards(self) -> Iterator[str]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            end = handle.seek(0, 2)
+            tail = b""
+            while end > 0:
+                start = max(0, end - _BLOCK)
+                handle.seek(start)
+                chunk = handle.read(end - start) + tail
+                end = start
+                lines = chunk.split(b"\n")
+                tail = lines.pop(0) if start > 0 else b""  # may be cut: finish it next round
+                for raw in reversed(lines):
+                    if raw.strip():
+                        yield raw.decode("utf-8", errors="replace")

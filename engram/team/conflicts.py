@@ -47,7 +47,7 @@ class Finding:
 
 def flagged(state: VaultState) -> list[Flagged]:
     """Every item whose ``mergeConflicts`` is not empty, by path."""
-    state.refresh()
+    state.ensure_fresh()
     rows = state.index.query(
         "SELECT id, path, title, body, json_extract(meta, '$.mergeConflicts') AS notes FROM items"
         " WHERE json_array_length(json_extract(meta, '$.mergeConflicts')) > 0 ORDER BY path"

@@ -11,6 +11,8 @@ The git driver and ``engram sync`` append one JSON line per merged file to
   fallbacks to a text merge: the places where a person (or a fix to a writer) is needed.
 
 Lines that are not valid records are skipped: the log is evidence, not state.
+:func:`merge_stats` and :func:`merge_anomalies` are the same two readings of an opened
+vault (what :class:`~engram.vault.Vault` exposes).
 """
 
 from __future__ import annotations
@@ -21,12 +23,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mergedriver.codec import CodecError, parse_time
 from mergedriver.records import LOG_NAME
 
-__all__ = ["Anomaly", "MergeStats", "anomalies", "read_records", "stats"]
+if TYPE_CHECKING:
+    from engram.items.state import VaultState
+
+__all__ = [
+    "Anomaly", "MergeStats", "anomalies", "merge_anomalies", "merge_stats", "read_records", "stats",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +133,16 @@ def anomalies(state_dir: Path, days: int | None = None, often: int = 3) -> list[
         Anomaly(code, path, len(reasons), reasons[-1]) for (code, path), reasons in failures.items()
     ]
     return sorted(found, key=lambda a: (-a.count, a.code, a.path))
+
+
+def merge_stats(state: VaultState, days: int | None = None) -> MergeStats:
+    """This clone's merge totals over the last ``days`` days (all when None); see :func:`stats`."""
+    return stats(state.state_dir, days)
+
+
+def merge_anomalies(state: VaultState, days: int | None = None) -> list[Anomaly]:
+    """Where this clone's merges needed people; see :func:`anomalies`."""
+    return anomalies(state.state_dir, days)
 
 
 def _failure_code(reason: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engram.cli import cli
+from engram.demo import SEEDS
 from engram.vault import Vault
 
 
@@ -164,4 +165,4 @@ def test_demo_builds_and_rebuilds(tmp_path: Path) -> None:
     assert "0 problems" in first.stdout
     again = subprocess.run([engram_exe(), "demo", str(target)], env=env, capture_output=True, text=True, check=True)
     assert again.returncode == 0
-    assert len(Vault.open(target).list()) == 11
+    assert len(Vault.open(target).list()) == len(SEEDS)

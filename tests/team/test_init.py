@@ -76,3 +76,7 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
     for rel in template_files():
         assert f"vault_template/{rel}" in names, rel
     assert "mergedriver/codec.py" in names and "engram/cli/__init__.py" in names
+    # the viewer's templates and vendored front end, licences included
+    viewer = ROOT / "engram" / "viewer"
+    for path in [*viewer.glob("templates/*"), *viewer.glob("static/*")]:
+        assert path.relative_to(ROOT).as_posix() in names, path.name

@@ -1,0 +1,41 @@
+"""``engram viewer``: the web viewer on loopback."""
+
+from __future__ import annotations
+
+import click
+
+from engram.cli._common import AppContext
+from engram.loopback import check_loopback
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to listen on.")
+@click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
+@click.option(
+    "--token",
+    envvar="ENGRAM_VIEWER_TOKEN",
+    default=None,
+    metavar="TOKEN",
+    help="Require this token (open the viewer once as /?token=TOKEN). Prefer the ENGRAM_VIEWER_TOKEN variable.",
+)
+@click.pass_obj
+def viewer(app: AppContext, host: str, port: int, token: str | None) -> None:
+    """Browse the vault in a web browser: items, graph, search, conflicts, audit, merges, health.
+
+    Listens on loopback only and refuses requests under any other host name (DNS
+    rebinding); every change asks for the page's CSRF token and goes through the same
+    writer, version check and audit log as the CLI. With --token, other local users
+    cannot use it either. Stop it with Ctrl-C.
+
+    \b
+    Examples:
+      engram --vault ~/team-memory viewer          # then open http://127.0.0.1:8766/
+      ENGRAM_VIEWER_TOKEN=s3cret engram viewer --port 9000
+    """
+    check_loopback(host)  # before opening anything
+    from engram.viewer import serve
+
+    serve(app.vault(), host=host, port=port, token=token)
+
+
+COMMANDS = [viewer]

@@ -1,0 +1,208 @@
+"""The reading pages: overview, items, one item, graph, search, queues, audit, merges, health.
+
+Each handler reads its query parameters (:mod:`engram.viewer.params`), makes one or a
+few :class:`~engram.vault.Vault` calls, and renders a template. Every listing is paged
+or bounded on the server (a table page, a graph neighbourhood, a page of the audit log),
+so a page costs the same in a 100-item vault and a 100k-item one. Searches run with
+``record=False``: looking in the viewer does not heat items for the agents' recall.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from engram.store.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
+from engram.viewer.context import viewer_of
+from engram.viewer.params import Params
+
+PAGE_SIZES = (25, 50, 100, 200)
+COLUMNS = (
+    ("title", "Title"), ("kind", "Kind"), ("domain", "Domain"), ("status", "Status"),
+    ("importance", "Importance"), ("retrievals", "Recalls"), ("updated", "Updated"),
+)
+#: Sorts that start A→Z; the others (numbers, dates) start with the largest.
+ASCENDING_FIRST = frozenset({"title", "kind", "domain", "status"})
+#: Edge kinds that make up an item's lineage (where it came from, what replaced what).
+LINEAGE_KINDS = ("supersedes", "derives_from", "consolidates")
+
+
+def overview(request: Request) -> Response:
+    viewer = viewer_of(request)
+    vault = viewer.vault
+    return viewer.page(
+        request, "overview.html",
+        counts=vault.census(),
+        recent=vault.activity(limit=15),
+        conflicts=vault.conflicts(),
+        health=viewer.health.current(),
+    )
+
+
+def _item_filters(p: Params) -> dict[str, Any]:
+    return {
+        "domain": p.text("domain"),
+        "kinds": p.many("kind"),
+        "tags": p.many("tag"),
+        "statuses": p.many("status"),
+        "visibility": p.many("visibility"),
+        "min_importance": p.number("min_importance"),
+        "include_hidden": p.flag("hidden"),
+    }
+
+
+def items(request: Request) -> Response:
+    viewer = viewer_of(request)
+    p = Params(request)
+    per = p.integer("per", 50, choices=PAGE_SIZES)
+    number = p.integer("page", 1, low=1)
+    sort = p.text("sort") or "updated"
+    descending = (p.text("order") or ("asc" if sort in ASCENDING_FIRST else "desc")) == "desc"
+    found = viewer.vault.browse(
+        **_item_filters(p), title=p.text("q"), sort=sort, descending=descending,
+        limit=per, offset=(number - 1) * per,
+    )
+    pages = max(1, -(-found.total // per))
+    columns = [
+        (key, label, ("asc" if descending else "desc") if key == sort
+         else ("asc" if key in ASCENDING_FIRST else "desc"))
+        for key, label in COLUMNS
+    ]
+    return viewer.page(
+        request, "items.html", fragment="_items_results.html", found=found, number=number, pages=pages, per=per, columns=columns,
+        sort=sort, descending=descending, page_sizes=PAGE_SIZES,
+        kinds=ENGRAM_KINDS, statuses=STATUSES, visibilities=VISIBILITIES,
+    )
+
+
+def item(request: Request) -> Response:
+    viewer = viewer_of(request)
+    vault = viewer.vault
+    found = vault.get(request.path_params["id"])
+    around = vault.neighbourhood(found.id, depth=1, include_hidden=True, limit=500)
+    titles = {n.id: n for n in around.nodes}
+    synapses = vault.synapses(found.id)
+    lineage = [s for s in synapses if s.kind in LINEAGE_KINDS]
+    return viewer.page(
+        request, "item.html", item=found, meta=found.to_meta(), synapses=synapses,
+        lineage=lineage, neighbours=titles, cut=around.truncated, derived=vault.derived_section(found.id),
+        history=vault.history(found.id),
+        successor=titles.get(found.superseded_by or "") if found.superseded_by else None,
+    )
+
+
+def go(request: Request) -> Response:
+    """Open the item a wikilink names (path, id or title)."""
+    viewer = viewer_of(request)
+    ref = Params(request).text("ref") or ""
+    return RedirectResponse(f"/item/{viewer.vault.get(ref).id}", status_code=303)
+
+
+def _graph_args(p: Params) -> dict[str, Any]:
+    return {
+        "ref": p.text("focus"),
+        "depth": p.integer("depth", 2, low=1, high=3),
+        "domain": p.text("domain"),
+        "kinds": p.many("kind"),
+        "min_importance": p.number("min_importance"),
+        "synapse_kinds": p.many("edge"),
+        "limit": p.integer("limit", 150, low=1, high=500),
+    }
+
+
+def graph(request: Request) -> Response:
+    viewer = viewer_of(request)
+    p = Params(request)
+    args = _graph_args(p)  # validated here too, so a bad filter shows on the page
+    focus = viewer.vault.get(args["ref"]) if args["ref"] else None
+    return viewer.page(
+        request, "graph.html", focus=focus, depth=args["depth"], kinds=ENGRAM_KINDS,
+        edge_kinds=SYNAPSE_KINDS, data_query=request.url.query,
+    )
+
+
+def graph_json(request: Request) -> Response:
+    """The neighbourhood as Cytoscape.js elements; ``contradicts`` edges are warnings."""
+    viewer = viewer_of(request)
+    found = viewer.vault.neighbourhood(**_graph_args(Params(request)))
+    nodes = [
+        {"data": {"id": n.id, "label": n.title, "kind": n.kind, "domain": n.domain,
+                  "status": n.status, "importance": n.importance, "hops": n.hops,
+                  "focus": n.id == found.focus}}
+        for n in found.nodes
+    ]
+    edges = [
+        {"data": {"id": e.id, "source": e.source, "target": e.target, "kind": e.kind,
+                  "weight": e.weight, "warning": e.kind == "contradicts"}}
+        for e in found.edges
+    ]
+    return JSONResponse(
+        {"focus": found.focus, "truncated": found.truncated, "nodes": nodes, "edges": edges},
+        headers={"cache-control": "no-store"},
+    )
+
+
+def search(request: Request) -> Response:
+    viewer = viewer_of(request)
+    p = Params(request)
+    text = p.text("q")
+    result = None
+    if text:
+        result = viewer.vault.search(
+            text, limit=p.integer("limit", 20, low=1, high=100), domain=p.text("domain"),
+            kinds=p.many("kind"), tier="digest", record=False,
+        )
+    return viewer.page(request, "search.html", result=result, kinds=ENGRAM_KINDS)
+
+
+def conflicts(request: Request) -> Response:
+    viewer = viewer_of(request)
+    resolved = Params(request).text("resolved")
+    return viewer.page(
+        request, "conflicts.html", flagged=viewer.vault.conflicts(),
+        resolved=viewer.vault.get(resolved) if resolved else None,
+    )
+
+
+AUDIT_PAGE = 50
+
+
+def audit(request: Request) -> Response:
+    viewer = viewer_of(request)
+    p = Params(request)
+    number = p.integer("page", 1, low=1)
+    entries = viewer.vault.activity(
+        limit=AUDIT_PAGE + 1, offset=(number - 1) * AUDIT_PAGE,
+        actor=p.text("actor"), action=p.text("action"), item=p.text("item"),
+    )
+    return viewer.page(
+        request, "audit.html", entries=entries[:AUDIT_PAGE], number=number,
+        more=len(entries) > AUDIT_PAGE,
+    )
+
+
+def merges(request: Request) -> Response:
+    viewer = viewer_of(request)
+    days = Params(request).optional_integer("days", low=1)
+    return viewer.page(
+        request, "merges.html", days=days, stats=viewer.vault.merge_stats(days),
+        anomalies=viewer.vault.merge_anomalies(days),
+    )
+
+
+def health(request: Request) -> Response:
+    viewer = viewer_of(request)
+    current = viewer.health.current()
+    by_code: dict[str, int] = {}
+    if current.report is not None:
+        for problem in current.report.problems:
+            by_code[problem.code] = by_code.get(problem.code, 0) + 1
+    return viewer.page(request, "health.html", health=current, by_code=by_code, shown=200)
+
+
+def health_summary(request: Request) -> Response:
+    """The overview's health box alone (polled by htmx while the first check runs)."""
+    viewer = viewer_of(request)
+    return viewer.page(request, "_health_summary.html", health=viewer.health.current())
