@@ -7,19 +7,22 @@ returns it (whatever the filters say), listings hide it unless asked, dedup and 
 classifier context leave it out, and over MCP its text is withheld from everyone but
 curators. :func:`listing` shows curators what is waiting and why (the screen's findings,
 recomputed from the text, so they are the same on every machine; plus the local audit
-entry, when this machine wrote it). :func:`release` — curators only — puts an item back.
+entry, when this machine wrote it). :func:`release` — curators only — puts an item back
+and records in the file (``quarantineReleased``) the digest of the text it vouched for,
+so that no machine quarantines that text again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from engram.errors import InvalidInput
 from engram.items.reading import get
 from engram.items.state import VaultState
 from engram.store.model import STATUSES, Engram, now
 from engram.trust import roles
-from engram.trust.policy import text_fields
+from engram.trust.policy import RELEASE_KEY, text_digest, text_fields
 from engram.trust.screen import Finding, screen_fields
 
 __all__ = ["Quarantined", "listing", "release"]
@@ -84,12 +87,13 @@ def release(state: VaultState, ref: str, *, status: str = "active", expected_ver
                 hint="`engram quarantine list` shows the quarantined items.",
             )
         released = current.with_changes(
-            status=status, version=current.version + 1, updated_at=now(), updated_by=state.actor
+            status=status, version=current.version + 1, updated_at=now(), updated_by=state.actor,
+            extra=MappingProxyType({**current.extra, RELEASE_KEY: text_digest(current)}),
         )
         state.write_item(released, None)
         state.audit.record(
             state.actor, "release", current.id, path=rel, old_version=current.version,
-            new_version=released.version, fields=("status",), rule="role.curator",
+            new_version=released.version, fields=("status", RELEASE_KEY), rule="role.curator",
             reason=f"released by curator {state.actor} to status {status}",
         )
     return get(state, current.id)

@@ -20,12 +20,15 @@ or made private — and the events to audit, or raises
   write is looked at when the item was already shared, so an unrelated edit (a tag) of an
   item is never refused for what it held before.
 - The instruction screen looks at the text this write adds (findings the previous
-  version already had do not count), so a curator's release sticks until someone writes
-  new instruction-shaped text into the item.
+  version already had do not count). A curator's release records the digest of the text
+  it vouched for in the frontmatter key ``quarantineReleased`` (:data:`RELEASE_KEY`), so
+  the release travels with the file: no machine screens that exact text again, and new
+  instruction-shaped text written into the item later is screened as usual.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -41,6 +44,8 @@ ACTIONS: tuple[str, ...] = ("refuse", "private", "redact")
 SHARED = frozenset({"team", "org"})
 #: Fields the detectors read, and the ones a redaction may rewrite.
 TEXT_FIELDS = ("title", "summary", "content")
+#: Frontmatter key a curator's release sets: ``sha256:`` of the text it vouched for.
+RELEASE_KEY = "quarantineReleased"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +101,21 @@ def text_fields(item: Engram) -> dict[str, str]:
     fields = {name: getattr(item, name) for name in TEXT_FIELDS}
     if item.tags:
         fields["tags"] = " ".join(item.tags)
-    fields.update(field_texts(dict(item.extra), "extra"))
+    fields.update(field_texts({k: v for k, v in item.extra.items() if k != RELEASE_KEY}, "extra"))
     if item.source is not None:
         fields.update(field_texts(item.source, "source"))
     return fields
+
+
+def text_digest(item: Engram) -> str:
+    """``sha256:`` of the texts the screen reads (what a release vouches for)."""
+    joined = "\0".join(f"{name}\0{text}" for name, text in sorted(text_fields(item).items()))
+    return "sha256:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def released(item: Engram) -> bool:
+    """Whether a curator released exactly this text of ``item``."""
+    return item.extra.get(RELEASE_KEY) == text_digest(item)
 
 
 def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
@@ -132,7 +148,7 @@ def admit(
         item, more = _handle_sensitive(item, detections, settings)
         events += more
     screening = Screening()
-    if settings.screen:
+    if settings.screen and not released(item):
         screening = screen_fields(text_fields(item))
         if previous is not None:
             screening = screening.without(screen_fields(text_fields(previous)))
