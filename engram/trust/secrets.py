@@ -300,6 +300,8 @@ _GENERIC_ACCOUNTS = frozenset(
      "postgres", "ci", "build", "travis", "gitlab-runner", "codespace", "vscode", "coder", "dev", "developer"}
 )
 _PHONE_HINT = re.compile(r"\+?\(?\d[\d\s().\-]{6,}\d")
+#: How people write phone numbers: digits, spaces, dots, dashes, brackets, a leading +.
+_PHONE_SHAPE = re.compile(r"^\+?[\d\s().\-]+$")
 
 
 def _emails(text: str) -> Iterator[tuple[str, str, int, int]]:
@@ -320,6 +322,9 @@ def _phones(text: str, region: str) -> Iterator[tuple[str, str, int, int]]:
 
     for match in phonenumbers.PhoneNumberMatcher(text, region or None, leniency=phonenumbers.Leniency.VALID):
         raw = match.raw_string
+        digits = sum(ch.isdigit() for ch in raw)
+        if not _PHONE_SHAPE.match(raw) or (not raw.startswith("+") and digits < 10):
+            continue  # citations ("210, 307-357"), ids and dates are not written like phone numbers
         if raw.startswith("+") or "(" in raw or re.search(r"\d[\s.\-]\d", raw):
             yield "Phone number", raw, match.start, match.end
 
@@ -419,7 +424,9 @@ def scan_fields(fields: Mapping[str, str], options: ScanOptions = DEFAULT_OPTION
     for d in scan_text(joined, "", options):
         for start, end, name in spans:
             if start <= d.start < end:
-                local = min(d.end, end) - start
+                if d.end > end:
+                    break  # straddles two fields: an artefact of joining them, not a finding
+                local = d.end - start
                 out.append(replace(d, field=name, start=d.start - start, end=local,
                                    line=_line_of(joined[start:end], d.start - start)))
                 break
