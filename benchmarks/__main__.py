@@ -1,8 +1,8 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
-``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and ``mcp`` reuse
-the vaults ``scale`` generates).
+``learn``, ``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and
+``mcp`` reuse the vaults ``scale`` generates).
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
 ``<kind>-latest.json``, and ``<kind>-latest.svg`` charts. Each JSON records the machine
@@ -28,7 +28,7 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first two are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "redteam")
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "redteam")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("what", choices=(*KINDS, "all"), nargs="?", default="all")
     run.add_argument("--sizes", default="10000,100000", help="vault sizes for scale (comma separated)")
     run.add_argument("--granularity", default="session,turn,hybrid", help="LoCoMo item granularities")
+    run.add_argument("--golden", default=None, help="learn: a golden set in the format of benchmarks/data/learn-golden.yaml")
     args = parser.parse_args(argv)
     from benchmarks.quality import run_cranfield, run_locomo
     from benchmarks.scale import run_scale
@@ -123,7 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.what in (kind, "all"):
             module = importlib.import_module(f"benchmarks.bench_{kind}")
             print(f"{kind}:")
-            module.main([])
+            if kind == "learn":
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                extra = ["--golden", args.golden] if args.golden else []
+                module.main([*extra, "--json", str(RESULTS / "learn-latest.json")])
+            else:
+                module.main([])
     return 0
 
 

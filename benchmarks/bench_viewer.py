@@ -121,6 +121,8 @@ def pages(data: synth.Synth, root: Path, rng: random.Random) -> dict[str, Callab
         "graph_top_150": lambda: "/graph.json",
         "search": lambda: f"/search?q={query()}",
         "conflicts": lambda: "/conflicts",
+        "proposals": lambda: "/proposals",
+        "stale": lambda: "/stale",
         "audit": lambda: "/audit",
         "merges": lambda: "/merges",
         "health": lambda: "/health",
@@ -183,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         client.get("/health")
         health.wait(600)
         report["doctor_s"] = round(time.perf_counter() - started, 2)
+        started = time.perf_counter()
+        client.get("/stale")
+        app.state.viewer.stale.wait(600)
+        report["stale_report_s"] = round(time.perf_counter() - started, 2)
         # Items page while a check runs (what a person sees right after a save).
         health.invalidate()
         during = [client.get("/items")[0] for _ in range(20)]

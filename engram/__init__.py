@@ -15,9 +15,11 @@ that implements each one::
 
 from engram.errors import (
     AlreadyExists,
+    BinaryFile,
     Busy,
     Conflict,
     EngramError,
+    FileTooLarge,
     Forbidden,
     FormatError,
     GitError,
@@ -27,6 +29,7 @@ from engram.errors import (
     SensitiveData,
     StorageError,
     UnknownKind,
+    UnsafeFile,
     VaultNotFound,
     VersionConflict,
 )
@@ -35,12 +38,14 @@ from engram.vault import CreateResult, Vault
 
 __all__ = [
     "AlreadyExists",
+    "BinaryFile",
     "Busy",
     "Conflict",
     "CreateResult",
     "Engram",
     "EngramError",
     "Evidence",
+    "FileTooLarge",
     "Forbidden",
     "FormatError",
     "GitError",
@@ -51,6 +56,7 @@ __all__ = [
     "StorageError",
     "Synapse",
     "UnknownKind",
+    "UnsafeFile",
     "Vault",
     "VaultNotFound",
     "VersionConflict",

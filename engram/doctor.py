@@ -2,8 +2,16 @@
 
 Checks (each problem has a stable ``code``):
 
-- ``unparseable`` — an item or synapse file that does not parse (broken YAML, not
-  UTF-8, binary). Never fixed automatically: a person must look; listings skip it.
+- ``unparseable`` — an item or synapse file that does not parse (broken YAML, YAML
+  aliases, not UTF-8). Never fixed automatically: a person must look; listings skip it.
+- ``unsafe-file`` — a symlink, FIFO, device or socket with an item or synapse name, or
+  a symlinked folder: engram reads only regular files inside the vault, so it is never
+  followed or opened. Not fixed automatically: replace the link with the file, or remove it.
+- ``oversize-file`` — an item or synapse file above the read limits (4 MiB per item file,
+  256 KiB of frontmatter, 1 MiB per synapse): refused before it is read.
+- ``binary-file`` — a ``.md`` or synapse file with NUL bytes: not text, not read.
+- ``bad-settings`` — ``engram.yaml`` could not be taken (not a regular file, too large,
+  not UTF-8, not valid YAML): commands that need a setting refuse until it is fixed.
 - ``duplicate-id`` — two files claim one id (a copied file). Fix: the copies whose path
   sorts later get new ids; the first keeps the id and its edges.
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
@@ -37,6 +45,7 @@ fix never tears a file and an interrupted ``--fix`` can simply be run again.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -45,12 +54,14 @@ from functools import partial
 from pathlib import Path
 
 from engram.errors import EngramError, GitError
+from engram.index.catalog import SKIP_DIRS
 from engram.items import derived, links, repair
 from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
 from engram.store.paths import id_suffix, item_relpath, slugify
+from engram.store.settings import SETTINGS_FILE
 from engram.team import authorship, conflicts
 from engram.team.gitstore import GitRepo
 from mergedriver import codec
@@ -92,7 +103,9 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     """Run every check; with ``fix``, apply the safe fixes in a sensible order."""
     state.refresh()
     problems: list[Problem] = []
+    problems += _bad_settings(state)
     problems += _unparseable(state)
+    problems += _linked_folders(state)
     problems += _duplicate_ids(state)
     problems += _synapse_problems(state)
     problems += _item_problems(state)
@@ -112,11 +125,53 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
     return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
 
 
+_BAD_CODES = {"bad": "unparseable", "unsafe": "unsafe-file", "oversize": "oversize-file", "binary": "binary-file"}
+
+
+def _bad_settings(state: VaultState) -> list[Problem]:
+    settings = state.settings
+    if settings.problem is None:
+        return []
+    return [Problem("bad-settings", SETTINGS_FILE, f"{SETTINGS_FILE} {settings.problem}", fixable=False)]
+
+
 def _unparseable(state: VaultState) -> list[Problem]:
     return [
-        Problem("unparseable", bad.path, f"cannot be read: {bad.error}", fixable=False)
+        Problem(_BAD_CODES.get(bad.kind, "unparseable"), bad.path, f"cannot be read: {bad.error}", fixable=False)
         for bad in state.index.bad_files()
     ]
+
+
+def _linked_folders(state: VaultState) -> list[Problem]:
+    """Symlinked folders in the visible tree: never entered, so nothing under them is indexed."""
+    problems = []
+    stack = [state.root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_symlink() and entry.is_dir():
+                    rel = Path(entry.path).relative_to(state.root).as_posix()
+                    problems.append(
+                        Problem(
+                            "unsafe-file",
+                            rel,
+                            "is a symbolic link to a folder; engram does not follow it, so "
+                            "nothing under it is indexed (move the folder into the vault instead)",
+                            fixable=False,
+                        )
+                    )
+            except OSError:
+                continue
+    return sorted(problems, key=lambda p: p.path)
 
 
 def _duplicate_ids(state: VaultState) -> list[Problem]:

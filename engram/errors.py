@@ -20,6 +20,9 @@ translated into this tree once, in the module that uses the library, and chained
      │    ├── VersionConflict                 update with a stale expected version
      │    └── AlreadyExists
      ├── FormatError                 exit 5   a file that is not valid engram format
+     │    ├── UnsafeFile                      not a regular file inside the vault (a symlink…)
+     │    ├── FileTooLarge                    above a read limit; refused before parsing
+     │    └── BinaryFile                      NUL bytes: not a text file
      ├── Busy                        exit 6   the vault lock could not be taken in time
      ├── StorageError                exit 7   the derived index or the file system failed
      ├── GitError                    exit 8   a git operation failed
@@ -119,13 +122,35 @@ class FormatError(EngramError):
     exit_code = 5
     code = "format_error"
 
+    hint_text = "Fix the file by hand (or restore it with git), then run `engram doctor`."
+
     def __init__(self, path: str, problem: str):
         self.path = path
         self.problem = problem
-        super().__init__(
-            f"{path}: {problem}.",
-            hint="Fix the file by hand (or restore it with git), then run `engram doctor`.",
-        )
+        super().__init__(f"{path}: {problem}.", hint=self.hint_text)
+
+
+class UnsafeFile(FormatError):
+    """A symlink, device, FIFO or folder where engram expects a file: never followed or read."""
+
+    code = "unsafe_file"
+    hint_text = (
+        "engram reads only regular files inside the vault: replace the link with the file "
+        "itself, or remove it, then run `engram doctor`."
+    )
+
+
+class FileTooLarge(FormatError):
+    """A file above engram's read limits; refused before it is parsed."""
+
+    code = "file_too_large"
+
+
+class BinaryFile(FormatError):
+    """A file with NUL bytes where engram expects text."""
+
+    code = "binary_file"
+    hint_text = "Restore the text with git (`git log -p -- FILE`), or move the file out of the vault."
 
 
 class Busy(EngramError):

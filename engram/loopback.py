@@ -5,6 +5,8 @@ host that is not 127.0.0.0/8, ``::1`` or ``localhost``, and :func:`bind` binds t
 before the server starts, so ``--port 0`` can pick a free port and the real one be
 printed. :func:`host_names` lists the names a request's ``Host`` and ``Origin`` may carry
 for a server listening at ``host:port`` — anything else is a DNS-rebinding attempt.
+:func:`check_token` refuses a bearer token that is empty (which would quietly mean "no
+authentication") or that cannot be sent in a header.
 Standard library only.
 """
 
@@ -32,6 +34,27 @@ def check_loopback(host: str) -> str:
         field="host",
         hint="Use 127.0.0.1 (the default); reach it from elsewhere through an SSH tunnel.",
     )
+
+
+def check_token(token: str | None, variable: str = "ENGRAM_MCP_TOKEN") -> str | None:
+    """``token`` if it can be sent as a bearer token; None stays None; else InvalidInput
+    (``variable`` is the environment variable the hint names)."""
+    if token is None:
+        return None
+    if not token.strip():
+        raise InvalidInput(
+            "the bearer token is empty, which would serve the vault without authentication.",
+            field="token",
+            hint=f"Set {variable} to a long random value (e.g. `openssl rand -hex 32`), "
+            "or unset it to serve without a token.",
+        )
+    if not all("!" <= ch <= "~" for ch in token):
+        raise InvalidInput(
+            "the bearer token must be printable ASCII without spaces.",
+            field="token",
+            hint="Use e.g. `openssl rand -hex 32`.",
+        )
+    return token
 
 
 def host_names(host: str) -> set[str]:

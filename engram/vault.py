@@ -23,9 +23,23 @@ from engram.items import importer, links, quarantine, reading, repair, writing
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
+from engram.lifecycle import feedback as lc_feedback
+from engram.lifecycle import (
+    forgetting,
+    freshness,
+    learning,
+    maintenance,
+    resolve,
+    review,
+    succession,
+)
+from engram.lifecycle import lineage as lc_lineage
+from engram.lifecycle import proposals as lc_proposals
+from engram.lifecycle import skills as lc_skills
 from engram.recall import usage
 from engram.recall.search import search as recall_search
 from engram.team import conflicts as merge_conflicts
+from engram.team import history as team_history
 from engram.team import mergelog, setup
 from engram.team.sync import sync as team_sync
 
@@ -97,14 +111,14 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    history = delegate(reading.history)  # this machine's audit entries (see timeline)
     browse = delegate(reading.browse)  # a sorted page and the total, for tables
     census = delegate(reading.census)
     derived_section = delegate(reading.derived_section)
     activity = delegate(reading.activity)  # the audit log, newest first
-    history = delegate(reading.history)
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)
-    create = delegate(writing.create)
+    create = delegate(learning.create)  # a near match becomes a learn decision
     update = delegate(writing.update)
     delete = delegate(writing.delete)
     import_records = delegate(importer.import_records)
@@ -120,12 +134,36 @@ class Vault:
     search = delegate(recall_search)
     flush_usage = delegate(usage.flush)
 
+    # learning and lifecycle — engram.lifecycle.*
+    learn = delegate(learning.learn)
+    feedback = delegate(lc_feedback.feedback)
+    fold = delegate(lc_feedback.fold)  # usage and feedback journals into frontmatter
+    supersede = delegate(succession.supersede)
+    lineage = delegate(lc_lineage.lineage)
+    archive = delegate(forgetting.archive)
+    forget = delegate(forgetting.forget)
+    restore = delegate(forgetting.restore)
+    purge = delegate(forgetting.purge)
+    verify_entry = delegate(freshness.verify_entry)
+    upgrade_verification = delegate(freshness.upgrade_verification)
+    stale_report = delegate(freshness.stale_report)
+    contradiction_resolve = delegate(resolve.contradiction_resolve)
+    maintain = delegate(maintenance.maintain)
+    proposals = delegate(lc_proposals.list_proposals)
+    proposal = delegate(lc_proposals.get_proposal)
+    accept = delegate(review.accept)
+    dismiss = delegate(review.dismiss)
+    create_skill = delegate(lc_skills.create_skill)
+    skills = delegate(lc_skills.skills)
+    find_skill = delegate(lc_skills.find_skill)
+
     # trust — engram.items.quarantine, engram.items.reading (the audit log)
     quarantined = delegate(quarantine.listing)
     release = delegate(quarantine.release)
     audit = delegate(reading.audit_entries)
 
-    # sharing — engram.team.sync / .conflicts
+    # sharing — engram.team.sync / .conflicts / .history
+    timeline = delegate(team_history.history)  # audit entries and the file's git log
     sync = delegate(team_sync)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)

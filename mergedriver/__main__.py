@@ -16,6 +16,11 @@ Contract:
   because git keeps all three versions in its index until the conflict is resolved;
 - exit 2: wrong arguments; a usage message on stderr and nothing written.
 
+Inputs are bounded: a side larger than :data:`MAX_INPUT_BYTES` is not read at all (exit
+1, ours unchanged), and sides above the codec's limits, or with YAML aliases, are merged
+as text (:mod:`mergedriver.codec`), so a hostile file from a peer costs a conflict, never
+a driver that runs for minutes.
+
 ``%A`` is replaced atomically (a temp file in the same folder, then a rename), so it is
 never left truncated. Each merge appends a record to the vault's
 ``.engram/merges.jsonl``; a record that cannot be written never fails the merge.
@@ -41,6 +46,11 @@ USAGE = (
 )
 
 
+#: The largest side the driver reads (structured merges stop far below, at the codec's
+#: limits; between the two, git's own text merge runs).
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
 class _Usage(Exception):
     pass
 
@@ -62,8 +72,14 @@ def _parse_args(args: list[str]) -> tuple[Path, Path, Path, int, str]:
 
 def _read(path: Path, which: str) -> bytes:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_INPUT_BYTES:
+                raise OSError(f"{which} is {size:,} bytes, over the {MAX_INPUT_BYTES:,} the driver reads")
+            return handle.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
+        if exc.errno is None:
+            raise
         raise OSError(f"cannot read {which} ({path}): {exc.strerror or exc}") from exc
 
 

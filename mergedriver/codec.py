@@ -16,6 +16,11 @@ Design and invariants:
   one canonical instant form (``2026-06-21T10:30:00.000Z``); ``yes``/``no``/``on``/``off``
   stay strings; a number in a known string field keeps its source text (``1.10`` stays
   ``"1.10"``); sexagesimal and octal forms are not numbers.
+- Reading is bounded: a file above :data:`MAX_ITEM_BYTES` / :data:`MAX_SYNAPSE_BYTES`, or
+  frontmatter above :data:`MAX_FRONTMATTER_BYTES`, is refused (:class:`TooLarge`) before
+  any YAML is parsed, a file with NUL bytes is :class:`BinaryData`, and YAML aliases and
+  deep nesting are refused (:mod:`mergedriver.yamlio`). Files arrive from teammates
+  through git: one hostile file must cost a clone an error, never a hang.
 - The ``## Synapses (derived)`` section is regenerated from synapse files and is never
   part of the content: it is excluded from ``contentHash`` and ``contentSize``. Text a
   person wrote below that section is kept and moved above it on the next write.
@@ -42,6 +47,7 @@ from mergedriver.yamlio import (
     Number,
     dump_mapping,
     dump_yaml,
+    key_text,
     load_raw,
     load_yaml,
 )
@@ -50,8 +56,14 @@ __all__ = [
     "DERIVED_HEADING",
     "ENGRAM_KEYS",
     "EVIDENCE_KEYS",
+    "MAX_FRONTMATTER_BYTES",
+    "MAX_ITEM_BYTES",
+    "MAX_SYNAPSE_BYTES",
+    "PROPOSAL_KEYS",
     "SYNAPSE_KEYS",
+    "BinaryData",
     "CodecError",
+    "TooLarge",
     "canonical_content",
     "content_hash",
     "dump_yaml",
@@ -61,12 +73,42 @@ __all__ = [
     "normalize_engram_meta",
     "normalize_synapse",
     "parse_engram",
+    "parse_proposal",
     "parse_synapse",
     "parse_time",
     "render_engram",
+    "render_proposal",
     "render_synapse",
     "split_derived",
 ]
+
+
+# --------------------------------------------------------------------------- limits
+
+#: The largest item file read: 1 MB of content (the write limit) leaves room for the
+#: frontmatter and a derived section of thousands of links.
+MAX_ITEM_BYTES = 4 * 1024 * 1024
+#: The largest frontmatter read (summaries are at most 2,000 characters).
+MAX_FRONTMATTER_BYTES = 256 * 1024
+#: The largest synapse file read (thousands of evidence entries).
+MAX_SYNAPSE_BYTES = 1024 * 1024
+
+
+class TooLarge(CodecError):
+    """Input above a read limit; refused before parsing."""
+
+
+class BinaryData(CodecError):
+    """Input with NUL bytes: not a text file."""
+
+
+def check_size(size: int, limit: int, what: str = "the file", unit: str = "bytes") -> None:
+    """Raise :class:`TooLarge` when ``size`` exceeds ``limit``."""
+    if size > limit:
+        raise TooLarge(
+            f"{what} is {size:,} {unit}; engram reads at most {limit:,} "
+            "(split the item, or move the large part out of the vault)"
+        )
 
 
 # --------------------------------------------------------------------------- schema
@@ -102,12 +144,20 @@ ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("reinforcementScore", NUMBER),
     ("lastRetrievedAt", TIME),
     ("lastEffectiveAt", TIME),
+    ("lastFailedAt", TIME),
     ("lastVerifiedAt", TIME),
     ("validWhile", ANY),
     ("source", ANY),
     ("activatedAt", TIME),
     ("deactivatedAt", TIME),
     ("supersededBy", TEXT),
+    # Lifecycle (engram.lifecycle): the situation a lesson holds in, what it superseded or
+    # absorbed, a skill's ordered steps and its preconditions, verification events.
+    ("situation", TEXT),
+    ("provenance", ANY),
+    ("steps", ANY),
+    ("preconditions", TEXTS),
+    ("verifications", ANY),
     # Set by the merge: conflicts it kept or refused, listed until a person resolves them.
     ("mergeConflicts", TEXTS),
 )
@@ -125,6 +175,25 @@ SYNAPSE_KEYS: tuple[tuple[str, str], ...] = (
     ("updatedBy", TEXT),
     ("updatedAt", TIME),
     ("retrievalWeight", NUMBER),
+)
+
+#: Known keys of a proposal file (``proposals/<kind>/prop-<hash16>.yaml``), in canonical order.
+PROPOSAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("id", TEXT),
+    ("kind", TEXT),
+    ("status", TEXT),
+    ("title", TEXT),
+    ("reason", TEXT),
+    ("targets", TEXTS),
+    ("payload", ANY),
+    ("score", NUMBER),
+    ("createdBy", TEXT),
+    ("createdAt", TIME),
+    ("updatedBy", TEXT),
+    ("updatedAt", TIME),
+    ("decidedBy", TEXT),
+    ("decidedAt", TIME),
+    ("note", TEXT),
 )
 
 #: Known keys of one synapse evidence entry, in canonical order.
@@ -255,7 +324,7 @@ def _normalize_any(value: Any) -> Any:
             return value
         return round(value, 6) + 0.0
     if isinstance(value, dict):
-        return {str(k): _normalize_any(v) for k, v in value.items()}
+        return {k: _normalize_any(v) for k, v in _text_keys(value).items()}
     if isinstance(value, list):
         return [_normalize_any(v) for v in value]
     if isinstance(value, (datetime, date)):
@@ -273,8 +342,23 @@ def _normalize(
         if key in raw and raw[key] is not None:
             out[key] = _normalize_value(key, kind, raw[key])
     known = {key for key, _ in schema}
-    for key in sorted(str(k) for k in raw if str(k) not in known):
-        out[key] = _normalize_any(raw[key])
+    rest = [k for k in raw if k not in known]  # usually a few text keys, or none
+    if rest:
+        extra = _text_keys({k: raw[k] for k in rest})
+        for key in sorted(extra):
+            out[key] = _normalize_any(extra[key])
+    return out
+
+
+def _text_keys(raw: Mapping[Any, Any]) -> dict[str, Any]:
+    """``raw`` with text keys; two keys that read as one text (``~`` and ``'null'``) are refused
+    rather than one silently dropped."""
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        key = key_text(k)
+        if key in out:
+            raise CodecError(f"the key {key!r} appears twice")
+        out[key] = v
     return out
 
 
@@ -377,8 +461,8 @@ def content_hash(content: str) -> str:
 def _decode(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if b"\x00" in data[:8192]:
-        raise CodecError("binary data, not a text file")
+    if b"\x00" in data:
+        raise BinaryData("binary data (NUL bytes), not a text file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -407,7 +491,9 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def parse_engram(data: bytes) -> tuple[dict[str, Any], str, str]:
     """Parse engram bytes into (canonical meta, content, derived section lines)."""
+    check_size(len(data), MAX_ITEM_BYTES)
     front, body = split_frontmatter(_decode(data))
+    check_size(len(front), MAX_FRONTMATTER_BYTES, "the frontmatter", "characters")
     raw = load_raw(front) if front.strip() else {}
     if not isinstance(raw, dict):
         raise CodecError("frontmatter must be a YAML mapping of keys to values")
@@ -429,6 +515,7 @@ def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable
 
 def parse_synapse(data: bytes) -> dict[str, Any]:
     """Parse synapse YAML bytes into the canonical mapping."""
+    check_size(len(data), MAX_SYNAPSE_BYTES)
     raw = load_raw(_decode(data))
     if not isinstance(raw, dict):
         raise CodecError("a synapse file must be a YAML mapping")
@@ -440,3 +527,25 @@ def render_synapse(data: Mapping[str, Any]) -> bytes:
     out = _mark_instants(normalize_synapse(data), SYNAPSE_KEYS)
     out["evidence"] = [_mark_instants(e, EVIDENCE_KEYS) for e in out["evidence"]]
     return dump_mapping(out).encode("utf-8")
+
+
+def normalize_proposal(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Canonical proposal mapping: typed known keys in order, unknown keys sorted."""
+    data = _normalize(raw, PROPOSAL_KEYS, "proposal")
+    for key in ("id", "kind", "status"):
+        if not data.get(key):
+            raise CodecError(f"proposal has no {key!r}")
+    return data
+
+
+def parse_proposal(data: bytes) -> dict[str, Any]:
+    """Parse proposal YAML bytes into the canonical mapping."""
+    raw = load_raw(_decode(data))
+    if not isinstance(raw, dict):
+        raise CodecError("a proposal file must be a YAML mapping")
+    return normalize_proposal(raw)
+
+
+def render_proposal(data: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a proposal file."""
+    return dump_mapping(_mark_instants(normalize_proposal(data), PROPOSAL_KEYS)).encode("utf-8")

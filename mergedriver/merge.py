@@ -7,6 +7,7 @@
   frontmatter field by field (:mod:`mergedriver.fields`), content line by line and the
   derived link section as a set (:mod:`mergedriver.body`);
 - a synapse (``…/synapses/<kind>/*.yaml``) → :func:`merge_synapse`;
+- a proposal (``…/proposals/<kind>/*.yaml``) → :func:`merge_proposal`;
 - anything else → :func:`merge_text`, git's own line merge (``git merge-file``).
 
 An engram or synapse side that does not parse — or two sides that are different items —
@@ -48,6 +49,7 @@ __all__ = [
     "kind_of",
     "merge_engram",
     "merge_file",
+    "merge_proposal",
     "merge_synapse",
     "merge_text",
 ]
@@ -55,7 +57,7 @@ __all__ = [
 #: The frontmatter list that flags an item for review after a merge kept a conflict.
 CONFLICTS_KEY = "mergeConflicts"
 
-ENGRAM, SYNAPSE, TEXT = "engram", "synapse", "text"
+ENGRAM, SYNAPSE, PROPOSAL, TEXT = "engram", "synapse", "proposal", "text"
 _COMPUTED = ("version", "contentHash", "contentSize")
 
 
@@ -125,6 +127,8 @@ def kind_of(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> str:
     parts = path.replace("\\", "/").split("/")
     if parts[-1].endswith(".yaml") and len(parts) >= 3 and parts[-3] == "synapses":
         return SYNAPSE  # synapses/<kind>/<id>.yaml, under a vault folder or not
+    if parts[-1].endswith(".yaml") and len(parts) >= 3 and parts[-3] == "proposals":
+        return PROPOSAL
     if (parts[-1].endswith(".md") or not path) and any(
         _looks_like_engram(side) for side in (base, ours, theirs)
     ):
@@ -146,6 +150,8 @@ def merge_file(
     try:
         if kind == ENGRAM:
             return merge_engram(base, ours, theirs, path)
+        if kind == PROPOSAL:
+            return merge_proposal(base, ours, theirs, path)
         return merge_synapse(base, ours, theirs, path)
     except Unmergeable as exc:
         text = merge_text(base, ours, theirs, marker_size)
@@ -167,6 +173,18 @@ ENGRAM_RULES: dict[str, Rule] = {
     "confidence": _R.unit,
     "tags": _R.as_set,
     CONFLICTS_KEY: _R.as_set,
+    # Lifecycle lists: what an item superseded or absorbed, and verification events, are
+    # records that only grow; preconditions are a set. A skill's steps are an ordered
+    # procedure: a union of two edits would interleave two procedures, so it is one value.
+    "provenance": _R.as_set,
+    "verifications": _R.as_set,
+    "preconditions": _R.as_set,
+    "steps": _R.scalar,
+    "situation": _R.scalar,
+    # Two clones that superseded one item with two different lessons: either successor
+    # is right for the merge, and `engram sync` then makes the newer the current one
+    # (engram.lifecycle.succession.settle_heads), so this is no conflict to flag.
+    "supersededBy": _R.quiet,
     # The domain is a folder path, not a bag of tags: a union of two moves would name a
     # folder nobody chose, so it is one value.
     "domainTags": _R.scalar,
@@ -355,6 +373,71 @@ def merge_synapse(base: bytes | None, ours: bytes, theirs: bytes, path: str = ""
     merged.setdefault("evidence", [])
     data = codec.render_synapse(merged)
     return MergeResult(data, True, not fm.notes, SYNAPSE, fm.strategies, tuple(fm.notes))
+
+
+# --------------------------------------------------------------------------- proposals
+
+#: A decision outranks no decision, and an accepted proposal (its change is made) outranks
+#: a dismissed one: a merge cannot un-make a change, so it says so.
+DECISION_RANK = {"open": 0, "dismissed": 1, "accepted": 2}
+_DECISION = ("status", "decidedBy", "decidedAt", "note")
+
+
+def _merge_decision(fm: FieldMerge, name: str, b: Any, o: Any, t: Any) -> Any:
+    fm.strategies[name] = "decision"
+    return max((o, t), key=lambda v: (DECISION_RANK.get(str(v), -1), str(v)))
+
+
+PROPOSAL_RULES: dict[str, Rule] = {
+    "id": _R.immutable,
+    "kind": _R.immutable,
+    "createdAt": _R.immutable,
+    "createdBy": _R.immutable,
+    "status": _merge_decision,
+    "targets": _R.as_set,
+    "updatedAt": _R.later,
+    "decidedAt": _R.later,
+    "updatedBy": _R.quiet,
+    "decidedBy": _R.quiet,
+}
+
+
+def _parse_proposal(data: bytes, which: str) -> dict[str, Any]:
+    try:
+        return codec.parse_proposal(data)
+    except codec.CodecError as exc:
+        raise Unmergeable(f"{which} is not a valid proposal file: {exc}") from None
+
+
+def merge_proposal(base: bytes | None, ours: bytes, theirs: bytes, path: str = "") -> MergeResult:
+    """Merge three versions of a proposal file. Raises :class:`Unmergeable` on bad input.
+
+    Field by field like a synapse; the decision (``status`` with who decided, when and
+    why) comes whole from the side whose status ranks higher (:data:`DECISION_RANK`).
+    """
+    trivial = _trivial(base or None, ours, theirs)
+    if trivial is not None:
+        return trivial
+    o, t = _parse_proposal(ours, "ours"), _parse_proposal(theirs, "theirs")
+    if o["id"] != t["id"]:
+        raise Unmergeable("the two sides are different proposals (ids differ)")
+    b = _parse_proposal(base, "base") if base else None
+    if b is not None and b["id"] != o["id"]:
+        b = None
+    sides = [
+        Side(str(d.get("updatedAt", d.get("createdAt", ""))), str(d.get("updatedBy", "")), raw)
+        for d, raw in ((o, ours), (t, theirs))
+    ]
+    fm = FieldMerge(sides[0], sides[1], has_base=b is not None)
+    merged = fm.mapping(b, o, t, PROPOSAL_RULES)
+    if o.get("status") != t.get("status"):
+        decider = o if merged.get("status") == o.get("status") else t
+        for key in _DECISION[1:]:
+            merged.pop(key, None)
+            if key in decider:
+                merged[key] = decider[key]
+    data = codec.render_proposal(merged)
+    return MergeResult(data, True, not fm.notes, PROPOSAL, fm.strategies, tuple(fm.notes))
 
 
 # --------------------------------------------------------------------------- text

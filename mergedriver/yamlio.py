@@ -6,6 +6,12 @@ keep their source text (:class:`Number`) until the schema says what a field hold
 engram writes take a line-by-line reader (:func:`fast_mapping`) that yields exactly what
 the loader would, about ten times faster; any other shape goes to the loader.
 
+Bounds: YAML is read from files teammates push, so reading is bounded. Aliases
+(``*name``) are refused — a 600-byte "billion laughs" document expands to gigabytes once
+anything walks it — and so is nesting deeper than :data:`MAX_DEPTH`; libyaml itself stops
+at 1,000 levels, but recursive walks of the result would not. The caller caps the input
+size (:mod:`mergedriver.codec`), so the work per file is linear in a bounded input.
+
 Writing: block style, lists indented under their key, nothing folded; strings YAML 1.1
 would misread are quoted, canonical instants (:class:`Instant`) are written plain as
 Co-Engram writes them. :func:`dump_mapping` writes simple entries directly and hands the
@@ -57,8 +63,25 @@ class Number(str):
             return float(text)
 
 
+#: The deepest nesting of mappings and lists a document may have (frontmatter is flat;
+#: ``source`` or ``validWhile`` hold a level or two).
+MAX_DEPTH = 64
+
+
 class Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """Safe loader with YAML 1.2-like implicit typing and no timestamp guessing."""
+    """Safe loader with YAML 1.2-like implicit typing, no timestamp guessing, no aliases."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # A node is constructed twice only when an alias refers to it again: refuse it
+        # here, before anything can expand the shared structure.
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                "YAML aliases (*name) are not allowed (write the value out); the value "
+                "an alias repeats is",
+                node.start_mark,
+            )
+        return super().construct_object(node, deep)
 
 
 # Only null, true/false and decimal numbers are resolved implicitly; everything else a
@@ -222,11 +245,29 @@ def load_raw(text: str) -> Any:
     if fast is not None:
         return fast
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise CodecError(f"invalid YAML: {_yaml_problem(exc)}") from exc
     except RecursionError as exc:  # absurdly nested input
         raise CodecError("invalid YAML: nesting too deep") from exc
+    _check_depth(data)
+    return data
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (iteratively: the walk itself must not recurse)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise CodecError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in children)
 
 
 def dump_yaml(data: Any) -> str:
@@ -307,12 +348,23 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return str(problem)
 
 
+def key_text(key: Any) -> str:
+    """A mapping key as text, spelled as YAML spells it (``null``, ``true``, ``1.5``)."""
+    if isinstance(key, str):
+        return str(key)  # drops the Number marker, keeps the source text
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
 def _plain(value: Any) -> Any:
     """Turn loader output into plain Python values (numbers become int/float)."""
     if isinstance(value, Number):
         return value.value()
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+        return {key_text(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value

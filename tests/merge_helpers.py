@@ -148,6 +148,8 @@ def side_of(draw: st.DrawFn, base_meta: dict[str, Any], base_lines: list[str], b
         changes["lastRetrievedAt"] = draw(st.sampled_from(TIMES))
     if draw(st.booleans()):
         changes["extraNote"] = draw(st.sampled_from(("x", "y", {"k": 1}, [1, 2])))
+    if draw(st.booleans()):
+        changes.update(draw(lifecycle_edits(base_meta)))
     lines = draw(edited_lines(base_lines)) if draw(st.booleans()) else base_lines
     links = draw(st.lists(st.sampled_from(LINKS), unique=True)) if draw(st.booleans()) else base_links
     if changes or lines != base_lines or links != base_links:
@@ -155,6 +157,56 @@ def side_of(draw: st.DrawFn, base_meta: dict[str, Any], base_lines: list[str], b
         changes["updatedAt"] = draw(st.sampled_from(TIMES))
         changes["version"] = base_meta["version"] + 1
     return engram(text(lines), sorted(links), **{**base_meta, **changes})
+
+
+SITUATIONS = ("deploying to staging", "on a cold cache", "during a migration")
+PROVENANCE = tuple(
+    {"action": action, "id": f"01J8ZQ3K5P7R2V8Y3M4N6ZH0W{c}", "version": v, "by": by, "at": at}
+    for action, c, v, by, at in (
+        ("supersede", "A", 1, "alice", TIMES[0]), ("absorb", "B", 2, "bob", TIMES[1]),
+        ("supersede", "C", 3, "carol", TIMES[2]),
+    )
+)
+STEPS = (("check the lock", "run pg_repack"), ("run pg_repack",), ("check the lock", "wait", "wait", "retry"))
+PRECONDITIONS = ("table is bloated", "replica is healthy", "off-peak hours")
+VERIFICATIONS = tuple(
+    {"at": at, "by": by, "from": a, "to": b, "note": "checked"}
+    for at, by, a, b in (
+        (TIMES[0], "alice", "unverified", "plausible"), (TIMES[3], "bob", "plausible", "verified"),
+        (TIMES[4], "carol", "verified", "stale"),
+    )
+)
+
+
+@st.composite
+def lifecycle_edits(draw: st.DrawFn, base_meta: dict[str, Any]) -> dict[str, Any]:
+    """Edits to the lifecycle fields: situation, provenance, steps, preconditions,
+    verification events, failure counts and times, succession."""
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        out["situation"] = draw(st.sampled_from(SITUATIONS))
+    if draw(st.booleans()):
+        out["provenance"] = draw(st.lists(st.sampled_from(PROVENANCE), unique_by=lambda p: p["id"], max_size=3))
+    if draw(st.booleans()):
+        out["steps"] = list(draw(st.sampled_from(STEPS)))
+    if draw(st.booleans()):
+        out["preconditions"] = draw(st.lists(st.sampled_from(PRECONDITIONS), unique=True, max_size=3))
+    if draw(st.booleans()):
+        out["verifications"] = draw(st.lists(st.sampled_from(VERIFICATIONS), unique_by=lambda v: v["at"], max_size=3))
+    if draw(st.booleans()):
+        out["failedUses"] = base_meta["failedUses"] + draw(st.integers(1, 3))
+        out["lastFailedAt"] = draw(st.sampled_from(TIMES))
+    if draw(st.booleans()):
+        out["effectiveRetrievals"] = base_meta["effectiveRetrievals"] + draw(st.integers(1, 3))
+        out["lastEffectiveAt"] = draw(st.sampled_from(TIMES))
+    if draw(st.booleans()):
+        out["status"] = draw(st.sampled_from(("superseded", "frozen", "forgotten")))
+        out["supersededBy"] = draw(st.sampled_from(("01J8ZQ7TRY9F8G7H6J5K4L3M2N", "01J8ZQ7TRY9F8G7H6J5K4L3M2P")))
+        out["deactivatedAt"] = draw(st.sampled_from(TIMES))
+    if draw(st.booleans()):
+        out["verificationStatus"] = draw(st.sampled_from(("plausible", "verified", "disputed", "stale")))
+        out["lastVerifiedAt"] = draw(st.sampled_from(TIMES))
+    return out
 
 
 @st.composite
@@ -188,3 +240,54 @@ def synapse_triples(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
         )
 
     return synapse(base_ev), side(), side()
+
+
+PROPOSAL_ID = "prop-3f9a0c1d2e4b5a6c"
+
+
+def proposal(**changes: Any) -> bytes:
+    data: dict[str, Any] = {
+        "id": PROPOSAL_ID,
+        "kind": "archive",
+        "status": "open",
+        "title": "Archive the item",
+        "reason": "failed 3 of 3 uses",
+        "targets": [ITEM_ID],
+        "payload": {"status": "frozen"},
+        "score": 1.0,
+        "createdBy": "maintenance",
+        "createdAt": T0,
+        "updatedBy": "maintenance",
+        "updatedAt": T0,
+    }
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return codec.render_proposal(data)
+
+
+@st.composite
+def proposal_triples(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    """(base, ours, theirs) for one proposal: decided, re-scored, retargeted, noted."""
+
+    def side() -> bytes:
+        changes: dict[str, Any] = {}
+        if draw(st.booleans()):
+            changes["status"] = draw(st.sampled_from(("open", "accepted", "dismissed")))
+            changes["decidedBy"] = draw(st.sampled_from(AUTHORS))
+            changes["decidedAt"] = draw(st.sampled_from(TIMES))
+            changes["note"] = draw(st.sampled_from(("looks right", "not yet", "keep it")))
+        if draw(st.booleans()):
+            changes["score"] = draw(st.sampled_from((0.5, 0.8)))
+        if draw(st.booleans()):
+            changes["targets"] = [ITEM_ID, *draw(st.lists(st.sampled_from(("01J8ZQ7TRY9F8G7H6J5K4L3M2N", "01K0")), unique=True))]
+        if draw(st.booleans()):
+            changes["reason"] = draw(st.sampled_from(("failed 4 of 4 uses", "unused for 200 days")))
+        if changes:
+            changes["updatedAt"] = draw(st.sampled_from(TIMES))
+            changes["updatedBy"] = draw(st.sampled_from(AUTHORS))
+        return proposal(**changes)
+
+    return proposal(), side(), side()

@@ -66,7 +66,7 @@ def test_global_options_are_documented() -> None:
 
 def test_format_doc_lists_every_key_kind_and_value() -> None:
     text = (DOCS / "format.md").read_text(encoding="utf-8")
-    for key, _ in codec.ENGRAM_KEYS + codec.SYNAPSE_KEYS + codec.EVIDENCE_KEYS:
+    for key, _ in codec.ENGRAM_KEYS + codec.SYNAPSE_KEYS + codec.EVIDENCE_KEYS + codec.PROPOSAL_KEYS:
         assert f"`{key}`" in text, key
     for family, kinds in SYNAPSE_FAMILIES.items():
         assert family in text

@@ -25,7 +25,7 @@ from engram.cli._common import AppContext
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = ("items", "maintenance", "serve", "search", "gitcmds", "viewer", "trust")
+COMMAND_MODULES = ("items", "maintenance", "serve", "search", "gitcmds", "viewer", "lifecycle", "trust")
 
 
 class EngramGroup(click.Group):

@@ -89,8 +89,10 @@ def add(
     """Add an item and print its id.
 
     Identical knowledge is not written twice: the original is reinforced and its id is
-    printed (DUPLICATE). Near-identical knowledge writes nothing and prints the
-    candidate's id (UPDATE) so you can update it instead; --no-dedupe forces a new item.
+    printed (DUPLICATE). A near-identical item is never overwritten: the new text is a
+    learn decision (see `engram learn`) — reinforced (DUPLICATE), appended after the
+    original's text (EXTENDED), superseding it (SUPERSEDED), a disputed draft
+    (DISPUTED), or a new item linked to it (NEW). --no-dedupe forces a new item.
 
     \b
     Examples:
@@ -120,6 +122,8 @@ def add(
                 "id": result.id,
                 "path": result.item.path,
                 "similarity": result.similarity,
+                "related": result.related,
+                "note": result.note,
             }
         )
         return
@@ -132,14 +136,10 @@ def add(
         )
     elif result.item.visibility == "private" and visibility != "private":
         click.echo(f"stored private ({result.item.path}): it holds data the trust settings keep off shared files.", err=True)
-    if result.outcome == "DUPLICATE":
+    if result.note:
+        click.echo(f"{result.outcome.lower()}: {result.note}", err=True)
+    elif result.outcome == "DUPLICATE":
         click.echo(f"duplicate of {result.item.path}: reinforced it, wrote nothing new.", err=True)
-    elif result.outcome == "UPDATE":
-        click.echo(
-            f"near-identical ({result.similarity:.0%}) to {result.item.path}: nothing written. "
-            f"Update it with `engram update {result.id} ...`, or add --no-dedupe.",
-            err=True,
-        )
 
 
 @click.command()
@@ -399,24 +399,30 @@ def synapses(vault: Vault, ref: str | None, kind: str | None, direction: str, as
 @json_option
 @pass_vault
 def history(vault: Vault, ref: str, as_json: bool) -> None:
-    """Show the audit trail of one item (who changed what, when, which version).
+    """Show one item's history: this machine's audit trail (who changed what, when,
+    which version) and the git commits of its file, teammates' merged changes included.
 
     \b
     Example:
       engram history 01J8ZQ3K
     """
-    entries = vault.history(ref)
+    found = vault.timeline(ref)
     if as_json:
-        emit_json({"entries": [json.loads(e.to_json()) for e in entries]})
+        emit_json({"entries": [json.loads(e.to_json()) for e in found.audit], **found.to_json()})
         return
-    for e in entries:
+    for e in found.audit:
         versions = f"v{e.old_version}→v{e.new_version}" if e.old_version else f"v{e.new_version}"
         fields = f" ({', '.join(e.fields)})" if e.fields else ""
-        click.echo(f"{e.at}  {e.actor:<12} {e.action:<9} {versions}{fields}")
+        note = f" — {e.note}" if e.note else ""
+        click.echo(f"{e.at}  {e.actor:<12} {e.action:<9} {versions}{fields}{note}")
+    if found.commits:
+        click.echo("git:")
+        for c in found.commits:
+            click.echo(f"{c.at}  {c.author:<12} {c.sha[:10]}  {c.subject}")
 
 
 @click.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"), default="-")
+@click.argument("file", type=click.File("rb"), default="-")
 @click.option("--format", "fmt", type=click.Choice(["auto", "json", "jsonl"]), default="auto", show_default=True)
 @click.option("--domain", "-d", default="", metavar="A/B", help="Domain for records that name none.")
 @click.option("--dry-run", is_flag=True, help="Validate every record; write nothing.")
@@ -434,10 +440,11 @@ def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_js
     Example:
       engram import decisions.jsonl --domain team/decisions
     """
-    from engram.items.importer import parse_records
+    from engram.items.importer import decode, parse_records
 
-    origin = Path(file.name).name if file.name not in ("-", "<stdin>") else "stdin"
-    records = parse_records(file.read(), fmt)
+    name = getattr(file, "name", "-")
+    origin = Path(name).name if isinstance(name, str) and name not in ("-", "<stdin>") else "stdin"
+    records = parse_records(decode(file.read()), fmt)
     report = vault.import_records(records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
     if as_json:
         emit_json(

@@ -164,22 +164,26 @@ def paths(vault: Vault, domain: str | None, depth: int | None, include_hidden: b
 @json_option
 @pass_vault
 def flush(vault: Vault, as_json: bool) -> None:
-    """Fold journaled search retrievals into the items' frontmatter (one batch).
+    """Fold journaled search retrievals and feedback into the items' frontmatter (one batch).
 
-    Searches never rewrite Markdown; they journal retrievals under .engram/. This writes
-    retrievalCount and lastRetrievedAt (no version bump). `engram sync` runs it too.
+    Searches and feedback never rewrite Markdown; they journal under .engram/. This
+    writes retrievalCount, lastRetrievedAt, importance and the feedback counters (no
+    version bump). `engram sync` runs it too.
 
     \b
     Example:
       engram flush
     """
-    stats = vault.flush_usage()
+    folded = vault.fold()
+    stats = folded.usage
     if as_json:
-        emit_json({"items": stats.items, "retrievals": stats.retrievals, "missing": stats.missing})
+        emit_json({"items": stats.items, "retrievals": stats.retrievals, "missing": stats.missing,
+                   "feedback": {"items": folded.items, "entries": folded.feedback, "missing": folded.missing}})
     else:
         click.echo(
             f"folded {stats.retrievals} retrieval(s) into {stats.items} item(s)"
             + (f"; {stats.missing} no longer exist" if stats.missing else "")
+            + (f"; {folded.feedback} feedback entr(ies) into {folded.items} item(s)" if folded.feedback else "")
         )
 
 

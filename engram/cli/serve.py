@@ -23,6 +23,14 @@ from engram.mcp.profiles import PROFILES
     help="Require 'Authorization: Bearer TOKEN' (--http). Prefer the ENGRAM_MCP_TOKEN variable.",
 )
 @click.option(
+    "--request-timeout",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Close an HTTP connection whose request takes longer to arrive (--http).",
+)
+@click.option(
     "--profile",
     type=click.Choice(PROFILES),
     default=None,
@@ -30,7 +38,10 @@ from engram.mcp.profiles import PROFILES
     "mcp.profile setting, else standard).",
 )
 @click.pass_obj
-def serve(app: AppContext, use_http: bool, host: str, port: int, token: str | None, profile: str | None) -> None:
+def serve(
+    app: AppContext, use_http: bool, host: str, port: int, token: str | None, request_timeout: float,
+    profile: str | None,
+) -> None:
     """Run the MCP server: the vault as tools for an AI agent.
 
     Over stdio by default (one process per agent session; several may share a vault).
@@ -43,20 +54,33 @@ def serve(app: AppContext, use_http: bool, host: str, port: int, token: str | No
       claude mcp add engram -- engram serve --vault ~/team-memory
       ENGRAM_MCP_TOKEN=s3cret engram --vault ~/team-memory serve --http --port 8765
     """
-    from engram.mcp.http import check_loopback, serve_http
+    from engram.mcp.http import check_loopback, check_token, serve_http
     from engram.mcp.server import build_server
+    from engram.mcp.stdio import serve_stdio
 
     if use_http:
         check_loopback(host)
+        if token is None and "ENGRAM_MCP_TOKEN" in os.environ:
+            token = os.environ["ENGRAM_MCP_TOKEN"]  # click drops an empty variable: refuse it
+        check_token(token)
     elif token:
         raise click.UsageError("--token only applies to --http.")
     # stdout belongs to the protocol over stdio: keep the SDK's logs on stderr and terse.
     logging.basicConfig(level=os.environ.get("ENGRAM_MCP_LOG", "WARNING").upper())
+    from engram.lifecycle.schedule import Scheduler
+    from engram.mcp.server import toolbox
+
     server = build_server(app.vault_path, profile=profile, actor=app.actor)
-    if use_http:
-        serve_http(server, host=host, port=port, token=token)
-    else:
-        server.run("stdio")
+    holder = toolbox(server).holder
+    # Maintenance stages on the vault's lifecycle.schedule (off unless configured).
+    scheduler = Scheduler(lambda: holder.vault.state if holder.vault is not None else None).start()
+    try:
+        if use_http:
+            serve_http(server, host=host, port=port, token=token, request_timeout=request_timeout)
+        else:
+            serve_stdio(server)
+    finally:
+        scheduler.stop()
 
 
 COMMANDS = [serve]

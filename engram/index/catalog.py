@@ -2,7 +2,15 @@
 
 ``.engram/index.sqlite`` is rebuilt from the files alone and never committed; deleting it
 loses nothing but time. A schema-version mismatch drops and rebuilds it instead of
-migrating.
+migrating. A corrupt index file is moved aside (``index.sqlite.broken``) and rebuilt; the
+other files under ``.engram/`` (trash, audit log, journals) are never touched by it. On a
+read-only vault the index lives in a per-user cache folder (:mod:`engram.index.dbfile`),
+or in memory, so reads still work.
+
+Hostile files. Only regular files are read, never through a symlink, up to the codec's
+size limits (:mod:`engram.index.rows`); a symlink, device, FIFO, oversize or binary file
+with an item or synapse name is recorded with its problem (:meth:`Index.bad_files`, which
+``engram doctor`` reports) and left out of every listing and search.
 
 Freshness. :meth:`Index.refresh` walks the vault and compares each file's
 ``(ctime_ns, size, inode)`` with what it recorded, re-parsing only what differs and
@@ -50,7 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import InvalidInput, StorageError
+from engram.index import dbfile
 from engram.index.rows import (
+    BAD_KINDS,
     FileStamp,
     Parsed,
     classify,
@@ -221,6 +231,7 @@ class RefreshStats:
 class BadFile:
     path: str
     error: str
+    kind: str = "bad"  # one of rows.BAD_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,47 +269,16 @@ class Index:
             self._conn = self._open()
         return self._conn
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA cache_size=-32000")  # 32 MB: the hot part of a 100k index
-        conn.execute("PRAGMA temp_store=MEMORY")
-        # Reads through a memory map skip a copy per page: ~0.4 ms of a 100k-item recall.
-        conn.execute("PRAGMA mmap_size=1073741824")
+    def _open(self) -> sqlite3.Connection:
+        conn, self.db_path = dbfile.open_db(self.db_path, self.root, self._prepare)
         return conn
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self._connect()
-            row = None
-            with contextlib.suppress(sqlite3.OperationalError):
-                row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None or row[0] != str(SCHEMA_VERSION):
-                self._rebuild_schema(conn)
-            return conn
-        except sqlite3.DatabaseError as exc:
-            # A corrupt or foreign file: it is derived, so start over.
-            with contextlib.suppress(OSError):
-                for suffix in ("", "-wal", "-shm"):
-                    Path(str(self.db_path) + suffix).unlink(missing_ok=True)
-            try:
-                conn = self._connect()
-                self._rebuild_schema(conn)
-                return conn
-            except sqlite3.Error as again:
-                raise StorageError(
-                    f"cannot open the index {self.db_path}: {again}.",
-                    hint="Delete the .engram/ folder and run `engram reindex`.",
-                ) from exc
-        except OSError as exc:
-            raise StorageError(
-                f"cannot create {self.db_path.parent}: {exc.strerror}.",
-                hint="The vault folder must be writable.",
-            ) from exc
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        row = None
+        with contextlib.suppress(sqlite3.OperationalError):
+            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            self._rebuild_schema(conn)
 
     def _rebuild_schema(self, conn: sqlite3.Connection, force: bool = False) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -330,7 +310,7 @@ class Index:
             conn.execute("UPDATE tally SET n = ? WHERE key = 'changes'", (time.time_ns(),))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            dbfile.rollback(conn)
             raise
 
     def close(self) -> None:
@@ -354,14 +334,22 @@ class Index:
                 raise StorageError(f"index is busy: {exc}.", hint="Retry in a moment.") from exc
             try:
                 yield conn
+            except sqlite3.Error as exc:
+                dbfile.rollback(conn)
+                raise StorageError(
+                    f"index write failed: {exc}.", hint="Check free disk space, then retry."
+                ) from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                dbfile.rollback(conn)
                 raise
             else:
                 try:
                     conn.execute("COMMIT")
                 except sqlite3.Error as exc:
-                    raise StorageError(f"index write failed: {exc}.", hint="Retry.") from exc
+                    dbfile.rollback(conn)
+                    raise StorageError(
+                        f"index write failed: {exc}.", hint="Check free disk space, then retry."
+                    ) from exc
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run a read query (for other core modules); sqlite errors become StorageError."""
@@ -413,8 +401,12 @@ class Index:
     # ------------------------------------------------------------------ refresh
 
     def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
-        """Every item and synapse file under the root (or under ``top``), as (relpath, stat)."""
+        """Every item and synapse path under the root (or under ``top``), as (relpath,
+        lstat). Symlinked folders are not entered; a symlink, FIFO or device with an item
+        or synapse name is yielded (never followed), so the refresh records it as unsafe."""
         start = self.root / top if top else self.root
+        if top and os.path.islink(start):
+            return
         stack = [(top + "/" if top else "", start)]
         while stack:
             prefix, folder = stack.pop()
@@ -430,7 +422,7 @@ class Index:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((rel + "/", Path(entry.path)))
-                    elif entry.is_file(follow_symlinks=False) and classify(rel):
+                    elif classify(rel):
                         yield rel, entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
@@ -553,9 +545,17 @@ class Index:
             return RefreshStats(len(candidates), len(changed), len(gone), errors)
 
     def rebuild(self) -> RefreshStats:
-        """Drop everything and index from scratch."""
+        """Drop everything and index from scratch. In place (other processes using the
+        index see the rebuild); an index too broken for that is moved aside and made anew."""
         with self._lock:
-            self._rebuild_schema(self.conn, force=True)
+            try:
+                self._rebuild_schema(self.conn, force=True)
+            except sqlite3.DatabaseError as exc:
+                if not dbfile.corrupt(exc):
+                    raise StorageError(f"cannot rebuild the index: {exc}.", hint=dbfile.REBUILD_HINT) from exc
+                self.close()
+                dbfile.set_aside(self.db_path)
+                self._rebuild_schema(self.conn, force=True)
             return self.refresh()
 
     def _stamps(self, only: set[str] | None = None) -> dict[str, tuple[int, int, int]]:
@@ -614,7 +614,7 @@ class Index:
                 items.append(p.values)
             elif p.kind == "synapse" and p.values is not None:
                 synapses.append(p.values)
-            errors += p.kind == "bad"
+            errors += p.kind in BAD_KINDS
             files.append((p.rel, p.kind, s.ctime_ns, s.size, s.ino, p.error))
         conn.executemany(_INSERT_ITEM, items)
         conn.executemany(_INSERT_SYNAPSE, synapses)
@@ -674,8 +674,11 @@ class Index:
         return [r["path"] for r in self.query("SELECT path FROM synapses WHERE id = ?", (synapse_id,))]
 
     def bad_files(self) -> list[BadFile]:
-        rows = self.query("SELECT path, error FROM files WHERE kind = 'bad' ORDER BY path")
-        return [BadFile(r["path"], r["error"] or "") for r in rows]
+        marks = ",".join("?" * len(BAD_KINDS))
+        rows = self.query(
+            f"SELECT path, kind, error FROM files WHERE kind IN ({marks}) ORDER BY path", BAD_KINDS
+        )
+        return [BadFile(r["path"], r["error"] or "", r["kind"]) for r in rows]
 
     def counts(self) -> dict[str, int]:
         rows = self.query("SELECT kind, count(*) AS n FROM files GROUP BY kind")

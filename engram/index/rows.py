@@ -1,7 +1,10 @@
 """From vault files to index rows: reading, parsing, and what the index stores per item.
 
 Pure functions (no database): :func:`parse_file` reads one file and returns the row
-values :mod:`engram.index.catalog` inserts, or why it could not. Parsing goes through the one
+values :mod:`engram.index.catalog` inserts, or why it could not. It reads only regular
+files, through no symlinked folder, up to the codec's size limits
+(:func:`engram.store.fsio.read_regular`); anything else is recorded with one of the
+:data:`BAD_KINDS` and reported by ``engram doctor``, never read. Parsing goes through the one
 canonical reader (:mod:`engram.store.format`); when a refresh has thousands of files to parse
 (a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
 so the YAML parsing — most of the cost — uses every core while the database work stays
@@ -25,12 +28,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engram.errors import FormatError
+from engram.errors import BinaryFile, FileTooLarge, FormatError, StorageError, UnsafeFile
 from engram.store.dedup import fingerprint
 from engram.store.format import parse_engram, parse_synapse
+from engram.store.fsio import read_regular
 from engram.store.model import Engram, Synapse, instant
+from mergedriver import codec
 
 RACY_NS = 2_000_000_000
+#: ``files.kind`` of a file the index could not take: does not parse; not a regular file
+#: inside the vault; above the size limit; binary.
+BAD_KINDS = ("bad", "unsafe", "oversize", "binary")
+_BAD_KIND_OF: dict[type[FormatError], str] = {
+    UnsafeFile: "unsafe", FileTooLarge: "oversize", BinaryFile: "binary",
+}
 #: Above this many files to (re)parse, refresh parses in worker processes.
 PARALLEL_MIN = 4_000
 
@@ -136,38 +147,65 @@ class Parsed:
     """One file read and parsed (possibly in a worker process), ready to insert."""
 
     rel: str
-    kind: str  # item | synapse | other | bad | gone
+    kind: str  # item | synapse | other | gone, or one of BAD_KINDS
     stamp: FileStamp | None
     values: tuple[Any, ...] | None = None
     error: str | None = None
 
 
-def parse_file(root: Path, rel: str) -> Parsed:
+def parse_file(root: Path, rel: str, folders: dict[str, str | None] | None = None) -> Parsed:
     """Read and parse one vault file; never raises for file content (module-level so a
-    process pool can run it)."""
+    process pool can run it). ``folders`` caches which folders were checked to be real
+    folders (no symlink) for the files of one batch."""
     path = os.path.join(root, rel)  # plain strings: Path objects cost more than parsing here
+    kind = classify(rel)
+    limit = codec.MAX_SYNAPSE_BYTES if kind == "synapse" else codec.MAX_ITEM_BYTES
     try:
-        st = os.stat(path, follow_symlinks=False)
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+        linked = _linked_folder(root, rel, {} if folders is None else folders)
+        if linked is not None:
+            raise UnsafeFile(rel, f"is inside {linked}, a symbolic link; engram does not follow it")
+        st, data = read_regular(path, rel, limit)
+    except (FileNotFoundError, StorageError):
         return Parsed(rel, "gone", None)
+    except FormatError as exc:
+        return _refused(path, rel, exc)
     stamp = FileStamp.of(st)
     try:
-        if classify(rel) == "synapse":
+        if kind == "synapse":
             return Parsed(rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)))
+        if b"\x00" in data:
+            raise BinaryFile(rel, "binary data (NUL bytes), not a text file")
         if is_plain_note(data):
             return Parsed(rel, "other", stamp)
         item, derived = parse_engram(data, rel)
         return Parsed(rel, "item", stamp, item_values(rel, item, derived))
     except FormatError as exc:
-        return Parsed(rel, "bad", stamp, error=exc.problem)
+        return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, error=exc.problem)
+
+
+def _refused(path: str, rel: str, exc: FormatError) -> Parsed:
+    """A file refused before reading, stamped by its own (link) status for later refreshes."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return Parsed(rel, "gone", None)
+    return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), FileStamp.of(st), error=exc.problem)
+
+
+def _linked_folder(root: Path, rel: str, folders: dict[str, str | None]) -> str | None:
+    """The outermost folder on ``rel``'s path that is a symlink, or None (cached per folder)."""
+    folder = rel.rpartition("/")[0]
+    if not folder:
+        return None
+    if folder not in folders:
+        outer = _linked_folder(root, folder, folders)
+        folders[folder] = outer or (folder if os.path.islink(os.path.join(root, folder)) else None)
+    return folders[folder]
 
 
 def _parse_batch(root: str, rels: list[str]) -> list[Parsed]:
-    return [parse_file(Path(root), rel) for rel in rels]
-
-
+    folders: dict[str, str | None] = {}
+    return [parse_file(Path(root), rel, folders) for rel in rels]
 
 
 def parse_batches(root: Path, rels: list[str]) -> Generator[list[Parsed], None, None]:
@@ -176,7 +214,7 @@ def parse_batches(root: Path, rels: list[str]) -> Generator[list[Parsed], None, 
     of the cost) and the index writes overlap."""
     workers = min(os.cpu_count() or 1, 8)
     if len(rels) < PARALLEL_MIN or workers < 2:
-        yield [parse_file(root, rel) for rel in rels]
+        yield _parse_batch(str(root), rels)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -189,7 +227,7 @@ def parse_batches(root: Path, rels: list[str]) -> Generator[list[Parsed], None, 
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
     except (OSError, RuntimeError, ValueError):  # no processes allowed here
-        yield [parse_file(root, rel) for rel in rels]
+        yield _parse_batch(str(root), rels)
         return
     try:
         yield from pool.map(_parse_batch, [str(root)] * len(batches), batches)

@@ -10,10 +10,16 @@ where it came from (file and line) unless the record gives its own.
 
 All records are parsed and validated before the first write: a file with any bad record
 is refused as a whole, with every bad line listed, and the vault is left unchanged.
+
+Encoding (:func:`decode`): JSON is UTF-8. A byte-order mark says which Unicode encoding a
+file is in, so UTF-8 and UTF-16 files that start with one are read (PowerShell's ``>``
+writes UTF-16 with a mark); UTF-16 without a mark, other encodings and binary files are
+refused with an error that names the problem and the fix.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -47,6 +53,45 @@ class ImportReport:
     def counts(self) -> dict[str, int]:
         counted = Counter(result.outcome for _, result in self.results)
         return {outcome: counted.get(outcome, 0) for outcome in ("NEW", "DUPLICATE", "UPDATE")}
+
+
+_ICONV = "iconv -f {enc} -t UTF-8 FILE > FILE.utf8"
+
+
+def decode(data: bytes) -> str:
+    """The text of an import file (see the module docstring). Raises InvalidInput."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InvalidInput(
+                "the file starts with a UTF-16 byte-order mark but is not valid UTF-16.",
+                hint="Re-save it as UTF-8.",
+            ) from None
+    head = data[:4096]
+    if b"\x00" in head:
+        # JSON text starts with ASCII; UTF-16 puts a NUL beside every ASCII character.
+        odd, even = head[1::2], head[0::2]
+        if head and (odd.count(0) > len(odd) // 2 or even.count(0) > len(even) // 2):
+            enc = "UTF-16LE" if odd.count(0) > even.count(0) else "UTF-16BE"
+            raise InvalidInput(
+                f"the file looks like {enc} without a byte-order mark; engram imports UTF-8.",
+                hint=f"Convert it: {_ICONV.format(enc=enc)}",
+            )
+        raise InvalidInput(
+            "the file is binary (it has NUL bytes), not JSON text.",
+            hint="Pass a JSON list or JSON Lines file in UTF-8.",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(
+            f"the file is not UTF-8 (byte {exc.start:,}, on line {line}, is 0x{data[exc.start]:02x}).",
+            hint="Re-save it as UTF-8 (for a Latin-1 file: " + _ICONV.format(enc="LATIN1") + ").",
+        ) from None
 
 
 def parse_records(text: str, fmt: str = "auto") -> list[Record]:

@@ -24,6 +24,7 @@ from engram.store import rules
 from engram.store.audit import AuditEntry
 from engram.store.model import Engram
 from engram.store.rules import Filters
+from engram.store.settings import SETTINGS_FILE
 from mergedriver import codec
 
 #: Sort keys of :func:`browse` and the index column each orders by.
@@ -103,9 +104,11 @@ def list_items(
 
 
 def broken_files(state: VaultState) -> list[tuple[str, str]]:
-    """(path, problem) for every item or synapse file that does not parse."""
+    """(path, problem) for every item or synapse file that does not parse, and
+    ``engram.yaml`` first when it cannot be taken."""
     state.ensure_fresh()
-    return [(b.path, b.error) for b in state.index.bad_files()]
+    settings = [] if state.settings.problem is None else [(SETTINGS_FILE, state.settings.problem)]
+    return settings + [(b.path, b.error) for b in state.index.bad_files()]
 
 
 def history(state: VaultState, ref: str) -> list[AuditEntry]:

@@ -20,6 +20,7 @@ Invariants every writer relies on:
 from __future__ import annotations
 
 import builtins
+import functools
 import getpass
 import os
 import re
@@ -116,7 +117,6 @@ class VaultState:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.settings = Settings.load(self.root)
-        self.dedup_settings = self.settings.section("dedup", DedupSettings)
         self.actor = actor or default_actor()
         self.index = Index(self.root, self.state_dir / "index.sqlite")
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
@@ -125,6 +125,12 @@ class VaultState:
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
+
+    @functools.cached_property
+    def dedup_settings(self) -> DedupSettings:
+        # Read on first use, not at open: a broken engram.yaml must not stop `doctor`,
+        # which reports it (see Settings.problem).
+        return self.settings.section("dedup", DedupSettings)
 
     def close(self) -> None:
         """Close the index connection and stop its file watcher."""
@@ -181,7 +187,10 @@ class VaultState:
         """Before a read: the index reflects every file change that completed before this
         call (a watcher in long-lived processes, a stat walk otherwise; see
         :meth:`engram.index.catalog.Index.ensure_fresh`)."""
-        mode = self.settings.section("recall", FreshnessSettings).validated().freshness
+        if self.settings.problem is not None:
+            mode = "walk"  # always correct; a broken engram.yaml must not stop plain reads
+        else:
+            mode = self.settings.section("recall", FreshnessSettings).validated().freshness
         self.index.ensure_fresh(mode)
         self._fresh = True
 

@@ -32,7 +32,10 @@ from engram.store.model import Engram, new_id, now
 from engram.trust import policy, roles
 from engram.trust.policy import Admission
 
-Outcome = Literal["NEW", "DUPLICATE", "UPDATE"]
+#: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
+#: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
+#: ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match.
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,10 @@ class CreateResult:
     outcome: Outcome
     item: Engram
     similarity: float | None = None
+    #: Why, in words, when the outcome came from a learn decision (see ``Outcome``).
+    note: str | None = None
+    #: The existing item a learn decision acted on or linked to.
+    related: str | None = None
 
     @property
     def id(self) -> str:
@@ -68,14 +75,17 @@ def create(
     extra: Mapping[str, Any] | None = None,
     source: Any = None,
     dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
     Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
     (identical title and content), or ``UPDATE`` with the near-identical candidate
     (nothing written). ``source`` records provenance (e.g. the file an import came
-    from). Instruction-shaped text is written with status ``quarantined``. Raises
-    InvalidInput / UnknownKind / SensitiveData / Forbidden before writing anything.
+    from); ``fields`` sets other built-in fields (``situation``, ``steps``,
+    ``verificationStatus``, …) validated as an update's are. Instruction-shaped text is
+    written with status ``quarantined``. Raises InvalidInput / UnknownKind /
+    SensitiveData / Forbidden before writing anything.
     """
     stamp = now()
     item = rules.build_new(
@@ -96,6 +106,8 @@ def create(
         actor=state.actor,
         at=stamp,
     )
+    if fields:
+        item = rules.apply_changes(item, rules.normalize_changes(fields))
     with state.refusals_audited("create", item.id):
         roles.require_writer(state.actor, state.role, "create items")
         admission = admit_new(state, item)

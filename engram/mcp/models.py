@@ -98,15 +98,18 @@ class ItemView(_Out):
 class CreateOut(_Out):
     """What engram_create did."""
 
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE"] = Field(
-        description="NEW: written. DUPLICATE: identical knowledge exists; the original was "
-        "reinforced, nothing new written. UPDATE: near-identical knowledge exists; NOTHING "
-        "was written — update that item instead (or pass dedupe=false)."
+    outcome: Literal["NEW", "DUPLICATE", "EXTENDED", "SUPERSEDED", "DISPUTED"] = Field(
+        description="NEW: written (linked to a near match if there was one). DUPLICATE: the "
+        "vault holds this knowledge; the original was reinforced. EXTENDED: the original "
+        "was reinforced and your new sentences appended after its text. SUPERSEDED: yours "
+        "contradicts it and replaced it (the old one is kept as history). DISPUTED: yours "
+        "contradicts another author's item; recorded as a draft for a curator."
     )
-    id: str = Field(description="The new item, the reinforced original, or the candidate to update.")
+    id: str = Field(description="The item that now holds the knowledge.")
     path: str | None = None
     version: int
     similarity: float | None = None
+    related: str | None = Field(default=None, description="The existing item the decision acted on or linked to.")
     message: str = Field(description="What happened and what to do next.")
 
 
@@ -155,11 +158,15 @@ class HistoryEntry(_Out):
     old_version: int | None = None
     new_version: int | None = None
     fields: list[str] | None = None
+    note: str | None = None
 
 
 class HistoryOut(_Out):
     id: str
     entries: list[HistoryEntry]
+    commits: list[dict[str, str]] | None = Field(
+        default=None, description="git commits of the item's file (sha, author, at, subject, path), teammates' included."
+    )
 
 
 class DoctorProblem(_Out):
@@ -332,7 +339,7 @@ class SyncOut(_Out):
 
 class ImportedRecord(_Out):
     line: int = Field(description="The record's position (1-based line or list index).")
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE"]
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
     id: str
     path: str | None = None
 

@@ -25,6 +25,7 @@ from engram.mcp import (
     resources,
     tools_import,
     tools_items,
+    tools_lifecycle,
     tools_maintenance,
     tools_merge,
     tools_recall,
@@ -41,8 +42,8 @@ from engram.vault import Vault
 
 SERVER_NAME = "engram"
 TOOL_MODULES = (
-    tools_setup, tools_recall, tools_items, tools_import, tools_synapses, tools_maintenance, tools_sync,
-    tools_merge, tools_trust,
+    tools_setup, tools_recall, tools_items, tools_lifecycle, tools_import, tools_synapses, tools_maintenance,
+    tools_sync, tools_merge, tools_trust,
 )
 
 

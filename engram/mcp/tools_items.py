@@ -77,14 +77,15 @@ def register(box: Toolbox) -> None:
         """Record one piece of knowledge (an engram) in the team's vault as a Markdown file.
 
         Use it for something worth remembering beyond this session: a fact, a decision and
-        its reason, a procedure, a pitfall. Search first (engram_search / engram_list): if
-        the knowledge is already there, change it with engram_update instead. Identical
-        knowledge is never written twice — the original is reinforced (outcome DUPLICATE);
-        near-identical knowledge writes nothing and names the item to update (outcome
-        UPDATE). Visibility 'private' keeps the item on this machine. Not for scratch
-        notes or secrets: a credential or personal data (emails, phone numbers, private
-        IPs, home paths) bound for a shared item is refused, and text written as
-        instructions to future agents is quarantined.
+        its reason, a procedure, a pitfall. Search first (engram_search / engram_list).
+        Knowledge the vault already holds is never written twice, and a near match is
+        never overwritten: it is decided as engram_learn decides — the original
+        reinforced (DUPLICATE) or extended after its own text (EXTENDED), superseded by a
+        correction (SUPERSEDED), disputed (DISPUTED), or yours added and linked to it
+        (NEW). The message says which and why. Visibility 'private' keeps the item on this
+        machine. Not for scratch notes or secrets: a credential or personal data (emails,
+        phone numbers, private IPs, home paths) bound for a shared item is refused, and
+        text written as instructions to future agents is quarantined.
         """
         result = box.vault().create(
             title,
@@ -101,25 +102,28 @@ def register(box: Toolbox) -> None:
             dedupe=dedupe,
         )
         item = result.item
-        messages = {
-            "NEW": f"Recorded as {item.path}."
-            + (" It is QUARANTINED: it reads like instructions to an AI reader, so recall will not return it "
-               "until a curator releases it. State knowledge as facts about systems, not as orders to agents."
-               if item.status == "quarantined" else "")
-            + (" It holds data the vault's trust settings keep off shared files, so it was stored private "
-               "(this machine only)." if item.visibility == "private" and visibility != "private" else ""),
-            "DUPLICATE": f"Identical to {item.id} ({item.path}): reinforced it; nothing new written.",
-            "UPDATE": f"Nothing written: {item.id} ({item.path}) is near-identical"
-            f" (similarity {result.similarity}). Change it with engram_update(ref='{item.id}',"
-            f" expected_version={item.version}, ...), or pass dedupe=false if they really differ.",
-        }
+        if result.note:
+            message = result.note
+        elif result.outcome == "DUPLICATE":
+            message = f"Identical to {item.id} ({item.path}): reinforced it; nothing new written."
+        else:
+            message = f"Recorded as {item.path}."
+        if item.status == "quarantined":
+            message += (" It is QUARANTINED: it reads like instructions to an AI reader, so recall will not "
+                        "return it until a curator releases it. State knowledge as facts about systems, not as "
+                        "orders to agents.")
+        if item.visibility == "private" and visibility != "private":
+            message += (" It holds data the vault's trust settings keep off shared files, so it was stored "
+                        "private (this machine only).")
+        outcome = "NEW" if result.outcome == "UPDATE" else result.outcome  # UPDATE never leaves the vault
         return CreateOut(
-            outcome=result.outcome,
+            outcome=outcome,
             id=item.id,
             path=item.path,
             version=item.version,
             similarity=result.similarity,
-            message=messages[result.outcome],
+            related=result.related,
+            message=message,
         )
 
     @box.tool("engram_get", title="Read one item", profile="minimal", annotations=READ)
@@ -284,16 +288,19 @@ def register(box: Toolbox) -> None:
 
     @box.tool("engram_history", title="An item's change history", profile="standard", annotations=READ)
     def engram_history(ref: Ref) -> HistoryOut:
-        """The audit trail of one item: who created, updated, reinforced or moved it, when,
-        at which version, and which fields changed; oldest first.
+        """The history of one item: this machine's audit trail (who created, updated,
+        reinforced or moved it, when, at which version, which fields) and the git commits
+        of its file, so teammates' merged changes show too; oldest first.
 
         Use it to understand how an item came to say what it says, or who to ask about
         it. Not a search tool.
         """
         vault = box.vault()
         item = vault.get(ref)
+        found = vault.timeline(item.id)
         return HistoryOut(
             id=item.id,
+            commits=[c.to_json() for c in found.commits],
             entries=[
                 HistoryEntry(
                     at=e.at,
@@ -303,7 +310,8 @@ def register(box: Toolbox) -> None:
                     old_version=e.old_version,
                     new_version=e.new_version,
                     fields=list(e.fields) or None,
+                    note=e.note,
                 )
-                for e in vault.history(item.id)
+                for e in found.audit
             ],
         )

@@ -19,7 +19,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram.errors import EngramError
+from engram.errors import EngramError, InvalidInput
 from engram.mcp.context import VaultHolder
 from engram.mcp.models import Gap, SetupOut, StatusOut
 from engram.mcp.overview import domain_counts, synapse_count
@@ -186,9 +186,25 @@ def register(box: Toolbox) -> None:
             if holder.vault is None:
                 return _setup_out(box, created=False, message="No vault_path given and none is configured: nothing done.")
             vault_path = str(holder.vault.root)
-        _vault, created = holder.adopt(Path(vault_path), agent_id=agent_id, create=create)
+        _vault, created = holder.adopt(vault_folder(vault_path), agent_id=agent_id, create=create)
         what = "Laid out a new vault" if created else "Adopted the vault"
         return _setup_out(box, created=created, message=f"{what}; tools use it from the next call on.")
+
+
+def vault_folder(vault_path: str) -> Path:
+    """The folder ``setup`` was given: absolute or ``~/...`` only. A relative path would
+    resolve against the server's working folder, which the agent cannot see or choose."""
+    try:
+        path = Path(vault_path.strip()).expanduser() if "\x00" not in vault_path else Path()
+    except RuntimeError:  # ~user with no such user
+        path = Path()
+    if not path.is_absolute():
+        raise InvalidInput(
+            f"vault_path {vault_path[:80]!r} is not an absolute path.",
+            field="vault_path",
+            hint=f"Pass an absolute path or one under ~, e.g. setup(vault_path={SUGGESTED_VAULT!r}).",
+        )
+    return path
 
 
 def _setup_out(box: Toolbox, *, created: bool, message: str) -> SetupOut:

@@ -25,7 +25,8 @@ Invariants:
 - A journal past 4 MB (a long-lived server nobody flushes) is compacted in place to one
   line per item, atomically and under the exclusive lock; totals do not change.
 
-Deleting ``.engram/`` loses only retrievals not yet flushed.
+Losing the journal loses only retrievals not yet flushed. On a read-only vault nothing is
+journaled.
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ def _fold(agg: dict[str, Usage], line: str) -> None:
             agg[item_id] = Usage(old.count + n, old.last_at, old.last_score)
 
 
+def _can_write(folder: Path) -> bool:
+    return os.access(folder if folder.exists() else folder.parent, os.W_OK)
+
+
 class UsageJournal:
     """The journal under one ``.engram/`` folder: append, tail, and lock for a flush."""
 
@@ -130,8 +135,9 @@ class UsageJournal:
             os.close(fd)  # closing drops the lock
 
     def record(self, hits: Sequence[tuple[str, float]], at: str | None = None) -> None:
-        """Journal one search's hits (id, score)."""
-        if not hits:
+        """Journal one search's hits (id, score). On a read-only vault nothing is
+        journaled: the search still answers, and its usage is not kept."""
+        if not hits or not _can_write(self.state_dir):
             return
         line = json.dumps(
             {"at": at or now(), "hits": [[i, round(s, 4)] for i, s in hits]},

@@ -7,11 +7,13 @@ lines from concurrent processes never interleave or overwrite each other.
 
 A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVersion",
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
-(and ``content``) the write changed. Lines about trust add ``outcome`` (``refused`` for a
-write that was refused: a role, a secret, a version conflict), ``rule`` (the rule that
-fired, e.g. ``role.others-item``, ``secret.aws-access-key``, ``screen.override-instructions``)
-and ``reason`` (a sentence; never a secret's value). Readers skip lines they cannot parse
-rather than fail: the log is evidence, not state.
+(and ``content``) the write changed; an optional ``note`` says why in words (``learn``
+records its verdict there, so every call is accounted for). Lines about trust add
+``outcome`` (``refused`` for a write that was refused: a role, a secret, a version
+conflict), ``rule`` (the rule that fired, e.g. ``role.others-item``,
+``secret.aws-access-key``, ``screen.override-instructions``) and ``reason`` (a sentence;
+never a secret's value). Readers skip lines they cannot parse rather than fail: the log
+is evidence, not state.
 
 :meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
 end of the file, so showing the last page of a long log costs that page, not the log.
@@ -42,6 +44,7 @@ class AuditEntry:
     old_version: int | None = None
     new_version: int | None = None
     fields: tuple[str, ...] = ()
+    note: str | None = None
     outcome: str | None = None  # "refused" for a refused write
     rule: str | None = None
     reason: str | None = None
@@ -62,7 +65,8 @@ class AuditEntry:
             "newVersion": self.new_version,
             "fields": list(self.fields),
         }
-        for key, value in (("outcome", self.outcome), ("rule", self.rule), ("reason", self.reason)):
+        for key, value in (("note", self.note), ("outcome", self.outcome), ("rule", self.rule),
+                           ("reason", self.reason)):
             if value is not None:
                 data[key] = value
         return data
@@ -83,6 +87,7 @@ class AuditEntry:
             old_version=data.get("oldVersion"),
             new_version=data.get("newVersion"),
             fields=tuple(data.get("fields") or ()),
+            note=data.get("note"),
             outcome=data.get("outcome"),
             rule=data.get("rule"),
             reason=data.get("reason"),
@@ -104,6 +109,7 @@ class AuditLog:
         old_version: int | None = None,
         new_version: int | None = None,
         fields: Sequence[str] = (),
+        note: str | None = None,
         outcome: str | None = None,
         rule: str | None = None,
         reason: str | None = None,
@@ -118,6 +124,7 @@ class AuditLog:
             old_version=old_version,
             new_version=new_version,
             fields=tuple(fields),
+            note=note,
             outcome=outcome,
             rule=rule,
             reason=reason,

@@ -5,8 +5,9 @@
 - ``DUPLICATE`` — the same title and content once case, punctuation and whitespace are
   ignored (equal :func:`fingerprint`). The original is reinforced; nothing new is written.
 - ``UPDATE`` — a candidate whose text is at least ``nearThreshold`` similar (see
-  :func:`similarity`). Nothing is written; the caller is pointed at the candidate and can
-  update it (or create anyway with dedup off).
+  :func:`similarity`). Nothing is written here; the vault's ``create``
+  (:func:`engram.lifecycle.learning.create`) turns it into a learn decision, so a near
+  match never steers a caller into overwriting it.
 - ``NEW`` — otherwise.
 
 Similarity is a blend of word-shingle overlap (robust to reordering) and word and

@@ -1,6 +1,13 @@
-"""File-system primitives: atomic replace, append-only lines, and the vault write lock.
+"""File-system primitives: bounded reads, atomic replace, append-only lines, the write lock.
 
 Invariants:
+
+- Vault files are read only through :func:`read_regular`: a regular file, opened without
+  following a symlink (``O_NOFOLLOW``) and never blocking (``O_NONBLOCK``: a FIFO cannot
+  hang a read), and at most a given number of bytes. A symlink, device, FIFO or socket is
+  :class:`~engram.errors.UnsafeFile` and is never opened; a file above the limit is
+  :class:`~engram.errors.FileTooLarge` and is not read at all. Files arrive from teammates
+  through git, so a link to ``/dev/zero`` or a 50 MB note must cost an error, not a hang.
 
 - A file the vault writes is either its old bytes or its new bytes, never a mix: the new
   bytes go to a hidden temp file in the same folder, are flushed and fsynced, and then
@@ -19,12 +26,13 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from engram.errors import Busy, StorageError
+from engram.errors import Busy, FileTooLarge, StorageError, UnsafeFile
 
 TEMP_SUFFIX = ".engram-tmp"
 
@@ -57,19 +65,92 @@ except ImportError:  # pragma: no cover - Windows
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def too_large(relpath: str, size: int, limit: int) -> FileTooLarge:
+    return FileTooLarge(
+        relpath,
+        f"the file is {size:,} bytes; engram reads at most {limit:,} "
+        "(split the item, or move the large part out of the vault)",
+    )
+
+
+def read_regular(path: str | os.PathLike[str], relpath: str, limit: int) -> tuple[os.stat_result, bytes]:
+    """(stat, bytes) of the regular file at ``path``, read as the module docstring says.
+
+    Raises FileNotFoundError (nothing there, or a parent is not a folder), UnsafeFile,
+    FileTooLarge, StorageError (any other I/O failure). ``relpath`` names the file in errors.
+    """
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile(relpath, f"is {file_kind(st.st_mode)}, not a regular file; engram does not follow or read it")
+        if st.st_size > limit:
+            raise too_large(relpath, st.st_size, limit)
+        fd = os.open(path, _READ_FLAGS)
+    except NotADirectoryError as exc:
+        raise FileNotFoundError(str(path)) from exc
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # replaced by a symlink since the lstat
+            raise UnsafeFile(relpath, "is a symbolic link; engram does not follow it") from exc
+        raise StorageError(f"cannot read {relpath}: {exc.strerror}.", hint="Check permissions.") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile(relpath, f"is {file_kind(st.st_mode)}, not a regular file")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise StorageError(f"cannot read {relpath}: {exc.strerror}.", hint="Check permissions.") from exc
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:  # grew since the stat
+        raise too_large(relpath, len(data), limit)
+    return st, data
+
+
 def _fsync_enabled() -> bool:
     return os.environ.get("ENGRAM_FSYNC", "1") != "0"
 
 
 def atomic_write(path: Path, data: bytes) -> bool:
-    """Replace ``path`` with ``data`` atomically; return False when nothing changed."""
+    """Replace ``path`` with ``data`` atomically; return False when nothing changed.
+
+    A symlink or other non-regular file at ``path`` is replaced, never written through.
+    """
     try:
-        if path.read_bytes() == data:
+        if read_regular(path, str(path), len(data))[1] == data:
             return False
-    except FileNotFoundError:
+    except (FileNotFoundError, UnsafeFile, FileTooLarge):
         pass
-    except OSError as exc:
-        raise StorageError(f"cannot read {path}: {exc.strerror}.", hint="Check permissions.") from exc
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +241,7 @@ class VaultLock:
         except OSError as exc:
             raise StorageError(
                 f"cannot open the lock file {self.path}: {exc.strerror}.",
-                hint="The vault's .engram/ folder must be writable.",
+                hint="Writes need a writable vault folder (reads work without one).",
             ) from exc
         deadline = time.monotonic() + self.timeout
         delay = 0.0005
@@ -169,8 +250,8 @@ class VaultLock:
                 os.close(fd)
                 raise Busy(
                     f"another process has held the vault lock for over {self.timeout:.0f}s.",
-                    hint="Wait and retry; if no engram process is running, delete "
-                    f"{self.path}.",
+                    hint=f"Wait and retry; `fuser {self.path}` names the process. The lock "
+                    "is released when that process exits: do not delete the file.",
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.02)

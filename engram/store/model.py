@@ -126,12 +126,18 @@ class Engram:
     reinforcement_score: float = 0.0
     last_retrieved_at: str | None = None
     last_effective_at: str | None = None
+    last_failed_at: str | None = None
     last_verified_at: str | None = None
     valid_while: Any = None
     source: Any = None
     activated_at: str | None = None
     deactivated_at: str | None = None
     superseded_by: str | None = None
+    situation: str | None = None
+    provenance: tuple[Any, ...] | None = None
+    steps: tuple[str, ...] | None = None
+    preconditions: tuple[str, ...] | None = None
+    verifications: tuple[Any, ...] | None = None
     merge_conflicts: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None

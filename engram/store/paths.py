@@ -138,7 +138,8 @@ def item_relpath(
 
 
 def resolve_inside(root: Path, relpath: str) -> Path:
-    """Absolute path of ``relpath`` under ``root``; refuse anything that escapes it."""
+    """Absolute path of ``relpath`` under ``root``; refuse anything that escapes it, or
+    that goes through a symlink (engram reads and writes only real files and folders)."""
     if relpath.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", relpath):
         raise InvalidInput(f"path {relpath!r} is absolute.", hint="Use a path inside the vault.")
     parts = [p for p in re.split(r"[/\\]", relpath) if p not in ("", ".")]
@@ -151,5 +152,10 @@ def resolve_inside(root: Path, relpath: str) -> Path:
         raise InvalidInput(
             f"path {relpath!r} resolves outside the vault (through a symlink?).",
             hint="Remove the link or use a path inside the vault.",
+        )
+    if resolved != resolved_root.joinpath(*parts):
+        raise InvalidInput(
+            f"path {relpath!r} goes through a symbolic link; engram does not follow links.",
+            hint="Replace the link with the file or folder itself (`engram doctor` lists links).",
         )
     return target

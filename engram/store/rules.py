@@ -5,6 +5,10 @@ Everything here is pure (no files, no index): :func:`build_new` makes a new
 :func:`apply_changes` turn an update request into a new value, and :class:`Filters`
 turns list filters into an index query. Each refusal is an
 :class:`~engram.errors.InvalidInput` naming the field and saying what is accepted.
+
+Every text a write stores — title, content, summary, tags, evidence, extra values — is
+refused when it holds a NUL character or a lone surrogate (:func:`plain_text`): neither
+survives a round trip through the file, git or most editors.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ IMMUTABLE = frozenset(
 )
 #: Optional fields an update may clear by passing None.
 _CLEARABLE = frozenset(
-    {"last_retrieved_at", "last_effective_at", "last_verified_at", "valid_while", "source",
-     "activated_at", "deactivated_at", "superseded_by"}
+    {"last_retrieved_at", "last_effective_at", "last_failed_at", "last_verified_at", "valid_while",
+     "source", "activated_at", "deactivated_at", "superseded_by", "situation", "steps",
+     "preconditions"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -58,10 +63,23 @@ _KNOWN_KEYS = {key for key, _ in codec.ENGRAM_KEYS}
 # ---------------------------------------------------------------------- validators
 
 
+def plain_text(name: str, value: str) -> str:
+    """``value`` unless it holds a NUL or is not valid Unicode (a lone surrogate)."""
+    if "\x00" in value:
+        raise InvalidInput(f"{name} contains a NUL character.", field=name, hint="Pass text, not binary data.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{name} is not valid Unicode text (a lone surrogate).", field=name, hint="Pass UTF-8 text."
+        ) from None
+    return value
+
+
 def text(name: str, raw: Any, limit: int, *, required: bool = False, single_line: bool = False) -> str:
     if not isinstance(raw, str):
         raise InvalidInput(f"{name} must be text, not {type(raw).__name__}.", field=name, hint=f"Pass {name} as a string.")
-    value = raw.strip()
+    value = plain_text(name, raw).strip()
     if required and not value:
         raise InvalidInput(f"{name} is empty.", field=name, hint=f"Give a non-empty {name}.")
     if single_line and ("\n" in value or "\r" in value):
@@ -105,7 +123,7 @@ def tag_list(value: Any) -> tuple[str, ...]:
     for raw in value:
         if not isinstance(raw, str):
             raise InvalidInput(f"tag {raw!r} is not text.", field="tags", hint="Pass tags as strings.")
-        tag = re.sub(r"\s+", "-", raw.strip().lstrip("#")).lower()
+        tag = re.sub(r"\s+", "-", plain_text("tag", raw).strip().lstrip("#")).lower()
         if not tag:
             continue
         if len(tag) > MAX_TAG_CHARS:
@@ -132,19 +150,14 @@ def domain_tags(value: Any) -> tuple[str, ...]:
 def content_text(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"content must be text, not {type(value).__name__}.", field="content", hint="Pass Markdown text.")
-    if "\x00" in value:
-        raise InvalidInput("content contains NUL bytes.", field="content", hint="Pass text, not binary data.")
-    size = len(value.encode("utf-8", errors="surrogatepass"))
+    plain_text("content", value)
+    size = len(value.encode("utf-8"))
     if size > MAX_CONTENT_BYTES:
         raise InvalidInput(
             f"content is {size:,} bytes; the limit is {MAX_CONTENT_BYTES:,}.",
             field="content",
             hint="Split it into several items linked with part_of.",
         )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("content is not valid Unicode text.", field="content", hint="Pass UTF-8 text.") from None
     return codec.canonical_content(value)
 
 
@@ -182,6 +195,14 @@ def _storable(name: str, value: Any) -> Any:
             f"{name} nests more than {MAX_VALUE_DEPTH} levels deep.", field=name,
             hint="Flatten it; put structured detail in the body.",
         )
+    stack, seen = [value], set()
+    while stack:  # every string inside, keys included
+        part = stack.pop()
+        if isinstance(part, str):
+            plain_text(name, part)
+        elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
+            seen.add(id(part))  # a structure that contains itself is refused by the codec
+            stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
     try:
         dumped = codec.dump_yaml(value)
         stored = codec.load_yaml(dumped)
@@ -232,13 +253,45 @@ _VALIDATORS: dict[str, Any] = {
     "reinforcement_score": lambda v: _number("reinforcementScore", v),
     "last_retrieved_at": lambda v: timestamp("lastRetrievedAt", v),
     "last_effective_at": lambda v: timestamp("lastEffectiveAt", v),
+    "last_failed_at": lambda v: timestamp("lastFailedAt", v),
     "last_verified_at": lambda v: timestamp("lastVerifiedAt", v),
     "activated_at": lambda v: timestamp("activatedAt", v),
     "deactivated_at": lambda v: timestamp("deactivatedAt", v),
     "superseded_by": lambda v: text("supersededBy", v, 128, required=True, single_line=True),
     "valid_while": lambda v: _storable("validWhile", v),
+    "situation": lambda v: text("situation", v, MAX_SUMMARY_CHARS, required=True),
+    "steps": lambda v: text_list("steps", v, keep_repeats=True),
+    "preconditions": lambda v: text_list("preconditions", v),
+    "provenance": lambda v: record_list("provenance", v),
+    "verifications": lambda v: record_list("verifications", v),
     "source": lambda v: _storable("source", v),
 }
+
+
+MAX_LIST_ENTRIES = 200
+
+
+def text_list(name: str, value: Any, *, keep_repeats: bool = False) -> tuple[str, ...]:
+    """A list of one-paragraph texts (a skill's steps keep their order and repeats)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} must be a list of texts.", field=name, hint="e.g. ['first', 'then']")
+    out: list[str] = []
+    for raw in value:
+        entry = text(name, raw, MAX_SUMMARY_CHARS, required=True)
+        if keep_repeats or entry not in out:
+            out.append(entry)
+    if len(out) > MAX_LIST_ENTRIES:
+        raise InvalidInput(f"{name} has {len(out)} entries; at most {MAX_LIST_ENTRIES}.", field=name, hint="Split it.")
+    return tuple(out)
+
+
+def record_list(name: str, value: Any) -> tuple[Any, ...]:
+    """A list of mappings (provenance records, verification events)."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, Mapping) for v in value):
+        raise InvalidInput(f"{name} must be a list of mappings.", field=name, hint="e.g. [{'by': 'dana'}]")
+    return tuple(_storable(name, dict(v)) for v in value)
 
 
 def _count(name: str, value: Any) -> int:

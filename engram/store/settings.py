@@ -11,6 +11,13 @@ wrong type is an :class:`~engram.errors.InvalidInput` naming the file and key. U
 keys are ignored so a newer engram's settings do not break an older one, and so two
 concerns may each read the keys of one section they care about. A section is parsed
 once per loaded file: recall reads its weights on every query.
+
+A file that cannot be taken (not a regular file, above :data:`MAX_SETTINGS_BYTES`, not
+UTF-8, not YAML, YAML aliases) does not stop the vault from opening: :attr:`Settings.problem`
+records why, every :meth:`Settings.section` raises it as InvalidInput naming the file,
+reads that need no setting go on (the index then walks to stay fresh), and ``engram
+doctor`` reports it. A teammate's broken push costs an error that says what to fix, never
+a hang and never silently different settings.
 """
 
 from __future__ import annotations
@@ -22,10 +29,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from engram.errors import InvalidInput
+from engram.errors import EngramError, FileTooLarge, InvalidInput, UnsafeFile
+from engram.store.fsio import read_regular
 from mergedriver import codec
 
 SETTINGS_FILE = "engram.yaml"
+#: The largest settings file read.
+MAX_SETTINGS_BYTES = 256 * 1024
 
 T = TypeVar("T")
 
@@ -39,6 +49,8 @@ def _camel(name: str) -> str:
 class Settings:
     data: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
+    #: Why the file could not be taken (None when it was, or when there is none).
+    problem: str | None = None
     _sections: dict[tuple[str, type], Any] = dataclasses.field(
         default_factory=dict, compare=False, repr=False
     )
@@ -47,28 +59,41 @@ class Settings:
     def load(cls, root: Path) -> Settings:
         path = root / SETTINGS_FILE
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = read_regular(path, SETTINGS_FILE, MAX_SETTINGS_BYTES)[1]
         except FileNotFoundError:
             return cls(path=None)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput(
-                f"cannot read {SETTINGS_FILE}: {exc}.", hint="Fix or delete the file."
-            ) from exc
+        except FileTooLarge:
+            return cls(path=path, problem=f"is larger than {MAX_SETTINGS_BYTES:,} bytes")
+        except UnsafeFile as exc:
+            return cls(path=path, problem=exc.problem)
+        except EngramError as exc:
+            return cls(path=path, problem=f"cannot be read ({exc.message.rstrip('.')})")
         try:
+            text = raw.decode("utf-8-sig")
             data = codec.load_yaml(text) if text.strip() else {}
+        except UnicodeDecodeError as exc:
+            return cls(path=path, problem=f"is not UTF-8 (byte {exc.start} is invalid)")
         except codec.CodecError as exc:
-            raise InvalidInput(
-                f"{SETTINGS_FILE} is not valid YAML: {exc}.",
-                hint=f"Fix {path} (git diff shows what changed).",
-            ) from exc
+            return cls(path=path, problem=f"is not valid YAML: {str(exc).removeprefix('invalid YAML: ')}")
         if not isinstance(data, dict):
-            raise InvalidInput(
-                f"{SETTINGS_FILE} must be a mapping of settings.", hint=f"Fix {path}."
-            )
+            return cls(path=path, problem="must be a mapping of settings")
         return cls(data=MappingProxyType(data), path=path)
 
+    def check(self) -> None:
+        """Raise InvalidInput when the file could not be taken (see the module docstring)."""
+        if self.problem is not None:
+            raise InvalidInput(
+                f"{SETTINGS_FILE} {self.problem}.",
+                field=SETTINGS_FILE,
+                hint=f"Fix {self.path} (`git log -p -- {SETTINGS_FILE}` shows who changed it), "
+                "then run `engram doctor`.",
+            )
+
     def section(self, name: str, kind: type[T]) -> T:
-        """Read section ``name`` into the dataclass ``kind`` (defaults for absent keys)."""
+        """Read section ``name`` into the dataclass ``kind`` (defaults for absent keys).
+
+        Raises InvalidInput for a wrong value, or when the file itself was refused."""
+        self.check()
         cached: T | None = self._sections.get((name, kind))
         if cached is None:
             cached = self._sections[(name, kind)] = self._read_section(name, kind)

@@ -2,7 +2,7 @@
 
 One call brings a clone level with its upstream:
 
-1. fold journaled usage into the items (:meth:`Vault.flush_usage`);
+1. fold journaled usage and feedback into the items (:func:`engram.lifecycle.feedback.fold`);
 2. commit the vault's local changes;
 3. fetch the upstream branch (a missing branch is fine: the first push creates it; an
    unreachable remote is reported, and the local commits stay for the next sync);
@@ -10,7 +10,10 @@ One call brings a clone level with its upstream:
    both sides changed are merged by :mod:`engram.team.treemerge` with the same functions the
    git driver runs, the result is written as a tree and a merge commit, and the work tree
    is moved to it with ``git merge --ff-only``; then the derived link sections of the
-   items the merge touched are regenerated from the merged synapses and committed;
+   items the merge touched are regenerated from the merged synapses and committed; and
+   learn decisions the two sides made apart are finished (forked supersede chains
+   converge on the newest lesson; contradictory new lessons are superseded or disputed,
+   :func:`engram.lifecycle.reconcile.after_merge`) and committed;
 5. push; when the push is rejected because a peer pushed first, go back to 3 (at most
    ``max_attempts`` times).
 
@@ -32,7 +35,8 @@ from engram.errors import GitError
 from engram.items import derived
 from engram.items.guard import GuardReport
 from engram.items.state import VaultState
-from engram.recall.usage import flush
+from engram.lifecycle.feedback import fold
+from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram
 from engram.team import authorship, precommit
@@ -68,6 +72,7 @@ class SyncReport:
     arrived_secrets: list[str] = field(default_factory=list)
     #: Incoming commits that changed another author's item without a curator's role.
     unauthorized: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
     pushed: bool = False
     created_upstream: bool = False
     offline: str | None = None
@@ -103,6 +108,8 @@ class SyncReport:
                 for line in self.arrived_secrets]
         out += [f"without a curator's role: {line} (roles do not bind the remote; see docs/trust.md)"
                 for line in self.unauthorized]
+        for line in self.settled:
+            out.append(f"settled: {line}")
         if self.offline:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
@@ -132,7 +139,7 @@ def sync(
         prefix = state.root.relative_to(repo.top).as_posix()
         prefix = "" if prefix == "." else prefix
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
-        flush(state)
+        fold(state)
         with state.lock.hold():
             report.committed += _commit_local(repo, state, prefix, message, report)
         report.remote = _remote_for(repo, current, remote)
@@ -311,6 +318,10 @@ def _integrate(repo: GitRepo, state: VaultState, prefix: str, upstream: str, rep
     screened = _note(report, precommit.screen_incoming(repo, state, head, commit))
     if regenerated or screened:
         _commit_local(repo, state, prefix, "engram sync: regenerate derived links after merge", report)
+    settled = after_merge(state, _added_items(repo, state, prefix, base, head), _added_items(repo, state, prefix, base, theirs))
+    report.settled += settled
+    if settled:
+        _commit_local(repo, state, prefix, "engram sync: settle learn decisions made on two machines", report)
 
 
 def _note(report: SyncReport | None, guarded: GuardReport) -> bool:
@@ -321,6 +332,19 @@ def _note(report: SyncReport | None, guarded: GuardReport) -> bool:
         report.made_private += guarded.made_private
         report.arrived_secrets += guarded.arrived
     return guarded.changed
+
+
+def _added_items(repo: GitRepo, state: VaultState, prefix: str, base: str, side: str) -> set[str]:
+    """Ids of the items whose files ``side`` added since ``base``."""
+    lead = prefix + "/" if prefix else ""
+    added = [
+        path[len(lead):] for path, change in repo.diff_tree(base, side).items()
+        if change.old_sha is None and path.startswith(lead) and path.endswith(".md")
+    ]
+    ids: set[str] = set()
+    for rel in added:
+        ids.update(row.id for row in state.index.item_rows("path = ?", (rel,)))
+    return ids
 
 
 def _refresh_changed(repo: GitRepo, state: VaultState, prefix: str, old: str | None, new: str) -> None:

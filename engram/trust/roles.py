@@ -165,10 +165,14 @@ def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...
         )
 
 
-def may_overturn(actor: str, role: Role, item: Engram) -> bool:
+def may_overturn(actor: str, configured: Roles, item: Engram) -> bool:
     """Whether ``actor`` may supersede or overturn ``item`` outright (learn's contradicts):
-    its author and curators may; a writer's contradicting lesson becomes ``disputed`` for
-    a curator instead, and a reader writes nothing."""
+    its author and curators may; anyone else's contradicting lesson becomes ``disputed``
+    for a curator instead. Without ``roles`` in engram.yaml only the author may: an
+    overturn is the one change that stays conservative when roles are off."""
+    if not configured.configured:
+        return owns(actor, item)
+    role = configured.of(actor)
     return role == "curator" or (role == "writer" and owns(actor, item))
 
 

@@ -9,8 +9,11 @@ The middleware has already checked the CSRF token (:mod:`engram.viewer.security`
   :class:`~engram.errors.VersionConflict`; the form comes back with the person's text
   kept, the message the CLI prints (which versions, by whom, which fields) and the
   current value of every field that now differs, so they can re-apply or drop their edit.
-- **Destructive actions ask first**: delete shows a confirmation page, and clearing a
-  merge flag while conflict blocks remain in the body asks before doing it.
+- **Destructive actions ask first**: delete shows a confirmation page; clearing a merge
+  flag while conflict blocks remain in the body asks before doing it; accepting a
+  proposal that retires, forgets, merges, retypes or settles a dispute (the kinds in
+  :data:`CONFIRM_KINDS`) shows what it will do and asks. Dismissing changes no item and
+  is done at once.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from engram.errors import Conflict, InvalidInput, VersionConflict
 from engram.store.model import ENGRAM_KINDS, STATUSES, VISIBILITIES, Engram
 from engram.store.paths import split_domain
 from engram.viewer.context import viewer_of
+
+#: Proposal kinds whose acceptance retires, removes or rewrites knowledge: asked first.
+CONFIRM_KINDS = frozenset({"archive", "forget", "merge", "retype", "dispute"})
+RESOLUTIONS = ("keep_new", "keep_old", "merge", "archive")
 
 #: Form fields of the edit page, in order.
 EDITABLE = ("title", "summary", "domain", "kind", "tags", "importance", "confidence", "status", "visibility", "content")
@@ -116,7 +123,7 @@ async def edit(request: Request) -> Response:
         )
     except InvalidInput as exc:
         return _edit_page(request, current, values, 400, version=version, invalid=exc)
-    viewer.health.invalidate()
+    viewer.changed()
     return RedirectResponse(f"/item/{updated.id}?saved={updated.version}", status_code=303)
 
 
@@ -140,7 +147,7 @@ async def delete(request: Request) -> Response:
     deleted = await run_in_threadpool(
         viewer.vault.delete, request.path_params["id"], expected_version=_version(submitted)
     )
-    viewer.health.invalidate()
+    viewer.changed()
     return viewer.page(request, "deleted.html", item=deleted)
 
 
@@ -160,10 +167,52 @@ async def resolve(request: Request) -> Response:
             hint="Better: edit the item, keep the right text and delete each '> [!conflict]' block, then resolve.",
             cancel=f"/item/{item.id}/edit",
         )
-    viewer.health.invalidate()
+    viewer.changed()
     return RedirectResponse(f"/conflicts?resolved={item.id}", status_code=303)
 
 
 async def recheck(request: Request) -> Response:
-    viewer_of(request).health.invalidate()
+    viewer_of(request).changed()
     return RedirectResponse("/health", status_code=303)
+
+
+async def accept(request: Request) -> Response:
+    viewer = viewer_of(request)
+    submitted = await _submitted(request)
+    ref = request.path_params["id"]
+    proposal = await run_in_threadpool(viewer.vault.proposal, ref)
+    resolution = submitted.get("resolution") or None
+    if proposal.kind in CONFIRM_KINDS and submitted.get("confirmed") != "1":
+        return viewer.page(
+            request, "confirm.html", title=f"Accept: {proposal.title}?", item=None,
+            action=f"/proposals/{proposal.id}/accept", button="Accept",
+            fields={"confirmed": "1", "note": submitted.get("note", "")},
+            explain=f"This {proposal.kind} proposal changes knowledge: {proposal.reason}",
+            resolutions=RESOLUTIONS if proposal.kind == "dispute" else (),
+            cancel="/proposals",
+        )
+    done = await run_in_threadpool(
+        viewer.vault.accept, proposal.id, note=submitted.get("note") or None, resolution=resolution
+    )
+    viewer.changed()
+    return RedirectResponse(f"/proposals?decided={done.id}", status_code=303)
+
+
+async def dismiss(request: Request) -> Response:
+    viewer = viewer_of(request)
+    submitted = await _submitted(request)
+    done = await run_in_threadpool(
+        viewer.vault.dismiss, request.path_params["id"], note=submitted.get("note") or None
+    )
+    return RedirectResponse(f"/proposals?decided={done.id}", status_code=303)
+
+
+async def verify(request: Request) -> Response:
+    """Stamp an item verified now (``lastVerifiedAt``), with an optional note."""
+    viewer = viewer_of(request)
+    submitted = await _submitted(request)
+    item = await run_in_threadpool(
+        viewer.vault.verify_entry, request.path_params["id"], submitted.get("note") or None
+    )
+    viewer.changed()
+    return RedirectResponse(f"/stale?verified={item.id}", status_code=303)

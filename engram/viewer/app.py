@@ -29,7 +29,7 @@ from engram.loopback import host_names
 from engram.vault import Vault
 from engram.viewer import actions, pages
 from engram.viewer.context import Viewer, viewer_of
-from engram.viewer.health import HealthMonitor
+from engram.viewer.health import Monitor, run_doctor, run_stale
 from engram.viewer.render import environment
 from engram.viewer.security import Guard, GuardMiddleware
 
@@ -82,6 +82,11 @@ def build_app(vault: Vault, *, host: str = "127.0.0.1", port: int, token: str | 
         Route("/search", pages.search),
         Route("/conflicts", pages.conflicts),
         Route("/conflicts/{id}/resolve", actions.resolve, methods=["POST"]),
+        Route("/proposals", pages.proposals),
+        Route("/proposals/{id}/accept", actions.accept, methods=["POST"]),
+        Route("/proposals/{id}/dismiss", actions.dismiss, methods=["POST"]),
+        Route("/stale", pages.stale),
+        Route("/item/{id}/verify", actions.verify, methods=["POST"]),
         Route("/audit", pages.audit),
         Route("/merges", pages.merges),
         Route("/health", pages.health),
@@ -93,6 +98,9 @@ def build_app(vault: Vault, *, host: str = "127.0.0.1", port: int, token: str | 
         routes=routes,
         exception_handlers={EngramError: _engram_error, HTTPException: _http_error, Exception: _bug},
     )
-    app.state.viewer = Viewer(vault, guard, environment(), HealthMonitor(vault.root, vault.actor))
+    app.state.viewer = Viewer(
+        vault, guard, environment(), Monitor(vault.root, vault.actor, run_doctor),
+        Monitor(vault.root, vault.actor, run_stale),
+    )
     app.add_middleware(GuardMiddleware, guard=guard)
     return app

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from engram.vault import Vault
-from engram.viewer.health import HealthMonitor
+from engram.viewer.health import Monitor
 from engram.viewer.security import Guard
 
 NAV = (
@@ -24,6 +24,8 @@ NAV = (
     ("/graph", "Graph"),
     ("/search", "Search"),
     ("/conflicts", "Conflicts"),
+    ("/proposals", "Proposals"),
+    ("/stale", "Stale"),
     ("/audit", "Audit log"),
     ("/merges", "Merges"),
     ("/health", "Health"),
@@ -37,8 +39,14 @@ class Viewer:
     vault: Vault
     guard: Guard
     env: jinja2.Environment
-    health: HealthMonitor
+    health: Monitor  # doctor, in the background
+    stale: Monitor  # the stale report, in the background
     nav: tuple[tuple[str, str], ...] = field(default=NAV)
+
+    def changed(self) -> None:
+        """A write went through the viewer: the background reports are out of date."""
+        self.health.invalidate()
+        self.stale.invalidate()
 
     def page(
         self, request: Request, template: str, status: int = 200, *, fragment: str | None = None,

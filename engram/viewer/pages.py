@@ -14,21 +14,20 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from engram.errors import EngramError
 from engram.store.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
-from engram.viewer.context import viewer_of
+from engram.viewer.context import Viewer, viewer_of
+from engram.viewer.health import STALE_LIMIT
 from engram.viewer.params import Params
 
 PAGE_SIZES = (25, 50, 100, 200)
+PROPOSAL_STATUSES = ("open", "accepted", "dismissed", "all")
 COLUMNS = (
     ("title", "Title"), ("kind", "Kind"), ("domain", "Domain"), ("status", "Status"),
     ("importance", "Importance"), ("retrievals", "Recalls"), ("updated", "Updated"),
 )
 #: Sorts that start A→Z; the others (numbers, dates) start with the largest.
 ASCENDING_FIRST = frozenset({"title", "kind", "domain", "status"})
-#: Edge kinds that make up an item's lineage (where it came from, what replaced what).
-LINEAGE_KINDS = ("supersedes", "derives_from", "consolidates")
-
-
 def overview(request: Request) -> Response:
     viewer = viewer_of(request)
     vault = viewer.vault
@@ -37,6 +36,7 @@ def overview(request: Request) -> Response:
         counts=vault.census(),
         recent=vault.activity(limit=15),
         conflicts=vault.conflicts(),
+        proposals=vault.proposals(),
         health=viewer.health.current(),
     )
 
@@ -83,12 +83,11 @@ def item(request: Request) -> Response:
     found = vault.get(request.path_params["id"])
     around = vault.neighbourhood(found.id, depth=1, include_hidden=True, limit=500)
     titles = {n.id: n for n in around.nodes}
-    synapses = vault.synapses(found.id)
-    lineage = [s for s in synapses if s.kind in LINEAGE_KINDS]
     return viewer.page(
-        request, "item.html", item=found, meta=found.to_meta(), synapses=synapses,
-        lineage=lineage, neighbours=titles, cut=around.truncated, derived=vault.derived_section(found.id),
-        history=vault.history(found.id),
+        request, "item.html", item=found, meta=found.to_meta(), synapses=vault.synapses(found.id),
+        lineage=vault.lineage(found.id), neighbours=titles, cut=around.truncated,
+        derived=vault.derived_section(found.id), history=vault.timeline(found.id),
+        proposals=vault.proposals(target=found.id),
         successor=titles.get(found.superseded_by or "") if found.superseded_by else None,
     )
 
@@ -206,3 +205,40 @@ def health_summary(request: Request) -> Response:
     """The overview's health box alone (polled by htmx while the first check runs)."""
     viewer = viewer_of(request)
     return viewer.page(request, "_health_summary.html", health=viewer.health.current())
+
+
+def proposals(request: Request) -> Response:
+    """What maintenance (or a disputed lesson) proposes, to accept or dismiss."""
+    viewer = viewer_of(request)
+    p = Params(request)
+    tab = p.text("status") or "open"
+    if tab not in PROPOSAL_STATUSES:
+        tab = "open"  # an unknown tab shows the open ones rather than an error page
+    found = viewer.vault.proposals(status=None if tab == "all" else tab, kind=p.text("kind"))
+    return viewer.page(
+        request, "proposals.html", found=found, tab=tab, statuses=PROPOSAL_STATUSES,
+        titles=_titles(viewer, {t for prop in found for t in prop.targets}),
+        decided=viewer.vault.proposal(p.text("decided") or "") if p.text("decided") else None,
+    )
+
+
+def _titles(viewer: Viewer, ids: set[str]) -> dict[str, str]:
+    """Titles of the items ``ids`` name that still exist (proposals are few: one read each)."""
+    found: dict[str, str] = {}
+    for ref in sorted(ids):
+        try:
+            found[ref] = viewer.vault.get(ref).title
+        except EngramError:
+            continue
+    return found
+
+
+def stale(request: Request) -> Response:
+    """Shared items oldest-verified first, with their premises: what to re-check (the
+    report weighs every shared item, so it is made in the background)."""
+    viewer = viewer_of(request)
+    verified = Params(request).text("verified")
+    return viewer.page(
+        request, "stale.html", fragment="_stale_panel.html", state=viewer.stale.current(),
+        limit=STALE_LIMIT, verified=viewer.vault.get(verified) if verified else None,
+    )

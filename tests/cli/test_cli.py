@@ -56,7 +56,8 @@ def test_body_from_stdin_and_dedup_messages(run) -> None:  # type: ignore[no-unt
     dup = run("add", "Client timeouts below the load balancer's", "-d", "ops", input="ALB idle timeout is 60 s; use 55 s.\n")
     assert dup.stdout.strip() == item_id and "duplicate of" in dup.stderr
     data = json.loads(run("add", "Client timeouts below the load balancer's", "--json", "--body", "ALB idle timeout is 60 s; use 55 seconds.").stdout)
-    assert data["outcome"] == "UPDATE" and data["id"] == item_id
+    # A near match is a learn decision, never an instruction to overwrite: 55 s = 55 seconds.
+    assert data["outcome"] == "DUPLICATE" and data["id"] == item_id and "reinforced" in data["note"]
 
 
 def test_link_unlink_and_synapses(run) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -68,3 +69,39 @@ def test_cli_import_dry_run_and_json(vault: Vault, tmp_path) -> None:  # type: i
     assert [r["line"] for r in data["results"]] == [1, 2, 3]
     bad = runner.invoke(cli, ["--vault", str(vault.root), "import", "-"], input='{"title": "x", "importance": 7}\n')
     assert bad.exit_code == 2 and "line 1: importance must be from 0 to 1" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ('[{"title": "sixteen"}]'.encode("utf-16-le"),
+         "error: the file looks like UTF-16LE without a byte-order mark; engram imports UTF-8. "
+         "Convert it: iconv -f UTF-16LE -t UTF-8 FILE > FILE.utf8\n"),
+        ('[{"title": "sixteen"}]'.encode("utf-16-be"),
+         "error: the file looks like UTF-16BE without a byte-order mark; engram imports UTF-8. "
+         "Convert it: iconv -f UTF-16BE -t UTF-8 FILE > FILE.utf8\n"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00",
+         "error: the file is binary (it has NUL bytes), not JSON text. Pass a JSON list or JSON Lines file in UTF-8.\n"),
+        ('{"title": "caf\u00e9"}\n'.encode("latin-1"),
+         "error: the file is not UTF-8 (byte 14, on line 1, is 0xe9). Re-save it as UTF-8 (for a Latin-1 "
+         "file: iconv -f LATIN1 -t UTF-8 FILE > FILE.utf8).\n"),
+        (b"\xff\xfe[\x00{\x00\x00\xd8",
+         "error: the file starts with a UTF-16 byte-order mark but is not valid UTF-16. Re-save it as UTF-8.\n"),
+    ],
+)
+def test_import_names_the_encoding_problem(vault: Vault, tmp_path: Path, data: bytes, error: str) -> None:
+    path = tmp_path / "records.json"
+    path.write_bytes(data)
+    before = snapshot(vault)
+    result = CliRunner().invoke(cli, ["--vault", str(vault.root), "import", str(path)])
+    assert (result.exit_code, result.stderr) == (2, error)
+    assert snapshot(vault) == before
+
+
+def test_import_reads_files_marked_with_a_byte_order_mark(vault: Vault, tmp_path: Path) -> None:
+    for n, (encoding, bom) in enumerate((("utf-16-le", "\ufeff"), ("utf-16-be", "\ufeff"), ("utf-8", "\ufeff"))):
+        path = tmp_path / f"records-{n}.jsonl"
+        path.write_bytes((bom + json.dumps({"title": f"Marked {encoding} {n}"}) + "\n").encode(encoding))
+        result = CliRunner().invoke(cli, ["--vault", str(vault.root), "import", str(path)])
+        assert result.exit_code == 0, result.stderr
+    assert sorted(i.title for i in vault.list()) == ["Marked utf-16-be 1", "Marked utf-16-le 0", "Marked utf-8 2"]

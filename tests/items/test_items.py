@@ -63,7 +63,7 @@ def test_identical_content_is_a_duplicate_that_reinforces_the_original(vault: Va
     assert [e["action"] for e in audit_lines(vault)] == ["create", "reinforce"]
 
 
-def test_near_identical_content_proposes_an_update_and_writes_nothing(vault: Vault) -> None:
+def test_near_identical_content_is_a_learn_decision_that_never_overwrites(vault: Vault) -> None:
     first = vault.create(
         "Retry idempotent HTTP calls with jittered backoff",
         "Sleep a random time in [0, base * 2**attempt], cap it at 30 s, give up after 5 attempts.",
@@ -73,9 +73,11 @@ def test_near_identical_content_proposes_an_update_and_writes_nothing(vault: Vau
         "Retry idempotent HTTP calls with jittered backoff",
         "Sleep a random time in [0, base * 2**attempt], cap it at 30 s, and give up after 5 tries.",
     )
-    assert near.outcome == "UPDATE" and near.id == first.id
-    assert near.similarity is not None and 0.9 <= near.similarity < 1
-    assert snapshot(vault) == before
+    # A reworded copy reinforces the original; its text is untouched and no file is added.
+    assert near.outcome == "DUPLICATE" and near.id == first.id and near.note and "reinforced" in near.note
+    after = snapshot(vault)
+    assert set(after) == set(before)
+    assert vault.get(first.id).content == first.item.content
     forced = vault.create(
         "Retry idempotent HTTP calls with jittered backoff",
         "Sleep a random time in [0, base * 2**attempt], cap it at 30 s, and give up after 5 tries.",
@@ -312,4 +314,4 @@ def test_near_duplicates_are_found_by_their_rare_words_under_another_title(vault
     for n in range(20):  # unrelated items sharing the common words
         vault.create(f"Unrelated note {n}", f"The table and the job number {n} ran after the nightly window.")
     near = vault.create("Orders table autovacuum settings", body.replace("five percent", "5 percent"))
-    assert near.outcome == "UPDATE" and near.id == first.id
+    assert near.outcome == "DUPLICATE" and near.id == first.id  # found, and reinforced

@@ -37,7 +37,7 @@ def test_inspector_lists_every_tool_with_annotations_and_schemas(vault: Vault) -
     create = tools["engram_create"]
     assert create["annotations"]["readOnlyHint"] is False
     assert create["inputSchema"]["required"] == ["title"]
-    assert create["outputSchema"]["properties"]["outcome"]["enum"] == ["NEW", "DUPLICATE", "UPDATE"]
+    assert create["outputSchema"]["properties"]["outcome"]["enum"] == ["NEW", "DUPLICATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
     assert tools["engram_get"]["annotations"]["readOnlyHint"] is True
 
 

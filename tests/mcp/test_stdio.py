@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -71,3 +72,99 @@ async def test_first_contact_then_setup_without_restart(tmp_path: Path, hermetic
         status = ok(await client.call_tool("status", {}))
         assert status["vault"] == str(target) and status["vault_source"] == "the user config file"
         assert status["agent_id"] == "tester"  # ENGRAM_ACTOR still wins over the config file
+
+
+async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
+    """Every learning and lifecycle tool through `engram serve` and the official client,
+    with a happy path and a refusal each."""
+    async with Client(serve_params("--vault", str(vault.root), serve=("--profile", "full")), read_timeout_seconds=60) as c:
+        first = ok(await c.call_tool("engram_learn", {"content": "The staging database listens on port 5432.", "domain": "ops"}))
+        fixed = ok(await c.call_tool("engram_learn", {"content": "The staging database now listens on port 6432."}))
+        assert fixed["action"] == "superseded" and fixed["target"] == first["id"]
+        assert "invalid_input" in error(await c.call_tool("engram_learn", {"content": ""}))
+        new = fixed["id"]
+        assert ok(await c.call_tool("engram_reinforce", {"ref": new}))["changes"][0]["importanceDelta"] > 0
+        assert ok(await c.call_tool("engram_report_failure", {"ref": new, "confidence": 0.2}))["outcome"] == "failed"
+        assert ok(await c.call_tool("close_learning_loop", {"id": new, "outcome": "success"}))["outcome"] == "helped"
+        assert "not_found" in error(await c.call_tool("engram_reinforce", {"ref": "missing-item"}))
+        assert ok(await c.call_tool("get_evolution_lineage", {"ref": first["id"]}))["current"] == new
+        assert "not_found" in error(await c.call_tool("get_evolution_lineage", {"ref": "missing-item"}))
+        assert ok(await c.call_tool("upgrade_verification", {"ref": new, "evidence": "saw it"}))["verification_status"] == "plausible"
+        assert ok(await c.call_tool("verify_entry", {"id": new}))["verification_status"] == "verified"
+        assert "invalid_input" in error(await c.call_tool("upgrade_verification", {"ref": new, "evidence": ""}))
+        assert ok(await c.call_tool("stale_report", {"include_fresh": True}))["checked"] >= 1
+        other = ok(await c.call_tool("engram_create", {"title": "Staging DB port", "content": "It is 7000.", "domain": "ops"}))
+        done = ok(await c.call_tool("contradiction_resolve", {"old": new, "new": other["id"], "resolution": "archive"}))
+        assert {r["id"] for r in done["retired"]} == {new, other["id"]}
+        assert "invalid_input" in error(await c.call_tool("contradiction_resolve", {"old": new, "new": new, "resolution": "merge"}))
+        assert ok(await c.call_tool("engram_maintain", {"stage": "rem"}))["stage"] == "rem"
+        assert "invalid_input" in error(await c.call_tool("engram_maintain", {"stage": "nap"}))
+        flaky = ok(await c.call_tool("engram_create", {"title": "Flaky restart step", "content": "restart by hand"}))
+        for _ in range(3):
+            await c.call_tool("engram_report_failure", {"ref": flaky["id"]})
+        props = ok(await c.call_tool("engram_list_proposals", {"kind": "archive"}))["proposals"]
+        assert props and props[0]["targets"] == [flaky["id"]]
+        assert ok(await c.call_tool("engram_dismiss_proposal", {"id": props[0]["id"], "note": "keep"}))["status"] == "dismissed"
+        assert "invalid_input" in error(await c.call_tool("engram_accept_proposal", {"id": props[0]["id"]}))
+        assert "not_found" in error(await c.call_tool("engram_accept_proposal", {"id": "prop-00000000"}))
+        skill = ok(await c.call_tool("engram_create_skill", {"title": "Rebuild a bloated table", "steps": ["check disk", "run pg_repack"]}))
+        assert ok(await c.call_tool("engram_find_skill", {"task": "rebuild the bloated orders table"}))["skills"][0]["id"] == skill["id"]
+        assert error(await c.call_tool("engram_find_skill", {"task": "x", "limit": 0}))
+        history = ok(await c.call_tool("engram_history", {"ref": new}))
+        assert history["entries"][0]["action"] == "create"
+
+
+def test_every_line_gets_an_answer_even_one_that_is_not_a_message(vault: Vault) -> None:
+    """Raw lines a client library would never send: each gets a JSON-RPC error, and the
+    server keeps serving (the SDK alone drops them and the client waits forever)."""
+    import json
+    import subprocess
+
+    params = serve_params("--vault", str(vault.root))
+    proc = subprocess.Popen(
+        [params.command, *params.args], env=params.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = [
+        json.dumps(init),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":"\\ud800"}}',
+        "[" * 20_000 + "]" * 20_000,
+        "not json at all",
+        '{"jsonrpc":"2.0","id":"q","params":{}}',
+        '{"jsonrpc":"2.0","id":9,"method":"tools/list"}',
+    ]
+    import threading
+
+    watchdog = threading.Timer(60, proc.kill)  # a missing answer fails the test, never hangs it
+    watchdog.start()
+    answers: list[dict[str, Any]] = []
+    try:
+        proc.stdin.write(("\n".join(lines) + "\n").encode())
+        proc.stdin.flush()
+        while not answers or answers[-1].get("id") != 9:
+            line = proc.stdout.readline()
+            assert line, f"the server stopped answering after {answers}"
+            answers.append(json.loads(line))
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        if not proc.stdin.closed:
+            proc.stdin.close()
+    by_id = {a.get("id"): a for a in answers if a.get("id") not in (None, 1)}
+    nulls = [a for a in answers if a.get("id") is None]
+    assert by_id[7]["error"] == {
+        "code": -32700,
+        "message": "Parse error: a string holds a lone surrogate escape (e.g. \\ud800), which is not Unicode text.",
+    }
+    assert by_id["q"]["error"]["code"] == -32600 and "method" in by_id["q"]["error"]["message"]
+    assert [a["error"]["code"] for a in nulls] == [-32700, -32700]
+    assert "recursion limit exceeded" in nulls[0]["error"]["message"]
+    assert "tools" in by_id[9]["result"]  # still serving after all that

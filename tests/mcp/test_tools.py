@@ -36,14 +36,18 @@ pytestmark = pytest.mark.anyio
 
 MINIMAL = {
     "status", "setup", "engram_search", "engram_create", "engram_get", "engram_update", "engram_list",
-    "synapse_create",
+    "synapse_create", "engram_learn",
 }
 STANDARD = MINIMAL | {
     "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
-    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict", "engram_quarantine_list",
+    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict",
+    "engram_reinforce", "engram_report_failure", "close_learning_loop", "get_evolution_lineage",
+    "verify_entry", "upgrade_verification", "contradiction_resolve", "stale_report",
+    "engram_list_proposals", "engram_accept_proposal", "engram_dismiss_proposal", "engram_find_skill",
+    "engram_create_skill", "engram_quarantine_list",
     "engram_quarantine_release", "engram_audit",
 }
-FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats"}
+FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}
 
 
 @pytest.fixture
@@ -127,9 +131,10 @@ async def test_create_new_duplicate_and_near_duplicate(client: Client, vault: Va
     again = await create(client, "Use pg_repack, not VACUUM FULL", content=body, domain=["ops", "postgres"])
     assert again["outcome"] == "DUPLICATE" and again["id"] == first["id"] and again["version"] == 2
     near = await create(client, "Use pg_repack instead of VACUUM FULL", content=body, domain="ops/postgres")
-    assert near["outcome"] == "UPDATE" and near["id"] == first["id"] and near["similarity"] > 0.9
-    assert f"engram_update(ref='{first['id']}', expected_version=2" in near["message"]
-    assert len(vault.list()) == 1
+    # A near match is a learn decision that never steers the agent into overwriting.
+    assert near["outcome"] == "DUPLICATE" and near["id"] == first["id"] and near["similarity"] > 0.9
+    assert "engram_update" not in near["message"] and "reinforced" in near["message"]
+    assert len(vault.list()) == 1 and vault.get(first["id"]).content == body + "\n"
     forced = await create(client, "Use pg_repack instead of VACUUM FULL", content=body, domain="ops", dedupe=False)
     assert forced["outcome"] == "NEW" and len(vault.list()) == 2
 
@@ -414,7 +419,18 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("engram_create", {"title": "x", "domain": "../etc"}, "invalid_input"),
     ("engram_create", {"title": "x", "content": "a" * (MAX_CONTENT_BYTES + 1)},
      f"invalid_input: content is {MAX_CONTENT_BYTES + 1:,} bytes; the limit is {MAX_CONTENT_BYTES:,}."),
-    ("engram_create", {"title": "x", "content": "nul\x00byte"}, "content contains NUL bytes"),
+    ("engram_create", {"title": "x", "content": "nul\x00byte"}, "content contains a NUL character"),
+    # NUL (and lone surrogates) are refused in every text an item stores.
+    ("engram_create", {"title": "nul\x00title"}, "invalid_input: title contains a NUL character."),
+    ("engram_create", {"title": "x", "summary": "s\x00"}, "invalid_input: summary contains a NUL character."),
+    ("engram_create", {"title": "x", "tags": ["ok", "t\x00"]}, "invalid_input: tag contains a NUL character."),
+    ("engram_create", {"title": "x", "extra": {"note": "a\x00b"}}, "extra value for 'note' contains a NUL"),
+    ("engram_create", {"title": "x", "extra": {"deep": {"k\x00": ["v"]}}}, "extra value for 'deep' contains a NUL"),
+    ("engram_create", {"title": "lone \ud800 surrogate"}, "title is not valid Unicode text (a lone surrogate)"),
+    ("engram_update", {"ref": "Keep me", "title": "t\x00"}, "invalid_input: title contains a NUL character."),
+    ("engram_update", {"ref": "Keep me", "summary": "\x00"}, "invalid_input: summary contains a NUL character."),
+    ("synapse_create", {"source": "Keep me", "kind": "extends", "target": "Keep me", "evidence": "e\x00"},
+     "evidence contains a NUL character"),
     ("engram_create", {"title": "x", "tags": [1, 2]}, "Input should be a valid string"),
     ("engram_create", {"title": "x", "extra": {"id": "mine"}}, "'id' is a built-in field"),
     ("engram_get", {"ref": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "not_found: no item matches"),
@@ -540,7 +556,11 @@ async def test_before_setup_every_tool_answers_with_guidance(
         for tool in tools:
             if tool.name in ("status", "setup"):
                 continue
-            required = {name: "x" for name in tool.input_schema.get("required", [])}
+            props = tool.input_schema.get("properties", {})
+            required = {
+                name: ["x"] if props.get(name, {}).get("type") == "array" else "x"
+                for name in tool.input_schema.get("required", [])
+            }
             message = error(await c.call_tool(tool.name, required))
             assert message.startswith(f"setup_required: {tool.name} needs an engram vault"), message
             assert f"Next: Call setup(vault_path='{missing}')" in message
@@ -562,6 +582,13 @@ async def test_setup_refuses_unsafe_or_missing_folders(tmp_path: Path, config_fi
         absent = error(await c.call_tool("setup", {"vault_path": str(tmp_path / "absent"), "create": False}))
         assert absent.startswith("vault_not_found: there is no vault at")
         assert "agent_id must be 1-100" in error(await c.call_tool("setup", {"vault_path": str(tmp_path / "v"), "agent_id": "a\nb"}))
+        # A relative path would resolve against the server's working folder, unseen by the agent.
+        for relative in ("../../etc", "team-memory", "./v", "~no-such-user-here/v"):
+            refused = error(await c.call_tool("setup", {"vault_path": relative}))
+            assert refused == (
+                f"invalid_input: vault_path {relative!r} is not an absolute path. Pass an absolute "
+                "path or one under ~, e.g. setup(vault_path='~/team-memory')."
+            ), refused
         assert not (tmp_path / "absent").exists() and not (tmp_path / "v").exists()
         assert "No vault_path given" in ok(await c.call_tool("setup", {}))["message"]
     assert not config_file.exists()

@@ -108,9 +108,23 @@ async def test_the_mcp_server_enforces_the_role_of_its_sessions_actor(team: Path
 
 
 def test_who_may_overturn_an_item() -> None:
+    from types import MappingProxyType
+
     from engram.store.model import Engram
-    from engram.trust.roles import may_overturn
+    from engram.trust.roles import Roles, may_overturn
 
     item = Engram(id="01M8X", title="t", created_by="alice")
-    assert may_overturn("carol", "curator", item) and may_overturn("alice", "writer", item)
-    assert not may_overturn("bob", "writer", item) and not may_overturn("alice", "reader", item)
+    team = Roles(MappingProxyType({"carol": "curator", "rita": "reader", "alice": "writer"}))
+    assert may_overturn("carol", team, item) and may_overturn("alice", team, item)
+    assert not may_overturn("bob", team, item) and not may_overturn("rita", team, item)
+    off = Roles(MappingProxyType({}), "curator", configured=False)
+    assert may_overturn("alice", off, item) and not may_overturn("carol", off, item)
+
+
+def test_a_writers_contradicting_lesson_is_disputed_and_a_curators_supersedes(team: Path) -> None:
+    old = as_(team, "wes").learn("The staging database listens on port 5432.").item
+    assert old is not None
+    learned = as_(team, "dana").learn("The staging database now listens on port 6432.")  # another writer
+    assert learned.action == "disputed" and as_(team, "carol").get(old.id).status == "active"
+    assert as_(team, "carol").learn("The staging database now listens on port 7432.").action == "superseded"
+    assert as_(team, "carol").get(old.id).status == "superseded"

@@ -147,8 +147,9 @@ def start(vault: Vault, ids: dict[str, str], token: str | None = None) -> Viewer
 def stop(viewer: Viewer) -> None:
     viewer.server.should_exit = True
     viewer.thread.join(10)  # type: ignore[attr-defined]
-    app_health = viewer.server.config.app.state.viewer.health  # type: ignore[union-attr]
-    app_health.wait(30)
+    state = viewer.server.config.app.state.viewer  # type: ignore[union-attr]
+    state.health.wait(30)
+    state.stale.wait(30)
 
 
 def demo_vault(root: Path) -> tuple[Vault, dict[str, str]]:
@@ -169,6 +170,23 @@ def demo_vault(root: Path) -> tuple[Vault, dict[str, str]]:
         domain=["security"], kind="observation", summary=f"summary {XSS}", tags=["xss"],
     ).id
     vault.link(ids["xss"], "exemplifies", ids["retry"], evidence="so the script title shows on a neighbour's page")
+    # maintenance's proposals: a merge (an exact duplicate), a link (a near one), a pattern
+    tune = vault.get(items["Tune autovacuum per table for hot tables"])
+    vault.create(tune.title, tune.content, domain=list(tune.domain_tags), kind=tune.kind, dedupe=False)
+    ids["busy"] = vault.create(
+        "Use pg_repack instead of VACUUM FULL on busy tables",
+        "`VACUUM FULL` rewrites the table under an ACCESS EXCLUSIVE lock, so every query\n"
+        "on it waits. `pg_repack` rebuilds it online.",
+        domain=["ops", "postgres"], kind="procedure", dedupe=False,
+    ).id
+    vault.maintain("rem")
+    for proposal in vault.proposals():
+        ids[f"proposal-{proposal.kind}"] = proposal.id
+    # a two-step succession chain: old → middle → new
+    chain = [vault.create(f"Deploy runbook v{n}", f"Steps of version {n}.", domain=["ops", "deploy"]).id for n in (1, 2, 3)]
+    vault.supersede(chain[0], chain[1], reason="v2 replaces v1")
+    vault.supersede(chain[1], chain[2], reason="v3 replaces v2")
+    ids["v1"], ids["v2"], ids["v3"] = chain
     ids["answer"] = flag_by_merge(vault, "Answer to everything").id
     ids["answer2"] = flag_by_merge(vault, "Second flagged answer").id
     return vault, ids

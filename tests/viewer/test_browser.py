@@ -66,7 +66,8 @@ def test_every_page_opens_from_the_menu(page: Page) -> None:
     expect(page.locator("#health-status")).to_contain_text("problem", timeout=20_000)
     shot(page, "overview")
     for label, heading in (("Items", "Items"), ("Graph", "Graph"), ("Search", "Search"),
-                           ("Conflicts", "Conflicts"), ("Audit log", "Audit log"),
+                           ("Conflicts", "Conflicts"), ("Proposals", "Proposals"),
+                           ("Stale", "Stale items"), ("Audit log", "Audit log"),
                            ("Merges", "Merge statistics"), ("Health", "Health")):
         page.locator("header nav").get_by_role("link", name=label, exact=True).click()
         expect(page.locator("h1")).to_have_text(heading)
@@ -141,6 +142,20 @@ def test_resolve_a_conflict_after_editing_out_the_block(page: Page, running: Vie
     shot(page, "conflict-resolved")
     assert running.vault.get(ref).merge_conflicts is None
     assert running.vault.get(ref).content == "the answer is 42\n"
+
+
+def test_accept_a_proposal(page: Page, running: Viewer) -> None:
+    ref = running.ids["proposal-link"]
+    page.goto("/")
+    page.get_by_role("link", name=re.compile(r"open proposal\(s\)")).click()
+    expect(page.locator("h1")).to_have_text("Proposals")
+    row = page.locator("#proposals tr", has_text=ref)
+    row.get_by_role("button", name="Accept", exact=True).click()
+    expect(page.locator(".notice")).to_contain_text("accepted by tester")
+    shot(page, "proposal-accepted")
+    assert running.vault.proposal(ref).status == "accepted"
+    linked = {s.other(running.ids["busy"]) for s in running.vault.synapses(running.ids["busy"], kind="similar_to")}
+    assert running.ids["repack"] in linked
 
 
 def test_delete_asks_for_confirmation(page: Page, running: Viewer) -> None:

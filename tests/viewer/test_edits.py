@@ -90,3 +90,34 @@ def test_resolving_a_conflict_with_blocks_left_asks_first(running: Viewer) -> No
     assert running.vault.get(ref).merge_conflicts is None
     assert "Cleared the flag on" in running.get(forced.headers["location"]).text
     assert running.vault.history(ref)[-1].action == "resolve"
+
+
+def test_accepting_a_merge_proposal_asks_first_then_carries_it_out(running: Viewer) -> None:
+    ref = running.ids["proposal-merge"]
+    ask = running.post(f"/proposals/{ref}/accept", {})
+    assert ask.status == 200 and "Accept: Merge 2 duplicates" in ask.text and 'name="confirmed" value="1"' in ask.text
+    assert running.vault.proposal(ref).status == "open"  # asking changed nothing
+    done = running.post(f"/proposals/{ref}/accept", {"confirmed": "1", "note": "same text twice"})
+    assert done.status == 303 and done.headers["location"] == f"/proposals?decided={ref}"
+    decided = running.vault.proposal(ref)
+    assert (decided.status, decided.decided_by, decided.note) == ("accepted", "tester", "same text twice")
+    assert "accepted by tester" in running.get(done.headers["location"]).text
+    again = running.post(f"/proposals/{ref}/accept", {"confirmed": "1"})
+    assert again.status == 400 and "accepted already" in again.text
+
+
+def test_dismissing_a_proposal_changes_no_item(running: Viewer) -> None:
+    ref = running.ids["proposal-pattern"]
+    before = running.vault.census().items
+    done = running.post(f"/proposals/{ref}/dismiss", {})
+    assert done.status == 303
+    assert running.vault.proposal(ref).status == "dismissed"
+    assert running.vault.census().items == before
+
+
+def test_verifying_a_stale_item_stamps_it(running: Viewer) -> None:
+    ref = running.ids["timeouts"]
+    done = running.post(f"/item/{ref}/verify", {"note": "checked the ALB settings"})
+    assert done.status == 303 and done.headers["location"] == f"/stale?verified={ref}"
+    assert running.vault.get(ref).last_verified_at is not None
+    assert "verified now" in running.get(done.headers["location"]).text

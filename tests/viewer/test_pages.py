@@ -8,7 +8,8 @@ import re
 
 from tests.viewer.conftest import XSS, Viewer
 
-PAGES = ("/", "/items", "/graph", "/search", "/search?q=vacuum", "/conflicts", "/audit", "/merges", "/health")
+PAGES = ("/", "/items", "/graph", "/search", "/search?q=vacuum", "/conflicts", "/proposals", "/proposals?status=all",
+         "/stale", "/audit", "/merges", "/health")
 
 
 def test_every_page_answers(running: Viewer) -> None:
@@ -129,3 +130,34 @@ def test_audit_and_merges_pages(running: Viewer) -> None:
     assert text.count(">link</a>") >= 8 and ">create</a>" not in text
     assert "Merge statistics" in running.get("/merges").text
     assert running.get("/merges?days=0").status == 400
+
+
+def test_proposals_list_what_maintenance_proposes(running: Viewer) -> None:
+    text = running.get("/proposals?status=all").text
+    for kind in ("merge", "link", "pattern"):
+        assert running.ids[f"proposal-{kind}"] in text
+    assert "Merge 2 duplicates into &#39;Tune autovacuum per table for hot tables&#39;" in text
+    assert 'action="/proposals/' + running.ids["proposal-merge"] + '/accept"' in text or "accepted" in text
+    assert running.get("/proposals?status=nonsense").status == 200  # an unknown tab shows the open ones
+
+
+def test_lineage_follows_the_whole_succession_chain(running: Viewer) -> None:
+    text = running.get(f"/item/{running.ids['v1']}").text
+    lineage = text.split('id="lineage"')[1].split("</section>")[0]
+    assert "Led to" in lineage and "Deploy runbook v2" in lineage and "Deploy runbook v3" in lineage
+    assert "The current item on this chain is" in lineage and running.ids["v3"] in lineage
+    newest = running.get(f"/item/{running.ids['v3']}").text.split('id="lineage"')[1].split("</section>")[0]
+    assert "Came from" in newest and "Deploy runbook v1" in newest and "current item" not in newest
+
+
+def test_stale_lists_shared_items_to_reverify(running: Viewer) -> None:
+    running.get("/stale")
+    stale = running.server.config.app.state.viewer.stale  # type: ignore[union-attr]
+    assert stale.wait(60)
+    report = running.vault.stale_report(limit=200)
+    text = running.get("/stale").text
+    assert f"{report.checked} shared items checked" in text
+    for entry in report.entries:
+        assert entry.title.replace("'", "&#39;") in text
+    if not report.entries:
+        assert "Nothing is stale." in text

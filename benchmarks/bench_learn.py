@@ -1,0 +1,117 @@
+"""``python -m benchmarks run learn``: the learn classification golden set, end to end.
+
+Each case gets a fresh vault holding its existing lessons (written through
+``Vault.create``, as a user's items would be); the new lesson then goes through
+``Vault.learn`` — candidates from the vault's own recall, the offline classifier, the
+action — exactly what ``engram learn`` and ``engram_learn`` do. Reported: strict
+accuracy (relation right, and the target right unless novel) overall, per class and per
+difficulty; the confusion matrix; and the safety count: cases whose truth is ``novel``
+in which any existing item changed status or lost text (the goal is 0), plus any case
+at all in which an existing item's text was not kept.
+
+``--golden FILE`` runs another set in the same format (see docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engram.lifecycle.classify import RELATIONS
+from engram.lifecycle.learning import lesson_title
+from engram.vault import Vault
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "learn-golden.yaml"
+
+
+def run_case(case: dict[str, Any], work: Path) -> dict[str, Any]:
+    root = work / case["id"]
+    root.mkdir(parents=True)
+    with Vault(root, actor="golden") as vault:
+        keys: dict[str, str] = {}
+        before: dict[str, tuple[str, str]] = {}
+        for entry in case.get("existing") or []:
+            fields = {"situation": entry["situation"]} if entry.get("situation") else None
+            made = vault.create(entry.get("title") or lesson_title(entry["content"]), entry["content"],
+                                domain=["golden"], kind="fact", dedupe=False, fields=fields).item
+            keys[made.id] = entry["key"]
+            before[made.id] = (made.status, made.content)
+        lesson = case["lesson"]
+        result = vault.learn(lesson["content"], lesson.get("situation"))
+        relation = result.verdict.relation
+        target = keys.get(result.verdict.target or "")
+        changed_status = []
+        lost_text = []
+        for item_id, (status, content) in before.items():
+            now_item = vault.get(item_id)
+            if now_item.status != status:
+                changed_status.append(keys[item_id])
+            if content.strip() and content.strip() not in now_item.content:
+                lost_text.append(keys[item_id])
+    expect = case["expect"]
+    strict = relation == expect["relation"] and (expect["relation"] == "novel" or target == expect.get("target"))
+    return {"id": case["id"], "difficulty": case.get("difficulty", "unknown"), "expected": expect["relation"],
+            "expected_target": expect.get("target"), "got": relation, "target": target, "strict": strict,
+            "action": result.action, "changed_status": changed_status, "lost_text": lost_text,
+            "reasons": list(result.verdict.reasons)}
+
+
+def evaluate(path: Path) -> dict[str, Any]:
+    cases = yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="engram-learn-") as tmp:
+        rows = [run_case(c, Path(tmp)) for c in cases]
+    by_class = {r: [x for x in rows if x["expected"] == r] for r in RELATIONS}
+    by_level = {d: [x for x in rows if x["difficulty"] == d] for d in ("easy", "medium", "hard")}
+    confusion = Counter((x["expected"], x["got"]) for x in rows)
+    return {
+        "golden": str(path), "cases": len(rows),
+        "strict_accuracy": round(sum(x["strict"] for x in rows) / len(rows), 4),
+        "per_class": {r: {"cases": len(v), "strict": round(sum(x["strict"] for x in v) / len(v), 4) if v else None}
+                      for r, v in by_class.items()},
+        "per_difficulty": {d: {"cases": len(v), "strict": round(sum(x["strict"] for x in v) / len(v), 4) if v else None}
+                           for d, v in by_level.items()},
+        "confusion": {e: {g: confusion.get((e, g), 0) for g in RELATIONS} for e in RELATIONS},
+        "novel_destroyed_or_hid": sum(1 for x in rows if x["expected"] == "novel" and (x["changed_status"] or x["lost_text"])),
+        "text_lost_any_case": sum(1 for x in rows if x["lost_text"]),
+        "misses": [x for x in rows if not x["strict"]],
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+def report(data: dict[str, Any]) -> None:
+    print(f"  {data['cases']} cases: strict accuracy {data['strict_accuracy']:.3f}; novel lessons that destroyed"
+          f" or hid an item: {data['novel_destroyed_or_hid']}; cases losing text: {data['text_lost_any_case']}")
+    for r, v in data["per_class"].items():
+        print(f"    {r:<12} {v['cases']:>3} cases  strict {v['strict']}")
+    for d, v in data["per_difficulty"].items():
+        print(f"    {d:<12} {v['cases']:>3} cases  strict {v['strict']}")
+    print("    confusion (rows expected, columns got): " + " ".join(f"{g[:5]:>6}" for g in RELATIONS))
+    for e, row in data["confusion"].items():
+        print(f"      {e:<12}" + " ".join(f"{row[g]:>6}" for g in RELATIONS))
+    for miss in data["misses"]:
+        print(f"    miss {miss['id']}: expected {miss['expected']} {miss['expected_target'] or ''}, got {miss['got']} {miss['target'] or ''}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_learn", description=__doc__.splitlines()[0])
+    parser.add_argument("--golden", type=Path, default=GOLDEN)
+    parser.add_argument("--json", type=Path, help="also write the result here")
+    args = parser.parse_args(argv)
+    data = evaluate(args.golden)
+    report(data)
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

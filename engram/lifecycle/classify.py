@@ -1,0 +1,301 @@
+"""Classifying a new lesson against existing ones: duplicate, contradicts, extends, novel.
+
+Offline and deterministic: the verdict depends only on the texts (and situations), never
+on a model, the clock or the order candidates arrive in. For each candidate the lesson
+is compared as a whole and sentence by sentence (a one-line lesson can contradict one
+sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
+
+- **alignment** — how far the two are about the same thing: the overlap of their
+  content words, whole or in the best-matching pair of sentences, raised when both name
+  the same situation. Two lessons for *different* situations never conflict.
+- **conflicts** — a changed quantity on the same key (``port 5432 → 6432``, ``30 s →
+  2 min``), a negation flip, an antonym swap (``enabled``/``disabled``, ``always``/
+  ``never``), an ordering or preference flip, one lesson rejecting what the other uses
+  ("instead of", "no longer", "avoid"), or one value swapped after a verb that admits
+  only one ("the API returns JSON" / "XML").
+- **coverage** — how much of each the other holds.
+
+The decision, for the best-aligned candidate:
+
+=========== ==============================================================================
+contradicts aligned, and at least one conflict
+duplicate   aligned, no conflict, and the lesson adds (almost) nothing the candidate lacks
+extends     aligned, no conflict, the lesson restates the candidate and adds detail
+novel       anything else — including everything the classifier is unsure about
+=========== ==============================================================================
+
+Safety is the design constraint: a wrong ``contradicts`` hides an existing item, so it
+needs alignment *and* a named conflict; weak evidence gives ``novel`` with the nearest
+candidate as ``related`` (and ``warn`` when a conflict was seen), so the caller links
+instead of destroying. Every verdict carries its reasons in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engram.lifecycle.signals import (
+    Text,
+    analyse,
+    antonym_flips,
+    containment,
+    opposites,
+    order_flips,
+    overlap,
+    polarity_flips,
+    rejections,
+    sentences,
+    subject_changed,
+    substitution,
+    value_changes,
+)
+from engram.store.dedup import normalize_text
+from engram.store.model import Engram
+
+Relation = Literal["duplicate", "contradicts", "extends", "novel"]
+RELATIONS: tuple[Relation, ...] = ("duplicate", "contradicts", "extends", "novel")
+
+#: Alignment at which two lessons are taken to be about the same thing.
+ALIGNED = 0.5
+#: A swapped value without a change marker needs more alignment than a named conflict.
+SWAP_ALIGNED = 0.6
+#: Below this a candidate is not even related.
+RELATED = 0.3
+#: A lesson whose words the candidate holds to this share adds nothing: a duplicate.
+COVERED = 0.8
+#: A lesson holding this share of the candidate restates it (and extends it if it adds).
+EXTENDS_COVER = 0.8
+#: New content words a lesson must add to extend rather than duplicate.
+NEW_DETAIL = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """What is compared: a text and the situation it holds in (either side)."""
+
+    text: str
+    situation: str | None = None
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The new lesson against one candidate."""
+
+    id: str
+    relation: Relation
+    alignment: float
+    similarity: float
+    covers_new: float  # share of the new lesson's words the candidate holds
+    covers_old: float  # share of the candidate's words the new lesson holds
+    situation: Literal["same", "different", "unknown"]
+    conflicts: tuple[str, ...]
+    new_words: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "relation": self.relation, "alignment": self.alignment,
+            "similarity": self.similarity, "coversNew": self.covers_new,
+            "coversOld": self.covers_old, "situation": self.situation,
+            "conflicts": list(self.conflicts), "newWords": list(self.new_words),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The classification of a lesson: the relation, its target and why."""
+
+    relation: Relation
+    target: str | None
+    confidence: float
+    reasons: tuple[str, ...]
+    related: str | None = None  # novel: the nearest candidate, to link as similar_to
+    warn: bool = False  # novel: a conflict was seen with too little alignment to act on
+    comparisons: tuple[Comparison, ...] = field(default=())
+    decided_by: str = "offline"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "relation": self.relation, "target": self.target, "confidence": self.confidence,
+            "reasons": list(self.reasons), "related": self.related, "warn": self.warn,
+            "decidedBy": self.decided_by,
+            "comparisons": [c.to_json() for c in self.comparisons],
+        }
+
+
+def _situation(new: str | None, old: str | None) -> Literal["same", "different", "unknown"]:
+    """Two situations are different when each names something the other does not
+    ("… to staging" / "… to production"); one merely more specific is not different."""
+    if not new or not old:
+        return "unknown"
+    a, b = analyse(new).stems, analyse(old).stems
+    if a == b or (overlap(a, b) >= 0.8 and not (a - b and b - a)):
+        return "same"
+    if (a - b) and (b - a):
+        return "different"
+    return "unknown"
+
+
+def _best_sentences(new: Text, old: Text, new_raw: str, old_raw: str) -> tuple[Text, Text, float]:
+    """For a short lesson (one or two sentences), the sentence of the candidate most
+    about the same thing; otherwise the whole texts. A sentence needs three content
+    words to count, so boilerplate ("Status: accepted.") never aligns two notes."""
+    whole = (new, old, overlap(new.stems, old.stems))
+    ns = [analyse(s) for s in sentences(new_raw)]
+    os_ = [analyse(s) for s in sentences(old_raw)]
+    if len(ns) > 2 or (len(ns) <= 1 and len(os_) <= 1):
+        return whole
+    best = whole
+    for a in ns:
+        if len(a.stems) < 3:
+            continue
+        for b in os_:
+            score = overlap(a.stems, b.stems)
+            if len(b.stems) >= 3 and score > best[2] + 1e-9:
+                best = (a, b, score)
+    return best
+
+
+def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
+    """Compare a new lesson with one existing lesson (see the module docstring)."""
+    new, old = analyse(lesson.text), analyse(candidate.text)
+    similarity = overlap(new.stems, old.stems)
+    ns, os_, sentence_sim = _best_sentences(new, old, lesson.text, candidate.text)
+    situation = _situation(lesson.situation, candidate.situation)
+    covers_new = containment(new.stems, old.stems)
+    covers_old = containment(old.stems, new.stems)
+    # A short lesson wholly inside a long note is about that note.
+    contained = 0.9 * covers_new if len(new.stems) >= 4 else 0.0
+    alignment = max(similarity, sentence_sim, contained)
+    if situation == "same":
+        alignment = min(1.0, alignment + 0.15)
+    old_only, new_only = os_.stems - ns.stems, ns.stems - os_.stems
+    # Words both whole lessons negate somewhere are no flip between two of their sentences
+    # ("pg_repack, not VACUUM FULL. VACUUM FULL locks …" / "pg_repack instead of VACUUM FULL").
+    agreed = frozenset(new.denied & old.denied)
+    flips = [*polarity_flips(ns, os_, agreed), *antonym_flips(ns, os_)]
+    flipped = {w for pair in _flipped_words(ns, os_) for w in pair}
+    # A flip is a contradiction only when the rest of the old claim is still there:
+    # "before a release, freeze …" / "after a release, unfreeze …" is another step.
+    # A flip next to a replaced word ("before … freeze … announce" / "after … unfreeze …
+    # post") describes another step, not the opposite of this one.
+    if ((old_only - flipped) and (new_only - flipped)) or subject_changed(ns, os_, frozenset(flipped)):
+        flips = []
+    values = [] if subject_changed(ns, os_) else value_changes(ns, os_)
+    conflicts = [*values, *flips, *order_flips(ns, os_), *rejections(ns, os_, agreed)]
+    if (ns, os_) != (new, old) and not subject_changed(new, old):
+        # values stated elsewhere in the texts count too
+        conflicts += [c for c in value_changes(new, old) if c not in conflicts]
+    strong = bool(conflicts)
+    swapped = substitution(ns, os_)
+    if swapped is not None and not strong:
+        conflicts.append(f"'{' '.join(swapped[0])}' became '{' '.join(swapped[1])}'")
+    # "We switched … to Rollbar" against "… goes to Sentry": a change marker and a word
+    # that replaced another.
+    replaced = bool(new.changes) and bool(old_only) and bool(new_only) and len(old_only) <= 3
+    if replaced and not conflicts:
+        conflicts.append(
+            f"'{' '.join(sorted(new_only))}' replaces '{' '.join(sorted(old_only))}'"
+            f" ({', '.join(new.changes)})"
+        )
+    added = tuple(sorted(new.stems - old.stems))
+    removed = old.stems - new.stems
+    long_candidate = len(old.stems) >= 2 * len(new.stems)
+    aligned = alignment >= ALIGNED or (situation == "same" and alignment >= RELATED + 0.1)
+    relation: Relation = "novel"
+    if situation == "different" or not aligned:
+        relation = "novel"
+    elif (
+        strong
+        or (swapped is not None and (alignment >= SWAP_ALIGNED or bool(new.changes)))
+        or (replaced and alignment >= ALIGNED)
+    ):
+        relation = "contradicts"
+    elif conflicts:
+        relation = "novel"
+    elif covers_new >= COVERED and (not added or not removed or long_candidate or covers_new >= 0.9):
+        relation = "duplicate"
+    elif covers_old >= EXTENDS_COVER and len(removed) <= 1 and len(added) >= NEW_DETAIL:
+        relation = "extends"
+    return Comparison(
+        id=candidate.id, relation=relation, alignment=round(alignment, 4),
+        similarity=round(similarity, 4), covers_new=round(covers_new, 4),
+        covers_old=round(covers_old, 4), situation=situation, conflicts=tuple(conflicts),
+        new_words=added,
+    )
+
+
+def _flipped_words(new: Text, old: Text) -> list[tuple[str, ...]]:
+    pairs: list[tuple[str, ...]] = [(w,) for w in (new.denied ^ old.denied) & new.stems & old.stems]
+    for word in new.stems - old.stems:
+        for opposite in opposites(word):
+            if opposite in old.stems - new.stems:
+                pairs.append((word, opposite))
+    return pairs
+
+
+_PRIORITY = {"contradicts": 3, "duplicate": 2, "extends": 1, "novel": 0}
+
+
+def classify(lesson: Lesson, candidates: Sequence[Lesson]) -> Verdict:
+    """The verdict for ``lesson`` against ``candidates`` (any order; ties break by id)."""
+    comparisons = sorted(
+        (compare(lesson, c) for c in candidates if c.text.strip()),
+        key=lambda c: (-c.alignment, -_PRIORITY[c.relation], c.id),
+    )
+    if not comparisons:
+        return Verdict("novel", None, 1.0, ("nothing in the vault is about the same thing",))
+    decided = [c for c in comparisons if c.relation != "novel"]
+    if decided:
+        best = decided[0]
+        # The best-aligned candidate decides; a weaker match never overrides a stronger one.
+        if comparisons[0].relation == "novel" and comparisons[0].alignment - best.alignment > 0.15:
+            best = comparisons[0]
+    else:
+        best = comparisons[0]
+    if best.relation != "novel":
+        return Verdict(
+            best.relation, best.id, _confidence(best), _reasons(best), comparisons=tuple(comparisons)
+        )
+    related = best.id if best.alignment >= RELATED else None
+    warn = related is not None and bool(best.conflicts)
+    reasons = ("no existing lesson is about the same thing",) if related is None else (
+        f"closest is {best.id} (alignment {best.alignment:.2f}), not close enough to act on",
+        *((f"possible conflict kept as a warning: {c}" for c in best.conflicts) if warn else ()),
+    )
+    return Verdict("novel", None, _confidence(best), tuple(reasons), related, warn, tuple(comparisons))
+
+
+def _confidence(c: Comparison) -> float:
+    if c.relation == "novel":
+        return round(1.0 - c.alignment / 2, 3)
+    if c.relation == "contradicts":
+        return round(min(1.0, 0.5 * c.alignment + 0.25 * min(len(c.conflicts), 2)), 3)
+    return round(min(1.0, c.alignment), 3)
+
+
+def _reasons(c: Comparison) -> tuple[str, ...]:
+    head = f"about the same thing as {c.id} (alignment {c.alignment:.2f}"
+    head += ", same situation)" if c.situation == "same" else ")"
+    if c.relation == "contradicts":
+        return (head, *(f"conflict: {x}" for x in c.conflicts))
+    if c.relation == "duplicate":
+        return (head, f"it holds {c.covers_new:.0%} of the new lesson's words; nothing contradicts")
+    return (
+        head,
+        f"the new lesson restates {c.covers_old:.0%} of it and adds: {', '.join(c.new_words[:8])}",
+    )
+
+
+def compared_text(item: Engram) -> str:
+    """What a candidate says: its content, led by its title unless the content opens
+    with it (a learned lesson's title is its first sentence)."""
+    content = item.content.strip()
+    title = item.title.strip().rstrip(".")
+    if not content:
+        return title
+    if normalize_text(content).startswith(normalize_text(title)):
+        return content
+    return f"{title}. {content}"

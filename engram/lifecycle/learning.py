@@ -1,0 +1,385 @@
+"""``learn(content, situation?)``: fold a lesson into what the vault knows, and explain it.
+
+One call, one hold of the vault lock, so concurrent learners (one MCP server per agent
+session) serialise and each sees the last one's result:
+
+1. candidates: the vault's own recall (:func:`engram.recall.search.run`, lexical, no
+   graph expansion, nothing journaled) over active and draft items — a superseded hit
+   hands its place to its successor, so a lesson meets the *current* item of a chain;
+2. a verdict: :func:`engram.lifecycle.classify.classify`, offline and deterministic,
+   optionally confirmed by the client's model (a :class:`Confirmation` the MCP adapter
+   obtains by sampling; the answer says which path decided);
+3. the action, through :mod:`engram.items.writing` (so every screen on the write path
+   applies):
+
+   ============ ==============================================================================
+   duplicate    reinforce the item (``reinforcementScore`` + 1); any sentence of the lesson
+                it lacks is appended — its own text is kept byte for byte
+   extends      the same, with the new sentences appended (outcome ``extended``)
+   contradicts  insert the lesson and supersede the item (:func:`~engram.lifecycle.
+                succession.supersede`: ``supersedes`` edge, ``supersededBy``,
+                ``deactivatedAt``, provenance) — or, when the actor may not overturn the
+                item's author, insert it as a ``disputed`` draft linked ``contradicts``
+                with a ``dispute`` proposal for a curator
+   novel        insert; link ``similar_to`` to the nearest related item (``contradicts``
+                when a conflict was seen but not trusted enough to act on)
+   ============ ==============================================================================
+
+4. one audit entry ``learn`` per call, whose note states the verdict, the action, the
+   target and who decided — so the log accounts for every call, even a duplicate.
+
+``dry_run`` stops after step 2. A novel lesson never changes another item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from engram.errors import InvalidInput
+from engram.items import links, writing
+from engram.items.state import VaultState
+from engram.items.writing import CreateResult
+from engram.lifecycle import proposals
+from engram.lifecycle.classify import Lesson, Verdict, classify, compared_text
+from engram.lifecycle.settings import lifecycle_settings
+from engram.lifecycle.signals import analyse, sentences
+from engram.lifecycle.succession import may_overturn, supersede
+from engram.recall.search import run as recall_run
+from engram.store import rules
+from engram.store.model import Engram, Synapse, now
+
+Action = Literal["reinforced", "extended", "superseded", "disputed", "linked", "inserted", "none"]
+DEFAULT_DOMAIN = ("lessons",)
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """What the client's model said about a destructive verdict (see the MCP adapter).
+
+    ``outcome``: ``agree`` / ``disagree`` (the model answered), ``timeout`` (no answer
+    within the budget), ``unavailable`` (the client cannot sample), ``error``.
+    """
+
+    target: str | None
+    relation: str
+    outcome: Literal["agree", "disagree", "timeout", "unavailable", "error"]
+    answer: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LearnResult:
+    """What learn did and why (frozen; ``to_json`` for adapters)."""
+
+    action: Action
+    verdict: Verdict
+    item: Engram | None  # the item that holds the lesson now (None on a dry run)
+    target: Engram | None  # the existing item acted on or linked to
+    link: Synapse | None = None
+    proposal: str | None = None
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "verdict": self.verdict.to_json(),
+            "item": _brief(self.item),
+            "target": _brief(self.target),
+            "link": self.link.id if self.link else None,
+            "proposal": self.proposal,
+            "message": self.message,
+        }
+
+
+def _brief(item: Engram | None) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    return {"id": item.id, "title": item.title, "path": item.path, "status": item.status,
+            "version": item.version}
+
+
+def lesson_title(content: str) -> str:
+    """A one-line title from a lesson's first sentence (at most 120 characters)."""
+    text = re.sub(r"[`*_#>\[\]]", "", content).strip()
+    first = (sentences(text) or [text])[0].splitlines()[0] if text else ""
+    first = first.strip().rstrip(".")
+    if len(first) > 120:
+        first = first[:117].rsplit(" ", 1)[0] + "…"
+    return first or "Lesson"
+
+
+def find_candidates(
+    state: VaultState, text: str, situation: str | None, limit: int, *, exclude: Sequence[str] = ()
+) -> list[Engram]:
+    """Current items that may be about the same thing as ``text`` (see step 1)."""
+    query = f"{text}\n{situation}" if situation else text
+    try:
+        found = recall_run(
+            state, query[:4000], rules.Filters.of(statuses=("active", "draft")), limit=limit,
+            tier="catalog", expand=False, record=False, min_relevance=0.0,
+        )
+    except InvalidInput:  # no searchable words: nothing can be about the same thing
+        return []
+    ids = [h.id for h in (*found.hits, *found.near_misses) if h.id not in exclude]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    items = {i.id: i for i in state.index.items(f"id IN ({marks})", ids)}
+    return [items[i] for i in dict.fromkeys(ids) if i in items]
+
+
+def learn(
+    state: VaultState,
+    content: str,
+    situation: str | None = None,
+    *,
+    title: str | None = None,
+    domain: str | Sequence[str] | None = None,
+    kind: str | None = None,
+    tags: Sequence[str] = (),
+    importance: float = 0.5,
+    confidence: float = 0.5,
+    visibility: str = "team",
+    dry_run: bool = False,
+    confirmation: Confirmation | None = None,
+) -> LearnResult:
+    """Classify a lesson against the vault and act on it (see the module docstring).
+
+    ``situation`` says when the lesson holds; ``title``, ``domain``, ``kind``, ``tags``
+    describe the item an insert creates (the title defaults to the first sentence, the
+    domain and kind to the related item's, else ``lessons`` and ``fact``). Raises
+    InvalidInput before anything is written.
+    """
+    content = rules.content_text(content)
+    if not content.strip():
+        raise InvalidInput("the lesson is empty.", field="content", hint="Pass the lesson's text.")
+    if situation is not None:
+        situation = rules.text("situation", situation, rules.MAX_SUMMARY_CHARS) or None
+    heading = rules.text("title", title, rules.MAX_TITLE_CHARS, single_line=True) if title else None
+    text = f"{heading}. {content}" if heading and not content.startswith(heading) else content
+    settings = lifecycle_settings(state)
+    with state.lock.hold():
+        state.ensure_fresh()
+        found = find_candidates(state, text, situation, settings.candidates)
+        by_id = {c.id: c for c in found}
+        verdict = classify(
+            Lesson(text, situation), [Lesson(compared_text(c), c.situation, c.id) for c in found]
+        )
+        verdict = confirmed(verdict, confirmation)
+        target = by_id.get(verdict.target or verdict.related or "")
+        if dry_run:
+            return LearnResult("none", verdict, None, target, message=_dry_message(verdict, target))
+        spec = _Spec(
+            title=heading or lesson_title(content), content=content, situation=situation,
+            domain=domain, kind=kind, tags=tuple(tags), importance=importance,
+            confidence=confidence, visibility=visibility,
+        )
+        result = _act(state, verdict, target, spec)
+        state.audit.record(
+            state.actor, "learn", result.item.id if result.item else "", path=result.item.path if result.item else None,
+            note=f"{verdict.relation} -> {result.action}"
+            + (f" target={result.target.id}" if result.target else "")
+            + f" decided_by={verdict.decided_by}",
+        )
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    title: str
+    content: str
+    situation: str | None
+    domain: str | Sequence[str] | None
+    kind: str | None
+    tags: tuple[str, ...]
+    importance: float
+    confidence: float
+    visibility: str
+
+    def insert(
+        self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None = None
+    ) -> Engram:
+        domain = self.domain if self.domain is not None else (like.domain_tags if like else DEFAULT_DOMAIN)
+        extra: dict[str, Any] = dict(fields or {})
+        if self.situation:
+            extra["situation"] = self.situation
+        # The origin record: sync settles only decisions learn made (reconcile.after_merge).
+        extra["provenance"] = [{"action": "learned", "by": state.actor, "at": now()}]
+        created = writing.create(
+            state, self.title, self.content, domain=domain,
+            kind=self.kind or (like.kind if like else "fact"), tags=self.tags,
+            importance=self.importance, confidence=self.confidence,
+            visibility=self.visibility if like is None or like.visibility != "private" else "private",
+            dedupe=False, fields=extra,
+        )
+        return created.item
+
+
+def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec) -> LearnResult:
+    if verdict.relation in ("duplicate", "extends") and target is not None:
+        return _reinforce(state, verdict, target, spec)
+    if verdict.relation == "contradicts" and target is not None:
+        if may_overturn(state, target):
+            new = spec.insert(state, target)
+            succession = supersede(state, target.id, new.id, reason="; ".join(verdict.reasons))
+            return LearnResult(
+                "superseded", verdict, succession.new, succession.old, succession.edge,
+                message=f"Contradicts {target.id} ({target.path}): recorded as {succession.new.path}"
+                f" and superseded the old item (status superseded, its text kept). {_why(verdict)}",
+            )
+        return _dispute(state, verdict, target, spec)
+    new = spec.insert(state, target)
+    if target is None:
+        return LearnResult("inserted", verdict, new, None, message=f"New knowledge: recorded as {new.path}.")
+    kind = "contradicts" if verdict.warn else "similar_to"
+    edge = links.link(state, new.id, kind, target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000])
+    note = (
+        f"possibly contradicts {target.id} — linked as a warning for a person to check"
+        if verdict.warn else f"related to {target.id} ({target.path}), linked similar_to"
+    )
+    return LearnResult(
+        "linked", verdict, state.read(new.path or "")[0], target, edge,
+        message=f"New knowledge: recorded as {new.path}; {note}. The existing item is unchanged.",
+    )
+
+
+def _reinforce(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
+    known = analyse(compared_text(target)).stems
+    # A sentence is new detail when it brings content words the item lacks: one for an
+    # extension, two for a duplicate (a reworded word is not detail).
+    least = 1 if verdict.relation == "extends" else 2
+    fresh = [s for s in sentences(spec.content) if len(analyse(s).stems - known) >= least]
+    changes: dict[str, Any] = {"reinforcement_score": round(target.reinforcement_score + 1.0, 6)}
+    if fresh:
+        addition = "\n".join(fresh)
+        changes["content"] = target.content.rstrip("\n") + "\n\n" + addition + "\n" if target.content else addition
+    if spec.situation and not target.situation:
+        changes["situation"] = spec.situation
+    updated = writing.update(state, target.id, changes, expected_version=target.version)
+    action: Action = "extended" if fresh else "reinforced"
+    detail = f" and appended {len(fresh)} new sentence(s) after its text" if fresh else ""
+    return LearnResult(
+        action, verdict, updated, target,
+        message=f"{'Extends' if verdict.relation == 'extends' else 'Already known'}: reinforced"
+        f" {updated.id} ({updated.path}){detail}; nothing of it was removed. {_why(verdict)}",
+    )
+
+
+def _dispute(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
+    new = spec.insert(state, target, {"status": "draft", "verification_status": "disputed"})
+    edge = links.link(state, new.id, "contradicts", target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000])
+    proposal, _ = proposals.propose(
+        state, "dispute", [target.id, new.id],
+        title=f"Does {new.title!r} overturn {target.title!r}?",
+        reason=f"{state.actor} contradicts an item by {target.created_by or 'an unknown author'}: "
+        + "; ".join(verdict.reasons),
+        payload={"old": target.id, "new": new.id}, score=verdict.confidence,
+    )
+    return LearnResult(
+        "disputed", verdict, state.read(new.path or "")[0], target, edge, proposal.id,
+        message=f"Contradicts {target.id}, which {target.created_by or 'another author'} wrote: recorded as a"
+        f" disputed draft at {new.path} for a curator (proposal {proposal.id}); the existing item stays"
+        f" current. {_why(verdict)}",
+    )
+
+
+def _why(verdict: Verdict) -> str:
+    return "Why: " + "; ".join(verdict.reasons) + f" (decided by {verdict.decided_by})."
+
+
+def _dry_message(verdict: Verdict, target: Engram | None) -> str:
+    where = f" {target.id} ({target.path})" if target else ""
+    return f"Would be {verdict.relation}{' of' if target else ''}{where}. {_why(verdict)}"
+
+
+def confirmed(verdict: Verdict, confirmation: Confirmation | None) -> Verdict:
+    """Apply the client model's answer to a destructive verdict it was asked about.
+
+    Only a ``contradicts`` verdict on the same target is affected: agreement keeps it
+    (decided by sampling); disagreement makes it novel, linked ``contradicts`` as a
+    warning; no answer keeps the offline verdict and says why.
+    """
+    if confirmation is None or verdict.relation != "contradicts":
+        return verdict
+    if confirmation.target != verdict.target or confirmation.relation != verdict.relation:
+        return replace(verdict, decided_by="offline (the model was asked about another candidate)")
+    if confirmation.outcome == "agree":
+        return replace(verdict, decided_by="sampling", reasons=(*verdict.reasons, f"the model agreed: {confirmation.answer[:200]}"))
+    if confirmation.outcome == "disagree":
+        return replace(
+            verdict, relation="novel", target=None, related=verdict.target, warn=True, decided_by="sampling",
+            reasons=(*verdict.reasons, f"the model disagreed: {confirmation.answer[:200]}"),
+        )
+    why = {
+        "timeout": f"sampling timed out after {confirmation.seconds:.1f} s",
+        "unavailable": "the client cannot sample",
+        "error": "sampling failed",
+    }[confirmation.outcome]
+    return replace(verdict, decided_by=f"offline ({why})")
+
+
+# ---------------------------------------------------------------------- create
+
+
+def create(
+    state: VaultState,
+    title: str,
+    content: str = "",
+    *,
+    domain: Sequence[str] = (),
+    kind: str = "observation",
+    tags: Sequence[str] = (),
+    summary: str = "",
+    importance: float = 0.5,
+    confidence: float = 0.5,
+    source_type: str = "firsthand",
+    status: str = "active",
+    visibility: str = "team",
+    extra: Mapping[str, Any] | None = None,
+    source: Any = None,
+    dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
+) -> CreateResult:
+    """Create an item, unless the vault already holds it (:func:`engram.items.writing.create`).
+
+    A near match is never an instruction to overwrite it: it becomes a learn decision
+    (``DUPLICATE`` reinforced, ``EXTENDED`` with the new sentences appended after the
+    original's text, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match),
+    and ``note`` says why. Raises InvalidInput / UnknownKind before writing anything.
+    """
+    with state.lock.hold():
+        result = writing.create(
+            state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
+            importance=importance, confidence=confidence, source_type=source_type,
+            status=status, visibility=visibility, extra=extra, source=source, dedupe=dedupe,
+            fields=fields,
+        )
+        if result.outcome != "UPDATE":
+            return result
+        learned = learn(
+            state, content or title, (fields or {}).get("situation"), title=title,
+            domain=domain, kind=kind, tags=tags, importance=importance, confidence=confidence,
+            visibility=visibility,
+        )
+        item = learned.item or result.item
+        outcome = {
+            "reinforced": "DUPLICATE", "extended": "EXTENDED", "superseded": "SUPERSEDED",
+            "disputed": "DISPUTED",
+        }.get(learned.action, "NEW")
+        rest = {k: v for k, v in (fields or {}).items() if k != "situation"}
+        if outcome == "NEW" and (summary or extra or rest or source is not None or status != "active"
+                                 or source_type != "firsthand"):
+            changes: dict[str, Any] = {**dict(extra or {}), **rest}
+            for key, value, default in (("summary", summary, ""), ("status", status, "active"),
+                                        ("source_type", source_type, "firsthand"), ("source", source, None)):
+                if value != default:
+                    changes[key] = value
+            item = writing.update(state, item.id, changes, expected_version=item.version)
+        return CreateResult(
+            outcome,  # type: ignore[arg-type]
+            item, result.similarity, learned.message,
+            learned.target.id if learned.target else None,
+        )

@@ -1,0 +1,579 @@
+"""Lexical and structural signals for comparing two lessons, offline and deterministic.
+
+A lesson is reduced to a :class:`Text`: its content words (lower-cased, stemmed with the
+Snowball English stemmer, a few common synonyms folded together), the quantities it
+states (a number, its unit normalised — ``30 s`` and ``30000 ms`` are one value — and
+the word it is attached to: ``port 5432``), the words it negates, the orderings and
+preferences it asserts (``lint before commit``, ``pg_repack over VACUUM FULL``), and the
+words it rejects (``no longer``, ``instead of``, ``avoid``). :func:`conflicts` compares
+two texts on those and names every disagreement in words a person can check.
+
+Nothing here looks at a vault or a model: the same two strings always give the same
+signals. Word lists are general English (negations, antonym pairs, change markers), not
+tuned to any data set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+# ---------------------------------------------------------------------- vocabulary
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOPWORDS = _vocabulary(
+    """a an the and or but if of to in on at by for from with as into onto than that this
+    these those it its it's is are was were be been being am do does did doing have has
+    had having i we you he she they them us our your their my me him her there here which
+    who whom whose what when where why how all any both each few some such own same so
+    very can could will would shall should may might must just also only about above
+    again further once per via vs etc e.g i.e get gets got let lets make makes one ones
+    thing things way ways like use used using uses every then"""
+)
+#: Words that keep their meaning only as markers (never compared as content).
+NEGATIONS = _vocabulary(
+    "not no never none nothing nobody nowhere without cannot nor neither avoid"
+)
+#: Words that say a fact changed: with a swapped value they turn "different" into "replaced".
+CHANGE_MARKERS = _vocabulary(
+    """now no-longer anymore instead switched switch changed change moved migrated replaced
+    replace deprecated upgraded downgraded renamed became become since updated"""
+)
+#: Verbs and copulas after which one value excludes another ("the API returns JSON").
+EXCLUSIVE = _vocabulary(
+    """is are was were be equals equal uses use using returns return defaults default runs
+    run listens listen lives live stored store located points point set sets requires
+    require hosted host served serve written write called named means mean"""
+)
+_GENERIC_KEYS = _vocabulary(
+    """default value set number total current new old about around approximately roughly
+    least most up down now is are be use"""
+)
+
+#: Pairs of opposites (stems after folding): one in each lesson is a flip.
+_ANTONYMS = (
+    ("enabl", "disabl"), ("on", "off"), ("true", "false"), ("allow", "deni"),
+    ("allow", "forbid"), ("allow", "block"), ("allow", "prohibit"), ("alway", "never"),
+    ("requir", "option"), ("befor", "after"), ("increas", "decreas"), ("increas", "reduc"),
+    ("higher", "lower"), ("more", "less"), ("more", "fewer"), ("faster", "slower"),
+    ("fast", "slow"), ("larger", "smaller"), ("bigger", "smaller"), ("max", "min"),
+    ("maximum", "minimum"), ("start", "stop"), ("open", "close"), ("open", "closed"),
+    ("sync", "async"), ("synchron", "asynchron"), ("public", "privat"), ("includ", "exclud"),
+    ("accept", "reject"), ("success", "fail"), ("succeed", "fail"), ("safe", "unsaf"),
+    ("support", "unsupport"), ("first", "last"), ("earlier", "later"), ("lock", "unlock"),
+    ("mutabl", "immut"), ("valid", "invalid"), ("upper", "lower"), ("ascend", "descend"),
+    ("abov", "below"), ("insid", "outsid"), ("local", "remot"), ("static", "dynam"),
+    ("manual", "automat"), ("strict", "lenient"), ("strict", "loos"), ("cheap", "expens"),
+    ("hot", "cold"), ("good", "bad"), ("better", "wors"), ("enabl", "turn-off"),
+    ("secur", "insecur"), ("stabl", "unstabl"), ("encrypt", "plaintext"), ("yes", "no"),
+    ("nullabl", "non-nul"), ("lazi", "eager"), ("shallow", "deep"), ("mandatori", "option"),
+    ("keep", "remov"), ("kept", "remov"), ("retain", "remov"), ("add", "remov"),
+    ("approv", "reject"), ("pass", "fail"), ("up", "down"), ("push", "pull"),
+    ("allow", "disallow"), ("whitelist", "blacklist"), ("allowlist", "denylist"),
+)
+ANTONYMS: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYMS:
+    ANTONYMS[_a] = ANTONYMS.get(_a, frozenset()) | {_b}
+    ANTONYMS[_b] = ANTONYMS.get(_b, frozenset()) | {_a}
+
+#: Words that mean the same in technical writing, folded to the first (after stemming).
+_SYNONYMS = (
+    ("chang", "modifi", "alter", "edit", "tweak"),
+    ("restart", "reboot", "relaunch", "bounc"),
+    ("big", "larg", "huge"),
+    ("small", "littl", "tini"),
+    ("fast", "quick", "rapid", "speedi"),
+    ("faster", "quicker"),
+    ("slow", "sluggish"),
+    ("start", "begin", "launch", "kick"),
+    ("remov", "delet", "drop", "eras"),
+    ("error", "failur", "fault"),
+    ("requir", "need", "mandatori"),
+    ("show", "display", "print", "output"),
+    ("fix", "repair", "resolv", "patch"),
+    ("db", "databas"),
+    ("config", "configur", "set", "conf"),
+    ("env", "environ"),
+    ("dir", "directori", "folder"),
+    ("repo", "repositori"),
+    ("doc", "document", "docs"),
+    ("app", "applic"),
+    ("auth", "authent"),
+    ("prod", "product"),
+    ("dev", "develop"),
+    ("k8s", "kubernet"),
+    ("postgr", "postgresql", "pg"),
+    ("js", "javascript"),
+    ("ts", "typescript"),
+    ("py", "python"),
+    ("deploy", "deploy", "releas", "rollout", "ship"),
+    ("mistak", "bug"),
+    ("test", "spec"),
+    ("server", "host", "machin", "box"),
+    ("creat", "make", "generat"),
+    ("stop", "halt", "kill"),
+    ("crash", "die"),
+    ("run", "execut", "invok"),
+    ("call", "invoc"),
+    ("instal", "setup"),
+    ("commit", "check-in"),
+    ("timeout", "time-out"),
+    ("credenti", "secret", "password", "token"),
+    ("log", "logfil"),
+    ("file", "document"),
+    ("function", "func", "method"),
+    ("variabl", "var"),
+    ("ci", "pipelin"),
+    ("cach", "memo"),
+    ("outag", "incid", "downtim"),
+    ("user", "custom", "client"),
+    ("load", "traffic"),
+    ("connect", "conn"),
+    ("upgrad", "bump"),
+    ("second", "sec", "s"),
+    ("minut", "min"),
+    ("hour", "hr", "h"),
+    ("lint", "linter"),
+    ("avoid", "never"),
+)
+SYNONYMS: dict[str, str] = {}
+for _group in _SYNONYMS:
+    for _word in _group[1:]:
+        SYNONYMS.setdefault(_word, _group[0])
+
+#: Unit words → (class, factor to the base unit).
+UNITS: dict[str, tuple[str, float]] = {
+    **{u: ("time", 0.001) for u in ("ms", "msec", "millisecond", "milliseconds")},
+    **{u: ("time", 1.0) for u in ("s", "sec", "secs", "second", "seconds")},
+    **{u: ("time", 60.0) for u in ("m", "min", "mins", "minute", "minutes")},
+    **{u: ("time", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours")},
+    **{u: ("time", 86400.0) for u in ("d", "day", "days")},
+    **{u: ("time", 604800.0) for u in ("w", "wk", "week", "weeks")},
+    **{u: ("size", 1.0) for u in ("b", "byte", "bytes")},
+    **{u: ("size", 1e3) for u in ("kb", "kilobyte", "kilobytes")},
+    **{u: ("size", 1024.0) for u in ("kib",)},
+    **{u: ("size", 1e6) for u in ("mb", "megabyte", "megabytes")},
+    **{u: ("size", 1024.0**2) for u in ("mib",)},
+    **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
+    **{u: ("size", 1024.0**3) for u in ("gib",)},
+    **{u: ("size", 1e12) for u in ("tb", "terabyte", "terabytes")},
+    **{u: ("percent", 1.0) for u in ("%", "percent", "pct")},
+    **{u: ("ratio", 1.0) for u in ("x",)},
+    **{u: ("count", 1.0) for u in ("k",)},
+}
+
+_stemmer = snowballstemmer.stemmer("english")
+
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (re.compile(r"\b(can)'?t\b"), r"\1 not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"\b(\w+)n't\b"), r"\1 not"),
+    (re.compile(r"\bno longer\b|\bnot any ?more\b|\bany ?more\b"), " no-longer "),
+    (re.compile(r"\binstead of\b|\brather than\b|\bin place of\b|\bin favou?r of\b"), " instead-of "),
+    (re.compile(r"\bprior to\b"), " before "),
+    (re.compile(r"\b(?:time|times|timed) out\b"), " timeout "),
+    (
+        re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?! of\b)"),
+        lambda m: str(_NUMBER_WORDS.index(m.group(1)) + 1),
+    ),
+    (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
+    (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
+)
+_TOKEN = re.compile(
+    r"#?v?\d+(?:[.,]\d+)*(?:%|[a-z]+\b)?|[a-z_][a-z0-9_]*(?:[.\-/@][a-z0-9_]+)*|[%<>=]|[.;:!?,()]"
+)
+_NUMBER = re.compile(r"^(v?)(\d+(?:[.,]\d+)*)([a-z%]*)$")
+_CLAUSE_END = frozenset(".;:!?,()") | {"but", "and", "while", "whereas", "although", "though"}
+_ORDER_AFTER = {"befor": 1, "then": 1, "after": -1, "follow": -1}
+_PREFER = frozenset({"over", "instead-of"})
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The folded stem of one lower-case word."""
+    if "-" in word and word not in ("no-longer", "instead-of"):
+        word = word.replace("-", "")
+    base = _stemmer.stemWord(word) if word.isalpha() else word
+    return SYNONYMS.get(base, SYNONYMS.get(word, base))
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number a lesson states: its normalised value and unit class, and its key (the
+    content word it belongs to, e.g. ``port`` for ``port 5432``)."""
+
+    key: str  # the content word just before it ("port 5432")
+    unit: str  # time, size, percent, ratio, count, version, or "" (plain number)
+    value: str  # canonical text of the value (numbers normalised to the base unit)
+    raw: str
+    after: str = ""  # the content word just after it ("10,000 rows")
+
+    def keys(self) -> frozenset[str]:
+        return frozenset(k for k in (self.key, self.after) if k)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    word: str  # the lower-case surface form
+    stem: str
+    negated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """One lesson, analysed (see the module docstring)."""
+
+    raw: str
+    tokens: tuple[Token, ...]
+    stems: frozenset[str]  # content stems
+    asserted: frozenset[str]  # content stems outside a negation's scope
+    denied: frozenset[str]  # content stems inside a negation's scope
+    quantities: tuple[Quantity, ...]
+    orders: frozenset[tuple[str, str]]  # (earlier, later)
+    prefers: frozenset[tuple[str, str]]  # (preferred, rejected)
+    rejected: frozenset[str]  # stems the lesson says to stop using
+    changes: tuple[str, ...]  # change markers present
+    content: tuple[str, ...] = field(default=())  # content stems in order
+
+
+def _words(text: str) -> list[str]:
+    low = text.lower().replace("’", "'").replace("`", " ")
+    for pattern, replacement in _CONTRACTIONS:
+        low = pattern.sub(replacement, low)
+    return _TOKEN.findall(low)
+
+
+def _is_content(word: str) -> bool:
+    return (
+        word not in STOPWORDS
+        and word not in NEGATIONS
+        and word not in CHANGE_MARKERS
+        and word not in _CLAUSE_END
+        and word not in ("no-longer", "instead-of", "%", "<", ">", "=")
+        and not _NUMBER.match(word)
+        and word not in UNITS
+    )
+
+
+_ADVERBS = frozenset({"always", "ever", "yet", "really", "even", "still", "first", "last", "again"})
+_IDENTIFIER_NUMBER = re.compile(r"\b([A-Z]{2,})([- ]?#?)(\d+)\b(?![.,]\d)")
+
+
+def analyse(text: str) -> Text:
+    """Reduce ``text`` to its signals (pure)."""
+    # "ADR 12", "PAY-1234": a number after an acronym names a thing, it is not a quantity.
+    words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", text))
+    tokens: list[Token] = []
+    pending = False  # a negation waiting for the word it negates
+    for word in words:
+        content = _is_content(word)
+        negated = pending and content and word not in _ADVERBS
+        if word in _CLAUSE_END:
+            pending = False
+        elif word in NEGATIONS or word in ("no-longer", "instead-of"):
+            pending = True  # "instead of X" denies X as "not X" does
+        elif negated:
+            pending = False  # a negation binds the next content word, not the clause
+        tokens.append(Token(word, stem(word) if content else word, negated))
+    content_tokens = [t for t in tokens if _is_content(t.word)]
+    return Text(
+        raw=text,
+        tokens=tuple(tokens),
+        stems=frozenset(t.stem for t in content_tokens),
+        asserted=frozenset(t.stem for t in content_tokens if not t.negated),
+        denied=frozenset(t.stem for t in content_tokens if t.negated),
+        quantities=tuple(_quantities(tokens)),
+        orders=frozenset(_orders(tokens)),
+        prefers=frozenset(_prefers(tokens)),
+        rejected=frozenset(_rejected(tokens)),
+        changes=tuple(sorted({t.word for t in tokens if t.word in CHANGE_MARKERS or t.word == "no-longer"})),
+        content=tuple(t.stem for t in content_tokens),
+    )
+
+
+def _number_value(number: str) -> float | None:
+    if number.count(".") > 1 or "," in number:
+        cleaned = number.replace(",", "")
+        if number.count(".") > 1:
+            return None
+        number = cleaned
+    try:
+        return float(number)
+    except ValueError:
+        return None
+
+
+def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
+    for i, tok in enumerate(tokens):
+        m = _NUMBER.match(tok.word)
+        if not m:
+            continue
+        prefix, number, suffix = m.groups()
+        unit_word = suffix or (tokens[i + 1].word if i + 1 < len(tokens) and tokens[i + 1].word in UNITS else "")
+        before = tokens[i - 1].word if i else ""
+        if prefix or number.count(".") >= 2 or before in ("version", "v", "release"):
+            unit, value = "version", number
+        elif unit_word in UNITS:
+            unit, factor = UNITS[unit_word]
+            parsed = _number_value(number)
+            value = f"{parsed * factor:.6g}" if parsed is not None else number
+        else:
+            unit = ""
+            parsed = _number_value(number)
+            value = f"{parsed:.6g}" if parsed is not None else number
+        yield Quantity(_key(tokens, i, -1), unit, value, tok.word, _key(tokens, i, 1))
+
+
+def _key(tokens: Sequence[Token], at: int, step: int) -> str:
+    """The nearest meaningful content stem before (or after) the number in its clause."""
+    j = at + step
+    while 0 <= j < len(tokens) and abs(j - at) <= 4:
+        word = tokens[j].word
+        if word in _CLAUSE_END:
+            break
+        if _is_content(word) and tokens[j].stem not in _GENERIC_KEYS and word not in EXCLUSIVE:
+            return tokens[j].stem
+        j += step
+    return ""
+
+
+def _neighbour(tokens: Sequence[Token], at: int, step: int) -> str | None:
+    j = at + step
+    while 0 <= j < len(tokens):
+        word = tokens[j].word
+        if word in _CLAUSE_END:
+            return None
+        if _is_content(word) and word not in EXCLUSIVE:
+            return tokens[j].stem
+        j += step
+    return None
+
+
+_HARD_END = frozenset(".;:!?()")
+_ORDER_WORDS = frozenset({"befor", "after", "first", "last", "then", "alway", "never", "follow"})
+
+
+def subject_changed(new: Text, old: Text, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether the two lessons open with different things ("*staging* uses 2 replicas" /
+    "*production* uses 6 replicas"): a word among the first two content words of each
+    that the other lacks. Then a changed value or a flip is about another thing."""
+    def head(text: Text) -> set[str]:
+        return set([w for w in text.content if w not in ignore and w not in _ORDER_WORDS][:2])
+
+    return bool(head(old) - new.stems) and bool(head(new) - old.stems)
+
+
+def _segment_head(tokens: Sequence[Token], at: int, step: int) -> str | None:
+    """The action word on one side of an ordering marker: before it, the first content
+    word of its clause ("*drain* the node before ..."); after it, the next content word."""
+    if step > 0:
+        for j in range(at + 1, len(tokens)):
+            word = tokens[j].word
+            if word in _CLAUSE_END:
+                return None
+            if _is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
+                return tokens[j].stem
+        return None
+    head: str | None = None
+    for j in range(at - 1, -1, -1):
+        word = tokens[j].word
+        if word in _HARD_END or (word in _CLAUSE_END and head is not None):
+            break
+        if _is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
+            head = tokens[j].stem
+    return head
+
+
+def _orders(tokens: Sequence[Token]) -> Iterable[tuple[str, str]]:
+    for i, tok in enumerate(tokens):
+        direction = _ORDER_AFTER.get(tok.stem if _is_content(tok.word) else stem(tok.word))
+        if direction is None:
+            continue
+        left, right = _segment_head(tokens, i, -1), _segment_head(tokens, i, 1)
+        if left and right and left != right:
+            yield (left, right) if direction > 0 else (right, left)
+
+
+def _prefers(tokens: Sequence[Token]) -> Iterable[tuple[str, str]]:
+    for i, tok in enumerate(tokens):
+        if tok.word in _PREFER:
+            left, right = _neighbour(tokens, i, -1), _neighbour(tokens, i, 1)
+            if left and right and left != right:
+                yield (left, right)
+
+
+def _rejected(tokens: Sequence[Token]) -> Iterable[str]:
+    for i, tok in enumerate(tokens):
+        if tok.word in ("instead-of", "no-longer", "avoid", "deprecated", "replaced"):
+            found = _neighbour(tokens, i, 1)
+            if found and tok.word != "replaced":
+                yield found
+        if tok.word == "deprecated" or (tok.word in ("replaced", "removed") and i + 1 < len(tokens) and tokens[i + 1].word == "by"):
+            found = _neighbour(tokens, i, -1)
+            if found:
+                yield found
+
+
+# ---------------------------------------------------------------------- comparing
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Dice coefficient of two stem sets."""
+    if not a or not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def containment(part: frozenset[str], whole: frozenset[str]) -> float:
+    """Share of ``part``'s stems that ``whole`` holds."""
+    return len(part & whole) / len(part) if part else 1.0
+
+
+def value_changes(new: Text, old: Text) -> list[str]:
+    """Quantities of one unit on the same key whose values differ (``port: 5432 → 6432``).
+
+    A quantity's keys are the content words just before and after it. Quantities that
+    match on no key still pair when each side states exactly one value of a unit
+    ("kept 14 days" / "stay 30 days"); plain numbers (ports, counts) need a key. A value
+    found anywhere in the other text moved rather than changed.
+    """
+    found: list[str] = []
+    all_new = {q.value for q in new.quantities}
+    all_old = {q.value for q in old.quantities}
+    for unit in sorted({q.unit for q in new.quantities}):
+        mine = [q for q in new.quantities if q.unit == unit]
+        theirs = [q for q in old.quantities if q.unit == unit]
+        for q in mine:
+            matched = [o for o in theirs if o.keys() & q.keys()]
+            if not matched and unit and len(mine) == 1 and len(theirs) == 1:
+                matched = theirs
+            if not matched or any(o.value == q.value for o in matched):
+                continue
+            if q.value in all_old or all(o.value in all_new for o in matched):
+                continue
+            label = next(iter(sorted(matched[0].keys() & q.keys())), "") or q.key or unit or "value"
+            found.append(f"{label}: {', '.join(sorted({o.raw for o in matched}))} → {q.raw}")
+    return found
+
+
+def polarity_flips(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:
+    """Content the one lesson asserts and the other negates (``agreed``: words both
+    whole lessons negate somewhere, when comparing two of their sentences)."""
+    flips = sorted(((new.denied ^ old.denied) & new.stems & old.stems) - agreed)
+    return [f"'{s}' asserted in one and negated in the other" for s in flips]
+
+
+def antonym_flips(new: Text, old: Text) -> list[str]:
+    """A word in one lesson whose opposite is in the other (and not in both)."""
+    out: list[str] = []
+    only_new, only_old = new.stems - old.stems, old.stems - new.stems
+    for word in sorted(only_new):
+        for opposite in sorted(opposites(word)):
+            if opposite in only_old:
+                out.append(f"'{opposite}' became '{word}'")
+    return out
+
+
+def opposites(word: str) -> frozenset[str]:
+    """Words meaning the opposite of ``word``: listed antonyms, and un-/non- forms."""
+    out = set(ANTONYMS.get(word, ()))
+    for prefix in ("un", "non"):
+        if word.startswith(prefix) and len(word) > len(prefix) + 3:
+            out.add(word[len(prefix):])
+        elif len(word) > 3:
+            out.add(prefix + word)
+    return frozenset(out)
+
+
+def order_flips(new: Text, old: Text) -> list[str]:
+    out = [f"'{a}' before '{b}' became '{b}' before '{a}'" for a, b in sorted(old.orders) if (b, a) in new.orders]
+    out += [f"'{a}' over '{b}' became '{b}' over '{a}'" for a, b in sorted(old.prefers) if (b, a) in new.prefers]
+    return out
+
+
+def rejections(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:
+    """What one lesson says to stop using that the other uses (``agreed`` as above)."""
+    # A word the other lesson also negates ("pg_repack, not VACUUM FULL") is rejected by both.
+    out = [f"rejects '{s}', which the existing lesson uses"
+           for s in sorted(new.rejected & old.asserted - old.rejected - old.denied - agreed)]
+    out += [f"uses '{s}', which the existing lesson rejects"
+            for s in sorted(old.rejected & new.asserted - new.rejected - new.denied - agreed)]
+    return out
+
+
+def substitution(new: Text, old: Text) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """One contiguous slot that differs between two otherwise equal lessons, when it sits
+    after a verb that admits one value ("uses X", "returns X"): (old words, new words)."""
+    a, b = list(old.content), list(new.content)
+    if not a or not b:
+        return None
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    gone, came = tuple(a[start:end_a]), tuple(b[start:end_b])
+    if not gone or not came or len(gone) > 3 or len(came) > 3:
+        return None
+    if _ORDER_WORDS & {*gone, *came}:
+        return None  # "before" / "first … then": an ordering, compared by order_flips
+    if set(gone) & set(came) or start == 0:
+        return None  # a reordering, or the subject itself changed: another thing, not another value
+    # The value sits after a verb that admits one ("uses X"), or in the object half of
+    # the sentence; a changed word in the subject half names another thing.
+    late = start >= len(a) / 2 and start >= len(b) / 2
+    shared = len(a) - len(gone)
+    if shared < 2 or shared < len(gone) + len(came):
+        return None
+    if not late and not (_after_exclusive(old, gone[0]) and _after_exclusive(new, came[0])):
+        return None
+    if _names_a_slot(old, gone[-1]) or _names_a_slot(new, came[-1]):
+        return None  # "the *port* is 5432": the word that changed names what has a value
+    return gone, came
+
+
+def _names_a_slot(text: Text, last: str) -> bool:
+    """Whether ``last`` is followed in its clause by a verb that gives it a value, or by
+    a number (``Node 18``): then it names a thing that has a value, it is not the value."""
+    for i, tok in enumerate(text.tokens):
+        if tok.stem == last and _is_content(tok.word):
+            for j in range(i + 1, min(len(text.tokens), i + 4)):
+                word = text.tokens[j].word
+                if word in _CLAUSE_END:
+                    return False
+                if word in EXCLUSIVE or _NUMBER.match(word):
+                    return True
+            return False
+    return False
+
+
+def _after_exclusive(text: Text, first: str) -> bool:
+    """Whether the content word ``first`` follows an exclusive verb in its clause."""
+    for i, tok in enumerate(text.tokens):
+        if tok.stem == first and _is_content(tok.word):
+            for j in range(i - 1, max(-1, i - 4), -1):
+                word = text.tokens[j].word
+                if word in _CLAUSE_END:
+                    break
+                if word in EXCLUSIVE or word in ("to", "=", "on", "at"):
+                    return True
+            return False
+    return False
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences (and list items), keeping each non-empty one."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])|\n\s*[-*\d.]+\s+|\n{2,}", text.strip())
+    return [p.strip() for p in parts if p and p.strip()]

@@ -1,0 +1,133 @@
+"""Pydantic models for the learning and lifecycle tools (:mod:`engram.mcp.tools_lifecycle`).
+
+Kept beside :mod:`engram.mcp.models` (same conventions: snake_case, ``None`` fields left
+out of results). Nested parts that mirror a core value's ``to_json`` are plain mappings:
+their keys are documented in docs/lifecycle.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LearnOut(_Out):
+    action: str = Field(description="reinforced, extended, superseded, disputed, linked, inserted, or none (dry run).")
+    relation: str = Field(description="The verdict: duplicate, contradicts, extends or novel.")
+    decided_by: str = Field(description="offline, sampling, or offline with the reason sampling did not decide.")
+    id: str | None = Field(default=None, description="The item that now holds the lesson.")
+    path: str | None = None
+    version: int | None = None
+    target: str | None = Field(default=None, description="The existing item acted on or linked to.")
+    target_status: str | None = None
+    proposal: str | None = Field(default=None, description="A dispute proposal for a curator.")
+    reasons: list[str]
+    comparisons: list[dict[str, Any]] = Field(description="Each candidate with its alignment, coverage and conflicts.")
+    message: str
+
+
+class FeedbackOut(_Out):
+    id: str
+    outcome: str
+    confidence: float
+    changes: list[dict[str, Any]] = Field(description="Every importance and counter change, the item first, then Hebbian shares.")
+    proposals: list[str] = Field(description="Archive / forget proposals this feedback triggered.")
+    success_rate: float | None = Field(default=None, description="For skills: (successes+1)/(uses+2).")
+    pending: bool = Field(description="True: journaled, folded into the files at the next flush or sync.")
+    message: str
+
+
+class LineageOut(_Out):
+    id: str
+    title: str
+    status: str
+    current: str = Field(description="The current item of its supersede chain.")
+    ancestors: list[dict[str, Any]]
+    descendants: list[dict[str, Any]]
+
+
+class VerifyOut(_Out):
+    id: str
+    path: str | None = None
+    version: int
+    verification_status: str
+    last_verified_at: str | None = None
+    message: str
+
+
+class StaleOut(_Out):
+    threshold: float
+    checked: int
+    entries: list[dict[str, Any]] = Field(description="Oldest-verified first: freshness, half-life, age, validWhile premises.")
+    message: str
+
+
+class ResolveOut(_Out):
+    resolution: str
+    kept: list[dict[str, Any]]
+    retired: list[dict[str, Any]]
+    proposal: str | None = None
+    message: str
+
+
+class MaintainOut(_Out):
+    stage: str
+    folded: dict[str, Any] | None = None
+    duplicates: list[list[str]]
+    components: int
+    clusters: list[dict[str, Any]]
+    proposed: list[str]
+    message: str
+
+
+class ProposalOut(_Out):
+    id: str
+    kind: str
+    status: str
+    title: str
+    reason: str
+    targets: list[str]
+    payload: dict[str, Any]
+    score: float
+    path: str
+    created_by: str
+    created_at: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    note: str | None = None
+
+
+class ProposalList(_Out):
+    proposals: list[ProposalOut]
+    count: int
+    message: str
+
+
+class SkillOut(_Out):
+    id: str
+    title: str
+    path: str | None = None
+    steps: list[str]
+    preconditions: list[str]
+    successes: int
+    failures: int
+    success_rate: float
+    score: float | None = None
+
+
+class SkillList(_Out):
+    skills: list[SkillOut]
+    message: str
+
+
+class StatusChangeOut(_Out):
+    id: str
+    path: str | None = None
+    status: str
+    version: int
+    message: str
