@@ -353,9 +353,12 @@ def _leftover_temps(state: VaultState) -> list[Problem]:
 
 
 def _trust_problems(state: VaultState) -> list[Problem]:
-    """Secrets in shared items, and commits that broke the role rules."""
+    """Secrets in shared items, and commits that broke the role rules (both need the
+    settings: with a broken engram.yaml, ``bad-settings`` is the finding)."""
     from engram.trust import policy
 
+    if state.settings.problem is not None:
+        return []
     problems = []
     for item in state.index.items("visibility != 'private'", (), "ORDER BY path"):
         found = policy.scan_new_text(item, None, state.trust)
