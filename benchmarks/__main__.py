@@ -1,7 +1,7 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
-``learn``, ``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and
+``learn``, ``adoption``, ``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and
 ``mcp`` reuse the vaults ``scale`` generates).
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
@@ -28,7 +28,7 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first two are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "redteam")
+KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "redteam")
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 
@@ -70,26 +70,24 @@ def scale_charts(data: dict[str, Any]) -> dict[str, str]:
 
 def quality_charts(data: dict[str, Any]) -> dict[str, str]:
     charts: dict[str, str] = {}
-    locomo = data.get("locomo", {})
     for granularity in ("session", "turn", "hybrid"):
-        if granularity not in locomo:
+        block = data.get(f"locomo-{granularity}", {}).get("standard")
+        if not block:
             continue
-        block = locomo[granularity]
-        for metric, goal in (("recall@5", 0.9), ("mrr", 0.8)):
+        for metric, goal in (("recall@5", 0.9), ("mrr", 0.82)):
             charts[f"locomo-{granularity}-{metric.replace('@', '')}-latest"] = plot.bars(
-                f"LoCoMo {metric} by category ({granularity} items)", list(CATEGORY_ORDER),
-                {name: [block[key][c].get(metric, 0.0) for c in CATEGORY_ORDER]
-                 for name, key in (("plain FTS5 BM25", "baseline_fts5_bm25"),
-                                   ("engram, expansion on", "engram_expand_on"),
-                                   ("engram, expansion off", "engram_expand_off"))},
+                f"LoCoMo {metric} by category ({granularity} items)", list(CATEGORY_ORDER[:-1]),
+                {name: [block[key].get(c, {}).get(metric, 0.0) for c in CATEGORY_ORDER[:-1]]
+                 for name, key in (("plain FTS5 BM25", "bm25"), ("engram_search, defaults", "defaults"))},
                 goal=goal, goal_label="overall goal",
             )
     if "cranfield" in data:
         c = data["cranfield"]
+        sets = [s for s in ("standard", "long") if s in c]
         charts["cranfield-latest"] = plot.bars(
-            "Cranfield", ["MAP", "nDCG@10"],
-            {"plain FTS5 BM25": [c["baseline_fts5_bm25"]["MAP"], c["baseline_fts5_bm25"]["nDCG@10"]],
-             "engram": [c["engram"]["MAP"], c["engram"]["nDCG@10"]]},
+            "Cranfield (MAP@100, nDCG@10)", [f"{s} {m}" for s in sets for m in ("MAP", "nDCG@10")],
+            {name: [c[s][key]["overall"][m] for s in sets for m in ("ap", "ndcg@10")]
+             for name, key in (("plain FTS5 BM25", "bm25"), ("engram_search, defaults", "defaults"))},
         )
     return charts
 
@@ -101,16 +99,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("what", choices=(*KINDS, "all"), nargs="?", default="all")
     run.add_argument("--sizes", default="10000,100000", help="vault sizes for scale (comma separated)")
     run.add_argument("--granularity", default="session,turn,hybrid", help="LoCoMo item granularities")
+    run.add_argument("--known", default="1000,10000", help="known-item vault sizes (comma separated)")
     run.add_argument("--golden", default=None, help="learn: a golden set in the format of benchmarks/data/learn-golden.yaml")
     args = parser.parse_args(argv)
-    from benchmarks.quality import run_cranfield, run_locomo
+    from benchmarks.quality import run_quality
     from benchmarks.scale import run_scale
 
     if args.what in ("quality", "all"):
         work = Path(tempfile.mkdtemp(prefix="engram-quality-"))
         started = time.perf_counter()
-        data = {"machine": machine(), "locomo": run_locomo(work, args.granularity.split(",")),
-                "cranfield": run_cranfield(work)}
+        known = [int(k) for k in args.known.split(",") if k]
+        data = {"machine": machine(), **run_quality(work, args.granularity.split(","), known_sizes=known)}
         data["seconds"] = round(time.perf_counter() - started, 1)
         data["machine_after"] = machine()
         print(f"quality: {_write('quality', data, quality_charts(data))}")
@@ -134,15 +133,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _summary_quality(data: dict[str, Any]) -> None:
-    for granularity, block in data["locomo"].items():
-        if not isinstance(block, dict):
+    for name, block in data.items():
+        if not isinstance(block, dict) or "standard" not in block:
             continue
-        for key in ("baseline_fts5_bm25", "engram_expand_on", "engram_expand_off"):
-            o = block[key]["overall"]
-            print(f"  locomo {granularity:8s} {key:20s} R@5 {o['recall@5']:.3f}  R@10 {o['recall@10']:.3f}  MRR {o['mrr']:.3f}")
-    c = data["cranfield"]
-    for key in ("baseline_fts5_bm25", "engram"):
-        print(f"  cranfield {key:20s} MAP {c[key]['MAP']:.4f}  nDCG@10 {c[key]['nDCG@10']:.4f}")
+        for set_name, runs in block.items():
+            if not isinstance(runs, dict) or "queries" not in runs:
+                continue
+            for key in ("bm25", "defaults", "floor_off", "uncapped"):
+                if key not in runs:
+                    continue
+                o = runs[key]["overall"]
+                scores = "  ".join(f"{m} {o[m]:.4f}" for m in ("recall@5", "recall@10", "mrr", "ap", "ndcg@10") if m in o)
+                print(f"  {name:15s} {set_name:18s} {key:9s} {scores}  abstained {o.get('abstained', 0)}/{o['n']}")
 
 
 def _summary_scale(data: dict[str, Any]) -> None:

@@ -1,370 +1,248 @@
-"""Retrieval quality: LoCoMo (session recall, MRR) and Cranfield (MAP, nDCG@10).
+"""Retrieval quality as an agent gets it: ``engram_search`` over MCP stdio, vault defaults.
 
-Both are measured through :meth:`engram.vault.Vault.search` with the default ``recall``
-settings, next to a plain FTS5 BM25 baseline computed in the same run on the same
-documents: one FTS5 table, default ``unicode61`` tokenizer, one text column, the question's
-words OR-ed together (each quoted), ranked by ``bm25()``. Ranking metrics are taken with
-the abstention floor off (``min_relevance=0``) and usage recording off (``record=False``,
-so earlier questions cannot heat later answers); abstention is reported separately.
+Every engram figure comes from :func:`benchmarks.mcp_search.stdio_search`: the
+collection is written in the documented on-disk format, indexed, and one ``engram serve``
+session per query set answers the queries through the official ``mcp`` client with
+nothing but ``query``, ``limit`` and (LoCoMo) ``domain`` — default tier, token budget,
+relevance floor, usage recording. Next to it, in the same run on the same documents:
 
-LoCoMo (``../shared/datasets/locomo-dev``). One vault holds the five conversations, each
-under the domain ``locomo/<sample>``; a question searches its own conversation's domain.
-Two granularities:
+- ``bm25``: plain SQLite FTS5 BM25 — the same Porter tokenizer, title weight 2 (body 1),
+  the OR of the query's non-stopword words (each quoted), ranked by ``bm25()``;
+- ``floor_off``: engram with ``recall.minRelevance: 0`` in ``engram.yaml`` (the ranking
+  alone, and the relevance of each query's best hit, which calibrates abstention);
+- ``uncapped``: engram with ``recall.candidatePostings`` unbounded: what the bounded
+  candidate selection costs in quality.
 
-- ``session``: one item per session (title: the two speakers and the date; body: every
-  turn as ``Speaker: text``, with the shared photo's caption).
-- ``turn``: one item per dialogue turn (title: speaker and date, body: the text), each
-  ``part_of`` a session item that holds nothing but its date and speakers, and each
-  ``follows`` the previous turn. A session's rank is the rank of its first hit.
-- ``hybrid``: as ``turn``, but the session item holds the whole session too (the way a
-  team might keep a meeting's notes next to its individual decisions), so a session is
-  found by its own text and by activation from its matching turns.
-
-The baseline indexes the same documents (sessions, turns, or both).
-
-Ground truth: the sessions named by a question's evidence ids (``D<session>:<turn>``);
-malformed ids are skipped, and a question with none left is not scored. recall@k is the
-share of a question's evidence sessions in the top k, averaged; MRR uses the first
-relevant session. Category 5 (adversarial) is reported but left out of the headline.
-
-Cranfield (``../shared/datasets/cranfield``): 1,400 abstracts as items (title = ``.T``,
-body = ``.W``), 225 queries; relevance codes 1-4 are relevant (MAP), graded gain
-``5 - code`` for nDCG@10; the top 100 are scored.
+Collections and query sets: :mod:`benchmarks.collections`. Metrics per query on the
+ranking of keys (first appearance of each): recall@5, recall@10, MRR, AP over the
+returned list (MAP@100 for Cranfield), nDCG@10 with graded gains; an abstained answer
+scores 0. For no-answer sets: the share of queries answered ``no_confident_match``.
+``$ENGRAM_BENCH_SETTINGS`` names a YAML file appended to every vault's ``engram.yaml``
+(to try other weights without editing code).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
-import shutil
 import sqlite3
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import collections as coll
+from benchmarks.collections import Collection, Doc, Query
+from benchmarks.mcp_search import hit_ids, stdio_search
 from engram.index.query import STOPWORDS
-from engram.store.model import new_id, now, synapse_id
 from engram.vault import Vault
-from mergedriver import codec
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-LOCOMO = DATASETS / "locomo-dev" / "locomo-dev.json"
-CRANFIELD = DATASETS / "cranfield"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-_EVIDENCE = re.compile(r"^D(\d+):(\d+)$")
-_WORDS = re.compile(r"[^\W_]+")
+CONFIGS: dict[str, str] = {
+    "defaults": "",
+    "floor_off": "recall:\n  minRelevance: 0\n",
+    "uncapped": "recall:\n  candidatePostings: 1000000000\n",
+}
+#: Floors the calibration sweep reports (abstention precision/recall at each).
+SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 
 
-def settings_yaml() -> str:
-    """The eval vaults' engram.yaml: defaults, or ``$ENGRAM_BENCH_SETTINGS`` (a YAML file) for
-    trying other ``recall`` weights without editing code."""
+def _extra_settings() -> str:
     extra = os.environ.get("ENGRAM_BENCH_SETTINGS")
-    return "formatVersion: 1\n" + (Path(extra).read_text(encoding="utf-8") if extra else "")
+    return Path(extra).read_text(encoding="utf-8") if extra else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
-    conv: str
-    text: str
-    category: int
-    sessions: frozenset[int]
+# ---------------------------------------------------------------------- metrics
 
 
-# ---------------------------------------------------------------------- writing items
-
-
-def _write_item(root: Path, rel: str, title: str, body: str, domain: Sequence[str], **extra: Any) -> str:
-    stamp = now()
-    item_id = new_id()
-    meta = {
-        "id": item_id, "title": title, "domainTags": list(domain), "kind": "observation",
-        "tags": [], "summary": "", "importance": 0.5, "confidence": 0.5,
-        "sourceType": "import", "status": "active", "visibility": "team",
-        "createdBy": "bench", "createdAt": stamp, "updatedBy": "bench", "updatedAt": stamp,
-        "version": 1, "contentHash": codec.content_hash(body), "activatedAt": stamp, **extra,
-    }
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(codec.render_engram(meta, body))
-    return item_id
-
-
-def _write_edge(root: Path, source: str, target: str, kind: str) -> None:
-    sid = synapse_id(source, target, kind)
-    stamp = now()
-    data = {"id": sid, "from": source, "to": target, "kind": kind, "weight": 0.5, "evidence": [],
-            "createdBy": "bench", "createdAt": stamp, "updatedAt": stamp}
-    path = root / "synapses" / kind / f"{sid}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(codec.render_synapse(data))
-
-
-# ---------------------------------------------------------------------- LoCoMo
-
-
-def _turn_text(turn: dict[str, Any]) -> str:
-    text = str(turn.get("text", ""))
-    if turn.get("blip_caption"):
-        text += f" [shares a photo: {turn['blip_caption']}]"
-    return text
-
-
-def locomo_questions(data: list[dict[str, Any]]) -> tuple[list[Question], int]:
-    out: list[Question] = []
-    skipped = 0
-    for sample in data:
-        for qa in sample["qa"]:
-            sessions = {int(m.group(1)) for e in qa.get("evidence", []) if (m := _EVIDENCE.match(str(e).strip()))}
-            if not sessions:
-                skipped += 1
-                continue
-            out.append(Question(sample["sample_id"], qa["question"], int(qa["category"]), frozenset(sessions)))
-    return out, skipped
-
-
-def _sessions(sample: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
-    conv = sample["conversation"]
-    out = []
-    for key, turns in conv.items():
-        m = re.fullmatch(r"session_(\d+)", key)
-        if m and isinstance(turns, list):
-            n = int(m.group(1))
-            out.append((n, str(conv.get(f"session_{n}_date_time", "")), turns))
-    return sorted(out)
-
-
-def build_locomo(root: Path, data: list[dict[str, Any]], granularity: str) -> dict[str, tuple[str, int]]:
-    """Write the LoCoMo vault; return item id → (conversation, session)."""
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    (root / "engram.yaml").write_text(settings_yaml())
-    where: dict[str, tuple[str, int]] = {}
-    for sample in data:
-        conv = sample["sample_id"]
-        a, b = sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"]
-        domain = ("locomo", conv)
-        for n, date, turns in _sessions(sample):
-            title = f"{a} and {b}, session {n} ({date})"
-            if granularity == "session":
-                body = "\n\n".join(f"{t['speaker']}: {_turn_text(t)}" for t in turns)
-                sid = _write_item(root, f"locomo/{conv}/s{n:02d}.md", title, body, domain)
-                where[sid] = (conv, n)
-                continue
-            session_body = (
-                "\n\n".join(f"{t['speaker']}: {_turn_text(t)}" for t in turns)
-                if granularity == "hybrid" else f"Conversation on {date}."
-            )
-            session_id = _write_item(root, f"locomo/{conv}/s{n:02d}.md", title, session_body, domain)
-            where[session_id] = (conv, n)
-            previous: str | None = None
-            for i, turn in enumerate(turns):
-                tid = _write_item(
-                    root, f"locomo/{conv}/s{n:02d}/t{i:03d}.md", f"{turn['speaker']}, {date}",
-                    _turn_text(turn), domain,
-                )
-                where[tid] = (conv, n)
-                _write_edge(root, tid, session_id, "part_of")
-                if previous is not None:
-                    _write_edge(root, tid, previous, "follows")
-                previous = tid
-    return where
-
-
-def _metrics(ranked: Sequence[int], relevant: frozenset[int]) -> dict[str, float]:
-    first = next((i for i, s in enumerate(ranked, start=1) if s in relevant), None)
-    return {
-        "recall@5": len(relevant & set(ranked[:5])) / len(relevant),
-        "recall@10": len(relevant & set(ranked[:10])) / len(relevant),
-        "mrr": 1.0 / first if first else 0.0,
-    }
-
-
-def _aggregate(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
-    def mean(cat: Callable[[int], bool]) -> dict[str, float]:
-        chosen = [m for c, m in rows if cat(c)]
-        if not chosen:
-            return {}
-        return {k: round(statistics.fmean(m[k] for m in chosen), 4) for k in chosen[0]} | {"n": len(chosen)}
-
-    out: dict[str, Any] = {"overall": mean(lambda c: c != 5)}
-    for cat, name in CATEGORIES.items():
-        out[name] = mean(lambda c, cat=cat: c == cat)  # type: ignore[misc]
-    return out
-
-
-def _dedupe_sessions(hits: Iterable[tuple[str, int]], conv: str) -> list[int]:
-    out: list[int] = []
-    for c, s in hits:
-        if c == conv and s not in out:
-            out.append(s)
-    return out
-
-
-def eval_locomo_engram(vault: Vault, where: dict[str, tuple[str, int]], qs: list[Question], *, expand: bool) -> dict[str, Any]:
-    rows: list[tuple[int, dict[str, float]]] = []
-    latencies: list[float] = []
-    for q in qs:
-        started = time.perf_counter()
-        result = vault.search(q.text, domain=f"locomo/{q.conv}", limit=60, expand=expand,
-                              record=False, min_relevance=0.0, tier="catalog")
-        latencies.append((time.perf_counter() - started) * 1000)
-        ranked = _dedupe_sessions((where[h.id] for h in result.hits if h.id in where), q.conv)
-        rows.append((q.category, _metrics(ranked, q.sessions)))
-    out = _aggregate(rows)
-    out["latency_ms_p50"] = round(statistics.median(latencies), 3)
-    return out
-
-
-def abstention_locomo(vault: Vault, qs: list[Question]) -> dict[str, float]:
-    """Share of questions answered ``no_confident_match`` at the default floor."""
-    by: dict[str, list[bool]] = defaultdict(list)
-    for q in qs:
-        result = vault.search(q.text, domain=f"locomo/{q.conv}", record=False, tier="catalog")
-        by["adversarial" if q.category == 5 else "answerable"].append(result.status != "ok")
-    return {k: round(sum(v) / len(v), 4) for k, v in by.items()}
-
-
-def _or_query(text: str) -> str:
-    words = dict.fromkeys(w.lower() for w in _WORDS.findall(text))
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-
-
-def eval_locomo_baseline(data: list[dict[str, Any]], qs: list[Question], granularity: str) -> dict[str, Any]:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE docs USING fts5(conv UNINDEXED, session UNINDEXED, text)")
-    for sample in data:
-        for n, date, turns in _sessions(sample):
-            if granularity in ("session", "hybrid"):
-                conn.execute("INSERT INTO docs VALUES (?,?,?)", (sample["sample_id"], n, date + "\n" + "\n".join(
-                    f"{t['speaker']}: {_turn_text(t)}" for t in turns)))
-            if granularity in ("turn", "hybrid"):
-                conn.executemany("INSERT INTO docs VALUES (?,?,?)", [
-                    (sample["sample_id"], n, f"{t['speaker']}: {_turn_text(t)}") for t in turns])
-    rows = []
-    for q in qs:
-        hits = conn.execute(
-            "SELECT conv, session FROM docs WHERE docs MATCH ? AND conv = ? ORDER BY bm25(docs) LIMIT 60",
-            (_or_query(q.text), q.conv),
-        ).fetchall()
-        ranked = _dedupe_sessions(((c, int(s)) for c, s in hits), q.conv)
-        rows.append((q.category, _metrics(ranked, q.sessions)))
-    return _aggregate(rows)
-
-
-def run_locomo(work: Path, granularities: Sequence[str] = ("session", "turn")) -> dict[str, Any]:
-    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    qs, skipped = locomo_questions(data)
-    out: dict[str, Any] = {"questions": len(qs), "skipped_malformed": skipped}
-    for granularity in granularities:
-        root = work / f"locomo-{granularity}"
-        where = build_locomo(root, data, granularity)
-        vault = Vault.open(root)
-        try:
-            started = time.perf_counter()
-            vault.reindex()
-            index_s = time.perf_counter() - started
-            out[granularity] = {
-                "items": len(where),
-                "index_s": round(index_s, 2),
-                "baseline_fts5_bm25": eval_locomo_baseline(data, qs, granularity),
-                "engram_expand_on": eval_locomo_engram(vault, where, qs, expand=True),
-                "engram_expand_off": eval_locomo_engram(vault, where, qs, expand=False),
-                "abstention_at_default_floor": abstention_locomo(vault, qs),
-            }
-        finally:
-            vault.close()
-    return out
-
-
-# ---------------------------------------------------------------------- Cranfield
-
-
-def _smart(path: Path) -> dict[int, dict[str, str]]:
-    records: dict[int, dict[str, str]] = {}
-    current: dict[str, str] | None = None
-    field = ""
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(".I "):
-            current = records.setdefault(len(records) + 1, {"id": line[3:].strip()})
-            field = ""
-        elif line[:2] in (".T", ".A", ".B", ".W") and line.strip() == line[:2]:
-            field = line[1]
-        elif current is not None and field:
-            current[field] = (current.get(field, "") + " " + line.strip()).strip()
-    return records
-
-
-def cranfield_data() -> tuple[dict[int, dict[str, str]], dict[int, str], dict[int, dict[int, int]]]:
-    docs = _smart(CRANFIELD / "cran.all.1400")
-    queries = {n: r.get("W", "") for n, r in _smart(CRANFIELD / "cran.qry").items()}
-    qrels: dict[int, dict[int, int]] = defaultdict(dict)
-    for line in (CRANFIELD / "cranqrel").read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            q, d, code = (int(p) for p in parts)
-            if 1 <= code <= 4:
-                qrels[q][d] = code
-    return docs, queries, dict(qrels)
-
-
-def _ir_metrics(ranked: Sequence[int], rel: dict[int, int]) -> tuple[float, float]:
+def metrics(ranked: Sequence[str], relevant: Mapping[str, float]) -> dict[str, float]:
+    if not relevant:
+        return {}
+    first = next((i for i, k in enumerate(ranked, start=1) if k in relevant), None)
     hits, precisions = 0, []
-    for i, doc in enumerate(ranked, start=1):
-        if doc in rel:
+    for i, key in enumerate(ranked, start=1):
+        if key in relevant:
             hits += 1
             precisions.append(hits / i)
-    ap = sum(precisions) / len(rel) if rel else 0.0
-    dcg = sum((5 - rel[d]) / math.log2(i + 1) for i, d in enumerate(ranked[:10], start=1) if d in rel)
-    ideal = sorted((5 - c for c in rel.values()), reverse=True)[:10]
+    dcg = sum(relevant[k] / math.log2(i + 1) for i, k in enumerate(ranked[:10], start=1) if k in relevant)
+    ideal = sorted(relevant.values(), reverse=True)[:10]
     idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
-    return ap, (dcg / idcg if idcg else 0.0)
+    return {
+        "recall@5": len(relevant.keys() & set(ranked[:5])) / len(relevant),
+        "recall@10": len(relevant.keys() & set(ranked[:10])) / len(relevant),
+        "mrr": 1.0 / first if first else 0.0,
+        "ap": sum(precisions) / len(relevant),
+        "ndcg@10": dcg / idcg if idcg else 0.0,
+    }
 
 
-def run_cranfield(work: Path) -> dict[str, Any]:
-    docs, queries, qrels = cranfield_data()
-    root = work / "cranfield"
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    (root / "engram.yaml").write_text(settings_yaml())
-    ids: dict[str, int] = {}
-    for n, doc in docs.items():
-        item_id = _write_item(root, f"cran/d{n:04d}.md", doc.get("T", f"Document {n}") or f"Document {n}",
-                              doc.get("W", ""), ("cran",))
-        ids[item_id] = n
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE docs USING fts5(n UNINDEXED, text)")
-    conn.executemany("INSERT INTO docs VALUES (?, ?)", [(n, d.get("T", "") + "\n" + d.get("W", "")) for n, d in docs.items()])
+def keys_of(ids: Sequence[str], where: Mapping[str, str]) -> list[str]:
+    """Item ids → keys by first appearance (several items may share a key)."""
+    return list(dict.fromkeys(where[i] for i in ids if i in where))
+
+
+def aggregate(rows: Sequence[tuple[Query, dict[str, float], bool]]) -> dict[str, Any]:
+    """Means per category and overall; ``abstained`` counts no_confident_match answers."""
+    by: dict[str, list[tuple[dict[str, float], bool]]] = defaultdict(list)
+    for q, m, abstained in rows:
+        by["overall"].append((m, abstained))
+        by[q.category].append((m, abstained))
+    out: dict[str, Any] = {}
+    for cat, items in by.items():
+        scored = [m for m, _ in items if m]
+        entry: dict[str, Any] = {"n": len(items), "abstained": sum(a for _, a in items)}
+        if scored:
+            entry |= {k: round(statistics.fmean(m[k] for m in scored), 4) for k in scored[0]}
+        out[cat] = entry
+    return out
+
+
+# ---------------------------------------------------------------------- the baseline
+
+
+class Bm25:
+    """Plain FTS5 BM25 over the collection's documents (see the module docstring)."""
+
+    def __init__(self, docs: Sequence[Doc]) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE docs USING fts5(grp UNINDEXED, key UNINDEXED, title, body,"
+            " tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        self.conn.executemany("INSERT INTO docs VALUES (?,?,?,?)", [(d.group, d.key, d.title, d.body) for d in docs])
+
+    @staticmethod
+    def match(text: str) -> str:
+        words = list(dict.fromkeys(w.lower() for w in coll._WORDS.findall(text)))
+        kept = [w for w in words if w not in STOPWORDS] or words
+        return " OR ".join('"' + w.replace('"', '""') + '"' for w in kept)
+
+    def search(self, q: Query, limit: int) -> list[str]:
+        if not self.match(q.text):
+            return []
+        rows = self.conn.execute(
+            "SELECT key FROM docs WHERE docs MATCH ? AND (? = '' OR grp = ?)"
+            " ORDER BY bm25(docs, 0, 0, 2.0, 1.0) LIMIT ?",
+            (self.match(q.text), q.group, q.group, limit),
+        ).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))
+
+
+# ---------------------------------------------------------------------- engram over MCP
+
+
+def _configure(root: Path, config: str) -> None:
+    (root / "engram.yaml").write_text("formatVersion: 1\n" + CONFIGS[config] + _extra_settings())
+    (root / ".engram" / "usage.jsonl").unlink(missing_ok=True)  # every run starts cold
+
+
+def run_engram(
+    root: Path, where: Mapping[str, str], queries: Sequence[Query], limit: int, config: str, domain_prefix: str
+) -> tuple[dict[str, Any], list[float | None]]:
+    """One stdio session answering ``queries``; the aggregate and each answer's best
+    relevance (None where the answer has none)."""
+    _configure(root, config)
+    rows: list[tuple[Query, dict[str, float], bool]] = []
+    best: list[float | None] = []
+    latencies: list[float] = []
+    with stdio_search(root) as search:
+        for q in queries:
+            args: dict[str, Any] = {"limit": limit}
+            if q.group:
+                args["domain"] = f"{domain_prefix}{q.group}"
+            started = time.perf_counter()
+            answer = search(q.text, **args)
+            latencies.append((time.perf_counter() - started) * 1000)
+            abstained = answer["status"] != "ok"
+            rows.append((q, metrics(keys_of(hit_ids(answer), where), q.relevant), abstained))
+            best.append(answer.get("best_relevance"))
+    out = aggregate(rows)
+    out["latency_ms_p50"] = round(statistics.median(latencies), 2)
+    return out, best
+
+
+def run_bm25(docs: Sequence[Doc], queries: Sequence[Query], limit: int) -> dict[str, Any]:
+    base = Bm25(docs)
+    return aggregate([(q, metrics(base.search(q, limit), q.relevant), False) for q in queries])
+
+
+def evaluate(
+    c: Collection, work: Path, *, limit: int, extra: Mapping[str, list[Query]] | None = None,
+    domain_prefix: str = "", configs: Sequence[str] = tuple(CONFIGS),
+) -> dict[str, Any]:
+    """Every query set of ``c`` (and the ``extra`` no-answer sets) under each config."""
+    root = work / c.name
+    where = c.write(root)
     vault = Vault.open(root)
-    base: list[tuple[float, float]] = []
-    ours: list[tuple[float, float]] = []
     try:
         vault.reindex()
-        for q, text in queries.items():
-            rel = qrels.get(q)
-            if not rel:
-                continue
-            hits = conn.execute(
-                "SELECT n FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 100", (_or_query(text),)
-            ).fetchall()
-            base.append(_ir_metrics([int(h[0]) for h in hits], rel))
-            result = vault.search(text, limit=100, record=False, min_relevance=0.0, tier="catalog")
-            ours.append(_ir_metrics([ids[h.id] for h in result.hits if h.id in ids], rel))
     finally:
         vault.close()
+    out: dict[str, Any] = {"items": len(where), **c.meta}
+    sets = {**c.queries, **(extra or {})}
+    for name, queries in sets.items():
+        answerable = any(q.relevant for q in queries)
+        block: dict[str, Any] = {"queries": len(queries)}
+        if answerable:
+            block["bm25"] = run_bm25(c.docs, queries, limit)
+        for config in configs:
+            if config == "uncapped" and not answerable:
+                continue
+            block[config], best = run_engram(root, where, queries, limit, config, domain_prefix)
+            if config == "floor_off":
+                block["best_relevance"] = best
+        out[name] = block
+    return out
 
-    def summary(rows: list[tuple[float, float]]) -> dict[str, float]:
-        return {"MAP": round(statistics.fmean(r[0] for r in rows), 4),
-                "nDCG@10": round(statistics.fmean(r[1] for r in rows), 4), "queries": len(rows)}
 
-    return {"baseline_fts5_bm25": summary(base), "engram": summary(ours)}
+# ---------------------------------------------------------------------- calibration
 
 
-__all__ = ["STOPWORDS", "run_cranfield", "run_locomo"]
+def sweep(answerable: Mapping[str, Any], no_answer: Mapping[str, Any], floors: Sequence[float] = SWEEP) -> list[dict[str, float]]:
+    """Abstention at each floor, from the floor-off runs: the share of answerable queries
+    that would abstain, and precision/recall of abstaining on the no-answer set."""
+    pos = [b or 0.0 for b in no_answer["best_relevance"]]
+    neg = [b or 0.0 for b in answerable["best_relevance"]]
+    out = []
+    for floor in floors:
+        tp = sum(b < floor for b in pos)
+        fp = sum(b < floor for b in neg)
+        out.append({
+            "floor": floor, "answerable_abstained": round(fp / len(neg), 4),
+            "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0, "recall": round(tp / len(pos), 4),
+        })
+    return out
+
+
+def run_quality(work: Path, granularities: Sequence[str] = ("session", "turn", "hybrid"), *,
+                known_sizes: Sequence[int] = (1000, 10000)) -> dict[str, Any]:
+    started = time.perf_counter()
+    cran = coll.cranfield()
+    data = coll.locomo_data()
+    convs = [str(s["sample_id"]) for s in data]
+    out: dict[str, Any] = {}
+    for granularity in granularities:
+        c = coll.locomo(granularity, data)
+        extra = {"cranfield_queries": coll.cross_no_answer(cran.queries["standard"], convs, 225)}
+        out[c.name] = evaluate(c, work, limit=10 if granularity == "session" else 50, extra=extra,
+                               domain_prefix="locomo/")
+    lq = coll.locomo_questions(data)[0]["standard"]
+    out["cranfield"] = evaluate(cran, work, limit=100, extra={"locomo_questions": coll.cross_no_answer(lq[::3], [], 225)})
+    for size in known_sizes:
+        c = coll.known_items(size)
+        out[c.name] = evaluate(c, work, limit=10, configs=("defaults", "uncapped"))
+    out["calibration"] = calibration(out)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def calibration(out: Mapping[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, block in out.items():
+        if not isinstance(block, dict) or "standard" not in block or "best_relevance" not in block["standard"]:
+            continue
+        for set_name, data in block.items():
+            if isinstance(data, dict) and "best_relevance" in data and "bm25" not in data:
+                result[f"{name}/{set_name}"] = sweep(block["standard"], data)
+    return result

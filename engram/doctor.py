@@ -17,12 +17,13 @@ Checks (each problem has a stable ``code``):
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
-- ``hash-mismatch`` — ``contentHash``/``contentSize`` that do not match the content
-  (edited by hand, or another tool's placeholder). Fix: recomputed.
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
-- ``path-drift`` — a file that is not where its domain, slug and visibility put it.
-  Fix: moved (the id stays; derived links elsewhere follow).
+- ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
+  shared one inside it (it never would be). Fix: moved (the id stays; derived links
+  elsewhere follow). A note a person renamed or moved is *not* drift: engram follows
+  the person's path and moves a file only when it changes the title, domain or
+  visibility itself.
 - ``leftover-temp`` — a temp file from an interrupted write, older than an hour.
   Fix: deleted.
 - ``merge-conflict`` — an item a merge flagged (``mergeConflicts``): both versions of
@@ -39,6 +40,12 @@ Checks (each problem has a stable ``code``):
   data (written by hand, or before the check existed). Not fixed automatically: remove
   it (and rotate a credential — it is in git's history), or make the item private.
 
+Not problems, and so listed in the adoption summary instead (:mod:`engram.adopt`): notes
+indexed with a derived id, wikilinks that point at no note yet or at two, properties
+engram reads as the person's own, frontmatter that is not YAML, and content edited
+outside engram since its last write — ``contentHash`` is brought up to date by the next
+write that touches the file (``update``, a usage flush, ``sync``), never by hand.
+
 Fixes run one at a time through the vault's own writers (under the lock, atomic), so a
 fix never tears a file and an interrupted ``--fix`` can simply be run again.
 """
@@ -53,6 +60,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from engram.adopt.adopting import Adoption
+from engram.adopt.adopting import summary as adoption_summary
 from engram.errors import EngramError, GitError
 from engram.index.catalog import SKIP_DIRS
 from engram.items import derived, links, repair
@@ -60,11 +69,9 @@ from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.paths import id_suffix, item_relpath, slugify
 from engram.store.settings import SETTINGS_FILE
 from engram.team import authorship, conflicts
 from engram.team.gitstore import GitRepo
-from mergedriver import codec
 
 
 @dataclass(slots=True)
@@ -93,6 +100,7 @@ class Report:
     problems: tuple[Problem, ...]
     items: int
     synapses: int
+    adoption: Adoption = field(default_factory=Adoption)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +130,7 @@ def diagnose(state: VaultState, *, fix: bool = False) -> Report:
                     problem.fix_error = str(exc)
         state.refresh()
     counts = state.index.counts()
-    return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0))
+    return Report(tuple(problems), counts.get("item", 0), counts.get("synapse", 0), adoption_summary(state))
 
 
 _BAD_CODES = {"bad": "unparseable", "unsafe": "unsafe-file", "oversize": "oversize-file", "binary": "binary-file"}
@@ -262,18 +270,6 @@ def _item_problems(state: VaultState) -> list[Problem]:
 
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
     problems: list[Problem] = []
-    want_hash = codec.content_hash(item.content)
-    want_size = len(item.content.encode("utf-8"))
-    if item.content_hash != want_hash or item.content_size != want_size:
-        problems.append(
-            Problem(
-                "hash-mismatch",
-                rel,
-                f"contentHash/contentSize do not match the content (expected {want_hash[:19]}…, {want_size} bytes)",
-                fixable=True,
-                _fix=lambda: repair.rewrite_item(state, rel, content_hash=want_hash, content_size=want_size),
-            )
-        )
     lines = "\n".join(derived.lines_for(state.index, item))
     if lines != old_derived:
         problems.append(
@@ -285,28 +281,19 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str) -> 
                 _fix=lambda: repair.rewrite_item(state, rel),
             )
         )
-    expected = _expected_paths(item, rel)
-    if rel not in expected:
+    private = item.visibility == "private"
+    if private != rel.startswith("private/"):
+        where = "outside private/ (it would be committed)" if private else "inside private/ (it is never shared)"
         problems.append(
             Problem(
                 "path-drift",
                 rel,
-                f"domain/title/visibility put it at {expected[0]}",
+                f"visibility is {item.visibility} but the file is {where}",
                 fixable=True,
                 _fix=lambda: repair.relocate(state, rel),
             )
         )
     return problems
-
-
-def _expected_paths(item: Engram, rel: str) -> list[str]:
-    stem = Path(rel).stem
-    slug = item.slug or (stem if slugify(stem) == stem else slugify(item.title))
-    private = item.visibility == "private"
-    return [
-        item_relpath(item.domain_tags, slug, private=private),
-        item_relpath(item.domain_tags, slug, private=private, suffix=id_suffix(item.id)),
-    ]
 
 
 def _review_needed(state: VaultState) -> list[Problem]:

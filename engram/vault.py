@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
+from engram.adopt import adopting
 from engram.doctor import diagnose
 from engram.items import importer, links, quarantine, reading, repair, writing
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
@@ -128,6 +129,7 @@ class Vault:
     unlink = delegate(links.unlink)
     synapse = delegate(links.synapse)
     synapses = delegate(links.synapses)
+    wikilinks = delegate(links.wikilinks)  # derived from the text of notes
     neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
     # recall — engram.recall.search / .usage
@@ -171,6 +173,9 @@ class Vault:
     merge_anomalies = delegate(mergelog.merge_anomalies)
 
     # health and repairs — engram.doctor, engram.items.repair
+    # engram.adopt: an existing folder of notes, adopted in place
+    adopt = delegate(adopting.adopt)
+    adoption = delegate(adopting.summary)
     doctor = delegate(diagnose)
     rewrite_derived = delegate(repair.rewrite_derived)
     rewrite_item = delegate(repair.rewrite_item)

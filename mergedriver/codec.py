@@ -66,12 +66,15 @@ __all__ = [
     "TooLarge",
     "canonical_content",
     "content_hash",
+    "decode",
     "dump_yaml",
     "format_time",
     "join_body",
     "load_yaml",
     "normalize_engram_meta",
     "normalize_synapse",
+    "normalize_unknown",
+    "normalize_value",
     "parse_engram",
     "parse_proposal",
     "parse_synapse",
@@ -80,6 +83,7 @@ __all__ = [
     "render_proposal",
     "render_synapse",
     "split_derived",
+    "split_frontmatter",
 ]
 
 
@@ -291,7 +295,9 @@ def _as_int(key: str, value: Any) -> int:
     return int(number)
 
 
-def _normalize_value(key: str, kind: str, value: Any) -> Any:
+def normalize_value(key: str, kind: str, value: Any) -> Any:
+    """One known key's value in canonical form (``kind`` from :data:`ENGRAM_KEYS`);
+    raises CodecError when it cannot be one."""
     if kind == TEXT:
         return value if type(value) is str else _as_text(key, value)
     if kind == TEXTS:
@@ -312,10 +318,10 @@ def _normalize_value(key: str, kind: str, value: Any) -> Any:
         return _as_int(key, value)
     if kind == TIME:
         return format_time(value)
-    return _normalize_any(value)
+    return normalize_unknown(value)
 
 
-def _normalize_any(value: Any) -> Any:
+def normalize_unknown(value: Any) -> Any:
     """Unknown values: keep structure, make numbers plain and floats canonical."""
     if isinstance(value, Number):
         value = value.value()
@@ -324,9 +330,9 @@ def _normalize_any(value: Any) -> Any:
             return value
         return round(value, 6) + 0.0
     if isinstance(value, dict):
-        return {k: _normalize_any(v) for k, v in _text_keys(value).items()}
+        return {k: normalize_unknown(v) for k, v in _text_keys(value).items()}
     if isinstance(value, list):
-        return [_normalize_any(v) for v in value]
+        return [normalize_unknown(v) for v in value]
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     return value
@@ -340,13 +346,13 @@ def _normalize(
     out: dict[str, Any] = {}
     for key, kind in schema:
         if key in raw and raw[key] is not None:
-            out[key] = _normalize_value(key, kind, raw[key])
+            out[key] = normalize_value(key, kind, raw[key])
     known = {key for key, _ in schema}
     rest = [k for k in raw if k not in known]  # usually a few text keys, or none
     if rest:
         extra = _text_keys({k: raw[k] for k in rest})
         for key in sorted(extra):
-            out[key] = _normalize_any(extra[key])
+            out[key] = normalize_unknown(extra[key])
     return out
 
 
@@ -412,32 +418,44 @@ def _evidence_sort_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 
 def canonical_content(text: str) -> str:
-    """Content normal form: LF line endings, no leading/trailing blank lines, one final LF."""
+    """Content normal form: LF line endings and a final LF; every other byte is kept.
+
+    Trailing spaces (a Markdown hard line break), tabs, leading and trailing blank lines
+    and indentation are the author's and survive every write and merge. Only CRLF/CR
+    become LF, and non-empty content that lacks a final newline gets one, so that the
+    derived section can always follow it on a line of its own.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = [line.rstrip() for line in text.split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines) + "\n" if lines else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
 
 
 def split_derived(body: str) -> tuple[str, str]:
     """Split a body into (content, derived section lines).
 
-    The derived section is the heading plus the wikilink lines right after it. Anything
-    else below it is content and is kept.
+    The derived section is the heading plus the wikilink lines (and blank lines) right
+    after it; the one blank line :func:`join_body` puts before the heading is dropped.
+    Anything below the section is content and is kept (moved above it on the next
+    write).
     """
-    lines = body.replace("\r\n", "\n").split("\n")
+    text = body.replace("\r\n", "\n")
+    lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.strip() == DERIVED_HEADING:
             j = i + 1
             while j < len(lines) and (_DERIVED_LINE.match(lines[j]) or not lines[j].strip()):
                 j += 1
             derived = [ln for ln in lines[i + 1 : j] if ln.strip()]
-            content = "\n".join(lines[:i] + lines[j:])
-            return canonical_content(content), "\n".join(derived)
-    return canonical_content(body), ""
+            before = "\n".join(lines[:i])
+            before = before + "\n" if i else ""
+            if before.endswith("\n\n"):
+                before = before[:-1]  # the separator join_body added
+            elif before == "\n":
+                before = ""
+            rest = "\n".join(lines[j:])
+            return canonical_content(before + rest), "\n".join(derived)
+    return canonical_content(text), ""
 
 
 def join_body(content: str, derived_lines: Iterable[str]) -> str:
@@ -458,7 +476,8 @@ def content_hash(content: str) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def _decode(data: bytes) -> str:
+def decode(data: bytes) -> str:
+    """File bytes as text (a UTF-8 BOM dropped); CodecError for binary or non-UTF-8."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if b"\x00" in data:
@@ -492,7 +511,7 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 def parse_engram(data: bytes) -> tuple[dict[str, Any], str, str]:
     """Parse engram bytes into (canonical meta, content, derived section lines)."""
     check_size(len(data), MAX_ITEM_BYTES)
-    front, body = split_frontmatter(_decode(data))
+    front, body = split_frontmatter(decode(data))
     check_size(len(front), MAX_FRONTMATTER_BYTES, "the frontmatter", "characters")
     raw = load_raw(front) if front.strip() else {}
     if not isinstance(raw, dict):
@@ -516,7 +535,7 @@ def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable
 def parse_synapse(data: bytes) -> dict[str, Any]:
     """Parse synapse YAML bytes into the canonical mapping."""
     check_size(len(data), MAX_SYNAPSE_BYTES)
-    raw = load_raw(_decode(data))
+    raw = load_raw(decode(data))
     if not isinstance(raw, dict):
         raise CodecError("a synapse file must be a YAML mapping")
     return normalize_synapse(raw)
@@ -539,8 +558,9 @@ def normalize_proposal(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_proposal(data: bytes) -> dict[str, Any]:
-    """Parse proposal YAML bytes into the canonical mapping."""
-    raw = load_raw(_decode(data))
+    """Parse proposal YAML bytes into the canonical mapping (bounded like a synapse file)."""
+    check_size(len(data), MAX_SYNAPSE_BYTES)
+    raw = load_raw(decode(data))
     if not isinstance(raw, dict):
         raise CodecError("a proposal file must be a YAML mapping")
     return normalize_proposal(raw)

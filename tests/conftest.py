@@ -23,6 +23,23 @@ ROOT = TESTS.parent
 SHARED = ROOT.parent / "shared"
 COMPAT = SHARED / "compat" / "co-engram"
 DATASETS = SHARED / "datasets"
+VAULTS = DATASETS / "vaults"
+
+
+def shared(path: Path) -> Path:
+    """``path`` under ``../shared``, or a test failure that says what is missing.
+
+    Never a skip: CI always has ``../shared`` beside the repository, so a missing file is
+    a broken checkout or CI setup, and a skip would let the suite pass without testing.
+    """
+    if not path.exists():
+        pytest.fail(
+            f"shared test data missing: {path}. The tests read third-party data from"
+            f" ../shared beside the repository ({SHARED}); check out the shared folder"
+            " there (CI always has it).",
+            pytrace=False,
+        )
+    return path
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -82,10 +99,8 @@ def vault(tmp_path: Path) -> Iterator[Vault]:
 @pytest.fixture
 def compat_vault(tmp_path: Path) -> Iterator[Vault]:
     """A copy of the Co-Engram fixture repository, opened as a vault."""
-    if not COMPAT.is_dir():
-        pytest.skip(f"shared fixture missing: {COMPAT}")
     target = tmp_path / "co-engram"
-    shutil.copytree(COMPAT, target)
+    shutil.copytree(shared(COMPAT), target)
     for path in target.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     v = Vault.open(target)

@@ -27,6 +27,7 @@ LAYERS = (
     "engram.items",
     "engram.recall",
     "engram.lifecycle",
+    "engram.adopt",
     "engram.team",
     "engram.doctor",
     "engram.vault",

@@ -8,6 +8,7 @@ import time
 
 from engram.store.format import read_engram
 from engram.vault import Vault
+from mergedriver import codec
 
 
 def codes(vault: Vault) -> list[tuple[str, str]]:
@@ -29,14 +30,18 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
     assert a.path and b.path
     root = vault.root
 
-    # hash mismatch: content edited by hand
+    # content edited by hand: not a problem (the adoption summary lists it)
     pa = root / a.path
     pa.write_text(pa.read_text().replace("alpha body", "alpha body, edited by hand"))
     # duplicate id: a copied file
     shutil.copy(root / b.path, root / "x/beta-copy.md")
-    # path drift: a file moved into the wrong folder
+    # a file a person moved: not drift, engram keeps the person's path
     (root / "y").mkdir()
     (root / b.path).rename(root / "y/beta.md")
+    # path drift: a private item moved out of private/ (it would be committed)
+    secret = vault.create("Secret", "local only", domain=["x"], visibility="private").item
+    assert secret.path == "private/x/secret.md"
+    (root / secret.path).rename(root / "x/secret.md")
     # dangling synapse: an edge to an item that does not exist
     ghost = root / "synapses/part_of/syn-0123456789abcdef.yaml"
     ghost.parent.mkdir(parents=True)
@@ -57,9 +62,11 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
 
     found = {code for code, _ in codes(vault)}
     assert found == {
-        "hash-mismatch", "duplicate-id", "path-drift", "dangling-synapse",
+        "duplicate-id", "path-drift", "dangling-synapse",
         "misnamed-synapse", "leftover-temp", "unparseable", "stale-derived",
     }
+    assert ("path-drift", "x/secret.md") in codes(vault)
+    assert vault.doctor().adoption.edited_outside == (a.path,)
 
     report = vault.doctor(fix=True)
     assert all(p.fixed for p in report.problems if p.fixable), [p for p in report.problems if not p.fixed]
@@ -67,12 +74,13 @@ def test_each_problem_is_found_and_fixed(vault: Vault) -> None:
     assert codes(vault) == [("unparseable", "x/broken.md")]
     assert not temp.exists() and not ghost.exists()
     betas = [i for i in vault.list() if i.title == "Beta"]
-    # Both copies now live where their domain puts them, with distinct ids (one keeps b's).
-    copy = next(i for i in betas if i.id != b.id)
-    assert {i.path for i in betas} == {"x/beta.md", f"x/beta-{copy.id[-6:].lower()}.md"}
+    # Both copies stay where the person put them, with distinct ids (one keeps b's).
+    assert {i.path for i in betas} == {"y/beta.md", "x/beta-copy.md"}
     assert b.id in {i.id for i in betas} and len({i.id for i in betas}) == 2
+    assert (root / "private/x/secret.md").is_file() and not (root / "x/secret.md").exists()
     alpha, _ = read_engram(pa, a.path)
-    assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash corrected
+    assert alpha.content == "alpha body, edited by hand\n"  # content kept, hash recorded
+    assert alpha.content_hash == codec.content_hash(alpha.content)
     assert [s.kind for s in vault.synapses(a.id)] == ["extends"]
 
 

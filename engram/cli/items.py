@@ -47,10 +47,17 @@ def init(app: AppContext, path: str, as_json: bool) -> None:
       engram init ~/team-memory
     """
     vault = Vault.init(Path(path), actor=app.actor)
+    vault.refresh()
+    notes = vault.adoption()
     if as_json:
-        emit_json({"root": str(vault.root)})
+        emit_json({"root": str(vault.root), "items": notes.items, "indexedOnly": notes.indexed_only, "links": notes.links})
     else:
         click.echo(f"vault ready at {vault.root}")
+        if notes.items:
+            click.echo(
+                f"indexed {notes.items} note(s) ({notes.indexed_only} without an id of their own),"
+                f" {notes.links} wikilink(s); no file was changed. `engram doctor` shows the details."
+            )
         click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
     vault.close()
 
@@ -375,23 +382,40 @@ def unlink(vault: Vault, source: str, kind: str, target: str, as_json: bool) -> 
 
 @click.command()
 @click.argument("ref", required=False)
-@click.option("--kind", type=click.Choice(SYNAPSE_KINDS), default=None)
+@click.option("--kind", type=click.Choice([*SYNAPSE_KINDS, "links_to"]), default=None)
 @click.option("--direction", type=click.Choice(["both", "out", "in"]), default="both", show_default=True)
 @json_option
 @pass_vault
 def synapses(vault: Vault, ref: str | None, kind: str | None, direction: str, as_json: bool) -> None:
-    """List synapses, all of them or those touching REF.
+    """List synapses, all of them or those touching REF; with REF, also the wikilinks
+    typed in notes that point from or to it (kind links_to, derived from the text).
 
     \b
     Example:
       engram synapses "Prefer immutable values" --direction out
     """
-    found = vault.synapses(ref, kind=kind, direction=direction)
+    found = [] if kind == "links_to" else vault.synapses(ref, kind=kind, direction=direction)
+    typed = vault.wikilinks(ref) if ref is not None and kind in (None, "links_to") else None
+    links = []
+    if typed is not None:
+        links = [*(typed.outgoing if direction != "in" else ()), *(typed.incoming if direction != "out" else ())]
     if as_json:
-        emit_json({"synapses": [synapse_json(s) for s in found]})
+        emit_json(
+            {
+                "synapses": [synapse_json(s) for s in found],
+                "wikilinks": [
+                    {"from": w.source_path, "link": w.text, "status": w.status, "to": w.target_path,
+                     "embed": w.embed, "inProperty": w.in_property}
+                    for w in links
+                ],
+            }
+        )
         return
     for syn in found:
         click.echo(f"{syn.id}  {syn.source} --{syn.kind}--> {syn.target}  weight {syn.weight:g}")
+    for w in links:
+        target = w.target_path or ("ambiguous: " + " or ".join(w.choices) if w.choices else w.status)
+        click.echo(f"wikilink  {w.source_path} --links_to--> {target}  [[{w.text}]]")
 
 
 @click.command()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from engram.adopt.adopting import Adoption
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
 from engram.demo import build_demo
 from engram.errors import Conflict
@@ -18,7 +19,8 @@ from engram.vault import Vault
 @pass_vault
 def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
     """Check the vault: unparseable files, duplicate ids, dangling or misnamed synapses,
-    hash mismatches, stale derived sections, path drift, leftover temp files.
+    stale derived sections, private items in the wrong place, leftover temp files; and
+    summarise adoption: notes with an id or indexed only, wikilinks that do not resolve.
 
     Exits 0 when nothing is wrong (or everything was fixed), 1 otherwise.
 
@@ -34,6 +36,7 @@ def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
                 "items": report.items,
                 "synapses": report.synapses,
                 "problems": [p.to_json() for p in report.problems],
+                "adoption": adoption_json(report.adoption),
             }
         )
     else:
@@ -42,6 +45,14 @@ def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
             if p.fix_error:
                 state = f"fix failed: {p.fix_error}"
             click.echo(f"{p.code:<18} {p.path}: {p.message} [{state}]")
+        for line in report.adoption.lines():
+            click.echo(line)
+        for path, text in report.adoption.unresolved[:20]:
+            click.echo(f"  unresolved  {path}: [[{text}]]")
+        if len(report.adoption.unresolved) > 20:
+            click.echo(f"  … and {len(report.adoption.unresolved) - 20} more (`engram doctor --json` lists them all)")
+        for path, text, choices in report.adoption.ambiguous[:20]:
+            click.echo(f"  ambiguous   {path}: [[{text}]] could be {' or '.join(choices)}")
         open_count = sum(not p.fixed for p in report.problems)
         click.echo(
             f"{report.items} items, {report.synapses} synapses, "
@@ -50,6 +61,49 @@ def doctor(vault: Vault, fix: bool, as_json: bool) -> None:
         )
     if not report.ok:
         raise click.exceptions.Exit(1)
+
+
+def adoption_json(a: Adoption) -> dict[str, object]:
+    return {
+        "items": a.items,
+        "withId": a.with_id,
+        "indexedOnly": a.indexed_only,
+        "adoptable": a.adoptable,
+        "notYaml": list(a.not_yaml),
+        "clashes": [{"path": p, "keys": k} for p, k in a.clashes],
+        "links": a.links,
+        "unresolved": [{"path": p, "link": t} for p, t in a.unresolved],
+        "ambiguous": [{"path": p, "link": t, "candidates": list(c)} for p, t, c in a.ambiguous],
+        "editedOutside": list(a.edited_outside),
+    }
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Say which notes would get an id; write nothing.")
+@json_option
+@pass_vault
+def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Write an id into notes that have none (default: every note in the vault).
+
+    Only the `id` key is added; every other byte of each note stays as it was. Notes
+    are searchable and linkable without this: an id in the file keeps a note's identity
+    across renames made outside engram and on every clone.
+
+    \b
+    Example:
+      engram adopt Notes/ "References/Kevin Kelly.md" --dry-run
+    """
+    report = vault.adopt(list(paths), dry_run=dry_run)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    verb = "would adopt" if dry_run else "adopted"
+    for path, item_id in report.adopted:
+        click.echo(f"{verb} {path}" + (f" (id {item_id})" if item_id else ""))
+    for path, why in report.skipped:
+        click.echo(f"skipped {path}: {why}", err=True)
+    click.echo(f"{len(report.adopted)} {verb}, {len(report.skipped)} skipped, {report.already} already had an id")
 
 
 @click.command()
@@ -112,4 +166,4 @@ def demo(app: AppContext, path: str) -> None:
     vault.close()
 
 
-COMMANDS = [doctor, reindex, demo]
+COMMANDS = [doctor, adopt, reindex, demo]

@@ -62,6 +62,8 @@ def _render(result: SearchResult, explain: bool) -> None:
         notes.append(f"ignored: {' '.join(result.ignored)}")
     if result.truncated:
         notes.append("query cut to its first terms")
+    if result.budget_reached:
+        notes.append("token budget reached: the rest as catalog lines (--budget, --tier)")
     if not result.expanded:
         notes.append("graph expansion off")
     click.echo("-- " + "; ".join(notes))

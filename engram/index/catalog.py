@@ -25,10 +25,13 @@ paths to re-check, so a read costs a few microseconds when nothing changed. The
 guarantee is the same either way: a read never sees a file whose change completed before
 the read began but is missing from the index.
 
-Contents. ``files`` records every file seen (item, synapse, plain note, or a file that
-failed to parse, with the error). ``items`` holds each item's searchable text, filter and
-ranking columns and full frontmatter as JSON, so listings and search never touch
-Markdown. ``items_fts`` (Porter-stemmed words over title, summary, tags, body) and
+Contents. ``files`` records every file seen (item, synapse, or a file that failed to
+parse, with the error). ``items`` holds each item — every Markdown note, engram's own and
+a person's alike (:mod:`engram.store.notes`), with where its id comes from — its
+searchable text, filter and ranking columns and full frontmatter as JSON, so listings and
+search never touch Markdown. ``links`` holds the wikilinks typed in notes and what they
+resolve to (:mod:`engram.index.linktable`), re-resolved in the same transaction as the
+notes they name; ``moves`` the ids a refresh saw change path, for the next sync. ``items_fts`` (Porter-stemmed words over title, summary, tags, body) and
 ``items_tri`` (trigrams over title, tags and the identifier-like and non-Latin tokens of
 summary and body, for substrings, ``db_url_v2`` and CJK) are external-content FTS5
 tables kept in step by triggers. ``synapses`` holds the edges. The trigram table leaves
@@ -59,6 +62,14 @@ from typing import Any
 
 from engram.errors import InvalidInput, StorageError
 from engram.index import dbfile
+from engram.index.linktable import (
+    INSERT_LINK,
+    LINK_COLUMNS,
+    LinkRow,
+    link_rows,
+    name_keys,
+    resolve_links,
+)
 from engram.index.rows import (
     BAD_KINDS,
     FileStamp,
@@ -66,142 +77,25 @@ from engram.index.rows import (
     classify,
     item_values,
     parse_batches,
+    parse_file,
     synapse_values,
 )
+from engram.index.schema import (
+    INSERT_FILE,
+    INSERT_ITEM,
+    INSERT_SYNAPSE,
+    INSERT_TRIGGER,
+    NAME_KEY,
+    SCHEMA,
+    SCHEMA_VERSION,
+)
 from engram.index.search import SearchPrimitives
+from engram.index.settings import IndexSettings
 from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
 from engram.store.model import Engram, Synapse
 
-SCHEMA_VERSION = 5
 FRESHNESS_MODES = ("auto", "walk")
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
-
-_SCHEMA: tuple[str, ...] = (
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # Item count kept by triggers: BM25's IDF needs N on every query, and count(*) scans.
-    "CREATE TABLE tally(key TEXT PRIMARY KEY, n INTEGER NOT NULL)",
-    "INSERT INTO tally(key, n) VALUES ('items', 0), ('changes', 0)",
-    """
-    CREATE TABLE files(
-        path TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,            -- item | synapse | other | bad
-        ctime_ns INTEGER NOT NULL,
-        size INTEGER NOT NULL,
-        ino INTEGER NOT NULL,
-        error TEXT
-    )
-    """,
-    """
-    CREATE TABLE items(
-        rowid INTEGER PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
-        id TEXT NOT NULL,
-        title TEXT NOT NULL,
-        title_key TEXT NOT NULL,
-        summary TEXT NOT NULL,
-        tags_text TEXT NOT NULL,
-        body TEXT NOT NULL,
-        ident TEXT NOT NULL,           -- identifier-like, non-Latin tokens of summary+body
-        domain TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL,
-        visibility TEXT NOT NULL,
-        importance REAL NOT NULL,
-        confidence REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        activated_at TEXT,
-        deactivated_at TEXT,
-        superseded_by TEXT,
-        retrieval_count INTEGER NOT NULL,
-        effective_retrievals INTEGER NOT NULL,
-        failed_uses INTEGER NOT NULL,
-        reinforcement REAL NOT NULL,
-        last_retrieved_at TEXT,
-        last_effective_at TEXT,
-        updated_ts REAL,               -- updated_at as epoch seconds (ranking needs no parsing)
-        retrieved_ts REAL,             -- last_retrieved_at as epoch seconds
-        version INTEGER NOT NULL,
-        content_hash TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        derived TEXT NOT NULL,
-        meta TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX items_id ON items(id)",
-    "CREATE INDEX items_title_key ON items(title_key)",
-    "CREATE INDEX items_fingerprint ON items(fingerprint)",
-    "CREATE INDEX items_domain ON items(domain)",
-    """
-    CREATE TABLE synapses(
-        path TEXT PRIMARY KEY,
-        id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        target TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        weight REAL NOT NULL,
-        data TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX synapses_id ON synapses(id)",
-    "CREATE INDEX synapses_source ON synapses(source, kind)",
-    "CREATE INDEX synapses_target ON synapses(target, kind)",
-    """
-    CREATE VIRTUAL TABLE items_fts USING fts5(
-        title, summary, tags_text, body,
-        content='items', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2'
-    )
-    """,
-    """
-    CREATE VIRTUAL TABLE items_tri USING fts5(
-        title, tags_text, ident,
-        content='items', content_rowid='rowid',
-        tokenize='trigram'
-    )
-    """,
-    """
-    CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
-        INSERT INTO items_fts(rowid, title, summary, tags_text, body)
-            VALUES (new.rowid, new.title, new.summary, new.tags_text, new.body);
-        INSERT INTO items_tri(rowid, title, tags_text, ident)
-            VALUES (new.rowid, new.title, new.tags_text, new.ident);
-        UPDATE tally SET n = n + 1 WHERE key = 'items';
-        UPDATE tally SET n = n + 1 WHERE key = 'changes';
-    END
-    """,
-    """
-    CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
-        INSERT INTO items_fts(items_fts, rowid, title, summary, tags_text, body)
-            VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
-        INSERT INTO items_tri(items_tri, rowid, title, tags_text, ident)
-            VALUES ('delete', old.rowid, old.title, old.tags_text, old.ident);
-        UPDATE tally SET n = n - 1 WHERE key = 'items';
-        UPDATE tally SET n = n + 1 WHERE key = 'changes';
-    END
-    """,
-)
-
-_INSERT_TRIGGER = next(st for st in _SCHEMA if "CREATE TRIGGER items_ai" in st)
-
-_ITEM_COLUMNS = (
-    "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
-    " visibility, importance, confidence, created_at, updated_at, activated_at,"
-    " deactivated_at, superseded_by, retrieval_count, effective_retrievals, failed_uses,"
-    " reinforcement, last_retrieved_at, last_effective_at, updated_ts, retrieved_ts, version,"
-    " content_hash,"
-    " fingerprint, derived, meta"
-)
-_INSERT_ITEM = (
-    f"INSERT INTO items({_ITEM_COLUMNS}) VALUES ({','.join('?' * (_ITEM_COLUMNS.count(',') + 1))})"
-)
-_INSERT_SYNAPSE = (
-    "INSERT OR REPLACE INTO synapses(path, id, source, target, kind, weight, data)"
-    " VALUES (?,?,?,?,?,?,?)"
-)
-_INSERT_FILE = (
-    "INSERT OR REPLACE INTO files(path, kind, ctime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
-)
 
 @dataclass(frozen=True, slots=True)
 class FreshnessSettings:
@@ -248,9 +142,12 @@ class ItemRow:
 class Index:
     """The index of one vault; see the module docstring."""
 
-    def __init__(self, root: Path, db_path: Path) -> None:
+    def __init__(self, root: Path, db_path: Path, settings: IndexSettings | None = None) -> None:
+        """``settings`` None means the vault's settings could not be read: the index then
+        keeps the ignore list it was built with rather than re-deciding what is an item."""
         self.root = root
         self.db_path = db_path
+        self._settings = settings
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._reads = 0
@@ -279,6 +176,22 @@ class Index:
             row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None or row[0] != str(SCHEMA_VERSION):
             self._rebuild_schema(conn)
+            return
+        # The ignore list decides which files are items: when it changed, the index is
+        # rebuilt rather than patched.
+        row = conn.execute("SELECT value FROM meta WHERE key='ignore'").fetchone()
+        stored = row[0] if row else "[]"
+        if self._settings is None:
+            self._settings = IndexSettings(tuple(json.loads(stored)))
+        elif stored != self._ignore_marker():
+            self._rebuild_schema(conn, force=True)
+
+    @property
+    def settings(self) -> IndexSettings:
+        """The ``index`` settings in force (see :meth:`__init__`)."""
+        if self._settings is None:
+            _ = self.conn  # opening reads the ignore list the index was built with
+        return self._settings or IndexSettings()
 
     def _rebuild_schema(self, conn: sqlite3.Connection, force: bool = False) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -300,11 +213,12 @@ class Index:
             ).fetchall()
             for (name,) in tables:
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
             )
+            conn.execute("INSERT INTO meta(key, value) VALUES ('ignore', ?)", (self._ignore_marker(),))
             # Caches in other processes key on this counter: a rebuilt index must never
             # repeat a value the old one had, so it starts from the clock.
             conn.execute("UPDATE tally SET n = ? WHERE key = 'changes'", (time.time_ns(),))
@@ -312,6 +226,16 @@ class Index:
         except BaseException:
             dbfile.rollback(conn)
             raise
+
+    def _ignore_marker(self) -> str:
+        return json.dumps(list(self._settings.ignore if self._settings is not None else ()))
+
+    def wanted(self, rel: str) -> str | None:
+        """``item``/``synapse`` for a file the index reads, None for any other."""
+        kind = classify(rel)
+        if kind == "item" and self.settings.ignore and self.settings.ignores(rel):
+            return None
+        return kind
 
     def close(self) -> None:
         with self._lock:
@@ -422,7 +346,7 @@ class Index:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((rel + "/", Path(entry.path)))
-                    elif classify(rel):
+                    elif self.wanted(rel):
                         yield rel, entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
@@ -515,7 +439,7 @@ class Index:
     def refresh_paths(self, files: Iterable[str], dirs: Iterable[str] = ()) -> RefreshStats:
         """Re-check only the given files and folders (vault-relative), as a watcher reports."""
         with self._lock:
-            candidates = {rel for rel in files if classify(rel)}
+            candidates = {rel for rel in files if self.wanted(rel)}
             known_under: list[str] = []
             for top in dirs:
                 candidates.update(rel for rel, _ in self.walk(top))
@@ -581,6 +505,10 @@ class Index:
         try:
             first = next(batches, [])
             with self.transaction() as conn:
+                # Wikilinks whose answer may change: those naming a note that went,
+                # came or changed (see engram.index.wikilinks).
+                keys = set() if cold else name_keys(conn, [*gone, *changed])
+                was = {} if cold else self._ids_at(conn, gone)
                 if cold:
                     # Indexing text row by row through the trigger costs 3x more than
                     # one FTS5 'rebuild' over the finished table.
@@ -588,21 +516,27 @@ class Index:
                 for path in gone:
                     self._forget(conn, path)
                 for batch in itertools.chain([first], batches):
-                    errors += self._write_batch(conn, batch, cold)
+                    errors += self._write_batch(conn, batch, cold, keys)
                 if cold:
                     conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
                     conn.execute("INSERT INTO items_tri(items_tri) VALUES ('rebuild')")
-                    conn.execute(_INSERT_TRIGGER)
+                    conn.execute(INSERT_TRIGGER)
                     conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
                     conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
+                resolve_links(conn, keys, everything=cold)
+                if was:
+                    self._note_moves(conn, was)
         finally:
             batches.close()
         return errors
 
-    def _write_batch(self, conn: sqlite3.Connection, batch: list[Parsed], cold: bool) -> int:
+    def _write_batch(
+        self, conn: sqlite3.Connection, batch: list[Parsed], cold: bool, keys: set[str]
+    ) -> int:
         items: list[tuple[Any, ...]] = []
         synapses: list[tuple[Any, ...]] = []
         files: list[tuple[Any, ...]] = []
+        links: list[tuple[Any, ...]] = []
         errors = 0
         for p in batch:
             if not cold:  # a cold build starts empty: nothing to forget
@@ -612,46 +546,82 @@ class Index:
             s = p.stamp
             if p.kind == "item" and p.values is not None:
                 items.append(p.values)
+                links.extend(p.links)
+                keys.add(p.values[NAME_KEY])
             elif p.kind == "synapse" and p.values is not None:
                 synapses.append(p.values)
             errors += p.kind in BAD_KINDS
             files.append((p.rel, p.kind, s.ctime_ns, s.size, s.ino, p.error))
-        conn.executemany(_INSERT_ITEM, items)
-        conn.executemany(_INSERT_SYNAPSE, synapses)
-        conn.executemany(_INSERT_FILE, files)
+        conn.executemany(INSERT_ITEM, items)
+        conn.executemany(INSERT_SYNAPSE, synapses)
+        conn.executemany(INSERT_FILE, files)
+        conn.executemany(INSERT_LINK, links)
         return errors
+
+    @staticmethod
+    def _ids_at(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+        ids: dict[str, str] = {}
+        for i in range(0, len(paths), 500):
+            part = list(paths[i : i + 500])
+            marks = ",".join("?" * len(part))
+            ids.update(conn.execute(f"SELECT id, path FROM items WHERE path IN ({marks})", part).fetchall())
+        return ids
+
+    @staticmethod
+    def _note_moves(conn: sqlite3.Connection, was: dict[str, str]) -> None:
+        """Record the ids that left a path in this refresh and are now at another."""
+        ids = list(was)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            moved = conn.execute(f"SELECT DISTINCT id FROM items WHERE id IN ({marks})", part).fetchall()
+            conn.executemany("INSERT OR IGNORE INTO moves(id) VALUES (?)", moved)
+
+    def take_moves(self) -> list[str]:
+        """The ids of items a refresh saw move since the last call (and forget them)."""
+        with self.transaction() as conn:
+            ids = [r[0] for r in conn.execute("SELECT id FROM moves ORDER BY id")]
+            conn.execute("DELETE FROM moves")
+        return ids
 
     # ------------------------------------------------------------------ writes
 
     def put_item(self, rel: str, item: Engram, derived: str) -> None:
-        """Record an item the vault just wrote at ``rel``."""
-        st = (self.root / rel).stat()
+        """Record an item the vault just wrote at ``rel`` (re-read from the file, so the
+        row, its wikilinks and properties are exactly what the file says)."""
+        parsed = parse_file(self.root, rel)
+        if parsed.kind != "item" or parsed.values is None or parsed.stamp is None:
+            st = (self.root / rel).stat()
+            parsed = Parsed(rel, "item", FileStamp.of(st), item_values(rel, item, derived))
         with self.transaction() as conn:
-            self._forget(conn, rel)
-            conn.execute(_INSERT_ITEM, item_values(rel, item, derived))
-            self._put_file(conn, rel, "item", FileStamp.of(st), None)
+            keys = name_keys(conn, [rel])
+            self._write_batch(conn, [parsed], False, keys)
+            resolve_links(conn, keys)
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
         st = (self.root / rel).stat()
         with self.transaction() as conn:
             self._forget(conn, rel)
-            conn.execute(_INSERT_SYNAPSE, synapse_values(rel, synapse))
+            conn.execute(INSERT_SYNAPSE, synapse_values(rel, synapse))
             self._put_file(conn, rel, "synapse", FileStamp.of(st), None)
 
     def drop(self, rel: str) -> None:
         """Forget a file the vault just removed."""
         with self.transaction() as conn:
+            keys = name_keys(conn, [rel])
             self._forget(conn, rel)
+            resolve_links(conn, keys)
 
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
     ) -> None:
-        conn.execute(_INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
+        conn.execute(INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
 
     def _forget(self, conn: sqlite3.Connection, rel: str) -> None:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))
         conn.execute("DELETE FROM synapses WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+        conn.execute("DELETE FROM links WHERE src_path = ?", (rel,))
 
     # ------------------------------------------------------------------ reads
 
@@ -672,6 +642,10 @@ class Index:
 
     def synapse_paths(self, synapse_id: str) -> list[str]:
         return [r["path"] for r in self.query("SELECT path FROM synapses WHERE id = ?", (synapse_id,))]
+
+    def links(self, where: str = "1", params: Sequence[Any] = ()) -> list[LinkRow]:
+        """Wikilinks typed in notes, filtered by a SQL condition over ``links``."""
+        return link_rows(self.query(f"SELECT {LINK_COLUMNS} FROM links WHERE {where} ORDER BY src_path, text", params))
 
     def bad_files(self) -> list[BadFile]:
         marks = ",".join("?" * len(BAD_KINDS))

@@ -12,7 +12,9 @@ Terms come in three kinds, each with its own path through the index:
   index, ranked by BM25.
 - ``phrase`` — an identifier with inner punctuation or mixed case (``db_url_v2``,
   ``X-Batch``, ``getUser``): the word index as an exact phrase of its parts
-  (``db url v2``) and the trigram index as a substring.
+  (``db url v2``), and each part as a word too; the trigram index as a substring when
+  the word index holds no such phrase (``url_v``). A lower-case hyphenated compound
+  (``two-dimensional``, ``re-entry``) is English, not an identifier: its words.
 - ``substring`` — a run of CJK (or other unspaced) script, or a punctuation fragment: the
   trigram index when it has at least three characters, else a bounded scan.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -59,6 +62,8 @@ _UNSPACED = (
 _UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
 _WORD = re.compile(rf"[^\W_{_UNSPACED}]+")
 _IDENTIFIER = re.compile(r"^[^\W_]+(?:[_\-./:#@+]+[^\W_]+)+$|^[a-z]+[A-Z]\w*$|^[A-Z]+[a-z]+[A-Z]\w*$")
+# A hyphenated English compound ("two-dimensional", "re-entry"): its words, not an identifier.
+_COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
 _EDGE_PUNCT = "\"'`([{<>}])!?,;:.*^~"
 
 
@@ -91,9 +96,14 @@ class ParsedQuery:
         parts = [t.fts for t in self.terms if t.kind in ("word", "phrase")]
         return " OR ".join(parts) if parts else None
 
-    def trigram_match(self) -> str | None:
-        """OR of the phrase and substring terms of three or more characters."""
-        parts = [t.fts for t in self.terms if t.kind != "word" and len(t.text) >= 3]
+    def trigram_match(self, found: Callable[[Term], bool] = lambda t: False) -> str | None:
+        """OR of the substring terms, and of the phrase terms the word index did not
+        ``found``, of three or more characters (an identifier the word index holds is
+        ranked there; trigrams are for what it cannot match: ``url_v``, CJK)."""
+        parts = [
+            t.fts for t in self.terms
+            if len(t.text) >= 3 and (t.kind == "substring" or (t.kind == "phrase" and not found(t)))
+        ]
         return " OR ".join(parts) if parts else None
 
     def short_fragments(self) -> tuple[Term, ...]:
@@ -126,8 +136,13 @@ def parse(text: str) -> ParsedQuery:
         chunk = chunk.strip(_EDGE_PUNCT)
         if not chunk:
             continue
-        if _IDENTIFIER.match(chunk) and not _UNSPACED_RUN.search(chunk):
+        if _IDENTIFIER.match(chunk) and not _UNSPACED_RUN.search(chunk) and not _COMPOUND.match(chunk):
             terms.append(Term(chunk.lower(), "phrase"))
+            # Its parts are words of their own ("two-dimensional" is about "dimensional"
+            # too): an item that writes them apart still matches, the exact phrase more.
+            parts = [w.lower() for w in _WORD.findall(chunk)]
+            if len(parts) > 1:
+                terms += [Term(w, "word") for w in parts if w not in STOPWORDS]
             continue
         for run in _UNSPACED_RUN.findall(chunk):
             terms.append(Term(run, "substring"))

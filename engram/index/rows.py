@@ -1,10 +1,12 @@
 """From vault files to index rows: reading, parsing, and what the index stores per item.
 
 Pure functions (no database): :func:`parse_file` reads one file and returns the row
-values :mod:`engram.index.catalog` inserts, or why it could not. It reads only regular
-files, through no symlinked folder, up to the codec's size limits
-(:func:`engram.store.fsio.read_regular`); anything else is recorded with one of the
-:data:`BAD_KINDS` and reported by ``engram doctor``, never read. Parsing goes through the one
+values :mod:`engram.index.catalog` inserts (for a note, also its wikilinks, unresolved),
+or why it could not. Every ``.md`` file is an item, read by
+:func:`engram.store.notes.read_note`. It reads only regular files, through no symlinked
+folder, up to the codec's size limits (:func:`engram.store.fsio.read_regular`); anything
+else is recorded with one of the :data:`BAD_KINDS` and reported by ``engram doctor``,
+never read. Parsing goes through the one
 canonical reader (:mod:`engram.store.format`); when a refresh has thousands of files to parse
 (a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
 so the YAML parsing — most of the cost — uses every core while the database work stays
@@ -29,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import BinaryFile, FileTooLarge, FormatError, StorageError, UnsafeFile
+from engram.index import wikilinks
 from engram.store.dedup import fingerprint
-from engram.store.format import parse_engram, parse_synapse
+from engram.store.format import parse_synapse
 from engram.store.fsio import read_regular
 from engram.store.model import Engram, Synapse, instant
+from engram.store.notes import FILE, Note, read_note
 from mergedriver import codec
 
 RACY_NS = 2_000_000_000
@@ -85,16 +89,6 @@ def classify(relpath: str) -> str | None:
     return None
 
 
-def is_plain_note(data: bytes) -> bool:
-    """A Markdown file that is not an engram: no frontmatter, or frontmatter without id."""
-    head = data.lstrip(b"\xef\xbb\xbf")
-    if not head.startswith(b"---"):
-        return True
-    end = head.find(b"\n---", 3)
-    front = head[: end if end > 0 else len(head)]
-    return b"\nid:" not in front and not front.startswith(b"---\r\nid:")
-
-
 def identifiers(text: str) -> str:
     """The body tokens the trigram index keeps (distinct, in order of appearance)."""
     seen: dict[str, None] = {}
@@ -107,8 +101,10 @@ def identifiers(text: str) -> str:
     return " ".join(seen)
 
 
-def item_values(rel: str, item: Engram, derived: str) -> tuple[Any, ...]:
-    """The ``items`` row for one item, in :data:`_ITEM_COLUMNS` order."""
+def item_values(
+    rel: str, item: Engram, derived: str, identity: str = FILE, findings: str | None = None
+) -> tuple[Any, ...]:
+    """The ``items`` row for one item, in :data:`engram.index.schema.ITEM_COLUMNS` order."""
     return (
         rel, item.id, item.title, item.title.casefold(), item.summary,
         " ".join(item.tags + item.domain_tags), item.content,
@@ -121,7 +117,27 @@ def item_values(rel: str, item: Engram, derived: str) -> tuple[Any, ...]:
         _epoch(item.last_retrieved_at), item.version, item.content_hash,
         fingerprint(item.title, item.content), derived,
         json.dumps(item.to_meta(), ensure_ascii=False),
+        identity, wikilinks.name_key(rel.rsplit("/", 1)[-1]), wikilinks.path_key(rel),
+        codec.content_hash(item.content), findings,
     )
+
+
+def note_values(rel: str, note: Note) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The ``items`` row and the ``links`` rows (unresolved) of one note."""
+    findings: dict[str, Any] = {}
+    if note.clashes:
+        findings["clashes"] = list(note.clashes)
+    if note.front_error:
+        findings["frontmatter"] = note.front_error
+    row = item_values(
+        rel, note.item, note.derived, note.identity,
+        json.dumps(findings, ensure_ascii=False) if findings else None,
+    )
+    links = [
+        (rel, note.item.id, link.text, link.key, int(link.embed), int(link.in_property))
+        for link in [*wikilinks.extract(note.item.content), *wikilinks.property_links(note.properties)]
+    ]
+    return row, links
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -151,6 +167,7 @@ class Parsed:
     stamp: FileStamp | None
     values: tuple[Any, ...] | None = None
     error: str | None = None
+    links: tuple[tuple[Any, ...], ...] = ()
 
 
 def parse_file(root: Path, rel: str, folders: dict[str, str | None] | None = None) -> Parsed:
@@ -175,10 +192,8 @@ def parse_file(root: Path, rel: str, folders: dict[str, str | None] | None = Non
             return Parsed(rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)))
         if b"\x00" in data:
             raise BinaryFile(rel, "binary data (NUL bytes), not a text file")
-        if is_plain_note(data):
-            return Parsed(rel, "other", stamp)
-        item, derived = parse_engram(data, rel)
-        return Parsed(rel, "item", stamp, item_values(rel, item, derived))
+        row, links = note_values(rel, read_note(data, rel))
+        return Parsed(rel, "item", stamp, row, links=tuple(links))
     except FormatError as exc:
         return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, error=exc.problem)
 

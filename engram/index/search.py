@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engram.index.query import quote
+from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
 
 if TYPE_CHECKING:
     from engram.index.catalog import Index
@@ -277,19 +278,32 @@ class SearchPrimitives:
         return out
 
     def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:
-        """Every synapse touching one of ``ids`` (either end), optionally of some kinds."""
+        """Every edge touching one of ``ids`` (either end), optionally of some kinds: the
+        synapses, and the resolved wikilinks as ``links_to`` edges (one per pair of
+        notes, however often one links the other)."""
         wanted = sorted(set(ids))
         if not wanted:
             return []
         marks = ",".join("?" * len(wanted))
-        kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
-        kind_params = list(kinds or ())
-        sql = (
-            f"SELECT path, source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
-            f" UNION ALL SELECT path, source, target, kind, weight FROM synapses"
-            f" WHERE target IN ({marks}){kind_sql}"
-        )
-        rows = self._index.fts_tuples(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
-        # An edge between two wanted ids comes back twice (UNION ALL skips a sort).
-        unique = {r[0]: r for r in rows}
-        return [Edge(r[1], r[2], r[3], float(r[4])) for r in unique.values()]
+        typed = [k for k in kinds if k != LINK_KIND] if kinds else None
+        out: list[Edge] = []
+        if typed is None or typed:
+            kind_sql = f" AND kind IN ({','.join('?' * len(typed))})" if typed else ""
+            kind_params = list(typed or ())
+            sql = (
+                f"SELECT path, source, target, kind, weight FROM synapses WHERE source IN ({marks}){kind_sql}"
+                f" UNION ALL SELECT path, source, target, kind, weight FROM synapses"
+                f" WHERE target IN ({marks}){kind_sql}"
+            )
+            rows = self._index.fts_tuples(sql, [*wanted, *kind_params, *wanted, *kind_params], False)
+            # An edge between two wanted ids comes back twice (UNION ALL skips a sort).
+            unique = {r[0]: r for r in rows}
+            out += [Edge(r[1], r[2], r[3], float(r[4])) for r in unique.values()]
+        if kinds is None or LINK_KIND in kinds:
+            sql = (
+                f"SELECT src_id, target_id FROM links WHERE status = 'ok' AND src_id IN ({marks})"
+                f" UNION SELECT src_id, target_id FROM links WHERE status = 'ok' AND target_id IN ({marks})"
+            )
+            pairs = self._index.fts_tuples(sql, [*wanted, *wanted], False)
+            out += [Edge(a, b, LINK_KIND, LINK_WEIGHT) for a, b in sorted(pairs) if a != b]
+        return out

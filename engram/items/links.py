@@ -9,10 +9,11 @@ instead of duplicating it. Edges that touch a private item are stored under
 from __future__ import annotations
 
 import builtins
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engram.errors import InvalidInput, NotFound, UnknownKind
+from engram.index.linktable import LinkRow
 from engram.items.state import VaultState
 from engram.store import rules
 from engram.store.fsio import remove
@@ -48,8 +49,9 @@ def link(
             state.lock.hold():
         roles.require_writer(state.actor, state.role, "link items")
         state.ensure_indexed()
-        source, _ = state.read(state.resolve(source_ref))
-        target, _ = state.read(state.resolve(target_ref))
+        # A typed link names both ends by id: a note with only a derived id is adopted.
+        source = state.claim(state.resolve(source_ref))
+        target = state.claim(state.resolve(target_ref))
         if source.id == target.id:
             raise InvalidInput(
                 f"an item cannot link to itself ({source.id}).", hint="Link two different items."
@@ -162,3 +164,23 @@ def synapses(
         clauses.append("(" + " OR ".join(f"{side} = ?" for side in sides) + ")")
         params.extend([item_id] * len(sides))
     return state.index.synapses(" AND ".join(clauses) or "1", params)
+
+
+@dataclass(frozen=True, slots=True)
+class WikiLinks:
+    """The wikilinks a note holds (``outgoing``, every one, resolved or not) and the
+    resolved ones that point at it (``incoming``); derived from the text, not synapses."""
+
+    outgoing: tuple[LinkRow, ...]
+    incoming: tuple[LinkRow, ...]
+
+
+def wikilinks(state: VaultState, ref: str) -> WikiLinks:
+    """The ``links_to`` edges typed in notes around one item (see :class:`WikiLinks`).
+    Raises NotFound or InvalidInput (an ambiguous reference)."""
+    state.ensure_fresh()
+    item_id = state.resolve_id(ref)
+    return WikiLinks(
+        tuple(state.index.links("src_id = ?", (item_id,))),
+        tuple(state.index.links("target_id = ? AND status = 'ok' AND src_id != target_id", (item_id,))),
+    )

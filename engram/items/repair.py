@@ -11,8 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engram.errors import FormatError
 from engram.items import derived
-from engram.items.state import VaultState
+from engram.items.state import VaultState, settled
 from engram.store.format import write_engram
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import slugify
@@ -36,11 +37,12 @@ def rewrite_derived(state: VaultState, item: Engram) -> bool:
 def rewrite_item(state: VaultState, /, rel: str, **corrections: Any) -> bool:
     """Rewrite one item canonically (fresh derived section, optional field fixes).
 
-    No version bump: nothing a person wrote changes. True if the bytes changed.
+    No version bump for the rewrite itself; content edited outside engram since its last
+    write is recorded (hash brought up to date, a new version). True if the bytes changed.
     """
     with state.lock.hold():
         item, _ = state.read(rel)
-        item = replace(item, **corrections)
+        item = replace(settled(item, state.actor, bump=True), **corrections)
         lines = derived.lines_for(state.index, item)
         changed = write_engram(state.abspath(rel), item, lines)
         state.index.put_item(rel, item, "\n".join(lines))
@@ -80,3 +82,36 @@ def discard_file(state: VaultState, rel: str, reason: str) -> None:
         state.to_trash(rel, state.trash_bin("doctor"))
         state.audit.record(state.actor, "discard", Path(rel).stem, target="file", path=rel, fields=(reason,))
 
+
+
+# ------------------------------------------------------------------ outside edits
+# Used by `engram sync` before it commits: what a person did in Obsidian or any editor
+# since engram last wrote is recorded by engram's own writers, never left as a problem.
+
+
+def settle_edits(state: VaultState) -> list[str]:
+    """Record the content edits made outside engram: each item whose ``contentHash`` no
+    longer matches its content gets the new hash and a new version. Returns the paths."""
+    with state.lock.hold():
+        rows = state.index.query(
+            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path"
+        )
+        settled_paths = []
+        for row in rows:
+            try:
+                rewrite_item(state, row["path"])
+            except (FileNotFoundError, FormatError):
+                continue
+            settled_paths.append(row["path"])
+        return settled_paths
+
+
+def follow_moves(state: VaultState) -> int:
+    """Regenerate the derived sections that name an item a person renamed or moved (the
+    item keeps its new path); returns how many items were looked at."""
+    with state.lock.hold():
+        moved = state.index.take_moves()
+        touched = sorted({n for item_id in moved for n in state.neighbours(item_id)} | set(moved))
+        for item_id in touched:
+            state.refresh_derived(item_id)
+        return len(touched)

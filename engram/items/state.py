@@ -27,6 +27,7 @@ import re
 import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -43,16 +44,21 @@ from engram.errors import (
     VersionConflict,
 )
 from engram.index.catalog import FreshnessSettings, Index, RefreshStats
+from engram.index.settings import IndexSettings
 from engram.items import derived
 from engram.store.audit import AuditLog
 from engram.store.dedup import DedupSettings
-from engram.store.format import read_engram, read_synapse, write_engram, write_synapse
-from engram.store.fsio import VaultLock, prune_empty_dirs, remove
-from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, now
+from engram.store.format import read_bytes, read_engram, read_synapse, write_engram, write_synapse
+from engram.store.fsio import VaultLock, atomic_write, ensure_ignored, prune_empty_dirs, remove
+from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, new_id, now
+from engram.store.notes import read_note
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
+from engram.store.surgical import edit_frontmatter
 from engram.trust.policy import TrustSettings
 from engram.trust.roles import Role, Roles
+from mergedriver import codec
+from mergedriver.codec import CodecError
 
 STATE_DIR = ".engram"
 
@@ -118,7 +124,10 @@ class VaultState:
         self.state_dir = self.root / STATE_DIR
         self.settings = Settings.load(self.root)
         self.actor = actor or default_actor()
-        self.index = Index(self.root, self.state_dir / "index.sqlite")
+        # A broken engram.yaml must not stop reads or `doctor` (see Settings.problem): the
+        # index then keeps the ignore list it was built with.
+        index_settings = None if self.settings.problem else self.settings.section("index", IndexSettings)
+        self.index = Index(self.root, self.state_dir / "index.sqlite", index_settings)
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
@@ -277,6 +286,29 @@ class VaultState:
         """(item, derived section) of the file at ``rel``. Raises FormatError."""
         return read_engram(self.abspath(rel), rel)
 
+    def claim(self, rel: str) -> Engram:
+        """The item at ``rel``, ready for an engram write.
+
+        A note that has only a derived id (see :mod:`engram.store.notes`) is adopted
+        first: a new ULID is written into its frontmatter and nothing else changes, so
+        whatever this write records under the id (a synapse, a version) survives
+        renames and reaches every clone. Raises FormatError when the note's frontmatter
+        cannot be edited in place (it is not YAML).
+        """
+        path = self.abspath(rel)
+        data = read_bytes(path, rel)
+        note = read_note(data, rel)
+        if note.adopted:
+            return note.item
+        adopted = replace(note.item, id=new_id())
+        try:
+            atomic_write(path, edit_frontmatter(data, {"id": adopted.id}))
+        except CodecError as exc:
+            raise FormatError(rel, f"cannot be given an id in place: {exc}") from exc
+        self.index.put_item(rel, adopted, note.derived)
+        self.audit.record(self.actor, "adopt", adopted.id, path=rel, fields=("id",))
+        return adopted
+
     def place(self, item: Engram, current: str | None = None) -> str:
         """The path for ``item``: its natural path, or with an id suffix when taken."""
         slug = item.slug or "untitled"
@@ -318,18 +350,28 @@ class VaultState:
             changes = f"last updated by {current.updated_by or 'unknown'} at {current.updated_at}"
         raise VersionConflict(current.id, expected, current.version, changes, current.path or "")
 
-    def write_item(self, item: Engram, derived_lines: builtins.list[str] | None) -> None:
-        """Write an item file (derived section recomputed when not given) and index it."""
+    def write_item(
+        self, item: Engram, derived_lines: builtins.list[str] | None, previous: str | None = None
+    ) -> None:
+        """Write an item file (derived section recomputed when not given) and index it;
+        ``previous`` is the path it is moving from (a person's note keeps its bytes)."""
         assert item.path is not None
         if derived_lines is None:
             derived_lines = derived.lines_for(self.index, item)
-        write_engram(self.abspath(item.path), item, derived_lines)
+        item = settled(item, self.actor, bump=False)  # an outside edit's hash, recorded
+        assert item.path is not None
+        if item.path.startswith("private/"):
+            ensure_ignored(self.root / "private")
+        write_engram(
+            self.abspath(item.path), item, derived_lines,
+            previous=self.abspath(previous) if previous else None,
+        )
         self.index.put_item(item.path, item, "\n".join(derived_lines))
 
     def move_item(self, current: Engram, updated: Engram) -> None:
         """Write ``updated`` at its new path, remove the old file, fix what points at it."""
         assert current.path is not None and updated.path is not None
-        self.write_item(updated, None)
+        self.write_item(updated, None, previous=current.path)
         old = self.abspath(current.path)
         remove(old)
         self.index.drop(current.path)
@@ -398,6 +440,8 @@ class VaultState:
     def store_synapse(self, syn: Synapse, private: bool | None = None) -> str:
         """Write a synapse at its place (shared or private), removing a stale copy."""
         rel = self.synapse_relpath(syn, private)
+        if rel.startswith("private/"):
+            ensure_ignored(self.root / "private")
         write_synapse(self.abspath(rel), syn)
         self.index.put_synapse(rel, syn)
         for old in self.index.synapse_paths(syn.id):
@@ -413,6 +457,28 @@ class VaultState:
     def neighbours(self, item_id: str) -> builtins.list[str]:
         """The ids at the other end of ``item_id``'s synapses."""
         return sorted({s.other(item_id) for s in self.incident(item_id)} - {item_id})
+
+
+def edited_outside(item: Engram) -> bool:
+    """Whether the content changed since engram last wrote the file (a person's edit in
+    Obsidian or any editor): its ``contentHash`` no longer matches it."""
+    return item.content_hash != codec.content_hash(item.content)
+
+
+def settled(item: Engram, actor: str, *, bump: bool) -> Engram:
+    """``item`` with ``contentHash``/``contentSize`` brought up to date after an edit made
+    outside engram, and the edit recorded as a new version by ``actor`` when ``bump``
+    (the caller's own write does not already count one). Unchanged when not edited."""
+    if not edited_outside(item):
+        return item
+    fresh = replace(
+        item,
+        content_hash=codec.content_hash(item.content),
+        content_size=len(item.content.encode("utf-8")),
+    )
+    if bump:
+        fresh = replace(fresh, version=item.version + 1, updated_at=now(), updated_by=actor)
+    return fresh
 
 
 def _ambiguous(ref: str, rows: Sequence[Any]) -> None:

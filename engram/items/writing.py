@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engram.errors import FormatError
-from engram.items.state import VaultState
+from engram.items.state import VaultState, settled
 from engram.store import rules
 from engram.store.dedup import candidate_match, fingerprint, similarity
 from engram.store.fsio import prune_empty_dirs
@@ -146,9 +146,10 @@ def _find_duplicate(state: VaultState, item: Engram) -> CreateResult | None:
     for row in state.index.item_rows("fingerprint = ? ORDER BY created_at, path", (fp,)):
         try:
             original, _ = state.read(row.path)
+            if original.status in ("forgotten", "quarantined"):
+                continue
+            original = state.claim(row.path)
         except (FileNotFoundError, FormatError):
-            continue
-        if original.status in ("forgotten", "quarantined"):
             continue
         return CreateResult("DUPLICATE", _reinforce(state, original), 1.0)
     threshold = state.dedup_settings.near_threshold
@@ -186,7 +187,7 @@ def _near_candidates(state: VaultState, item: Engram) -> list[Engram]:
 def _reinforce(state: VaultState, original: Engram) -> Engram:
     assert original.path is not None
     updated = replace(
-        original,
+        settled(original, state.actor, bump=False),
         reinforcement_score=round(original.reinforcement_score + 1.0, 6),
         version=original.version + 1,
         updated_at=now(),
@@ -223,7 +224,7 @@ def update(
     with state.refusals_audited("update", ref) as target, state.lock.hold():
         state.ensure_indexed()
         rel = state.resolve(ref)
-        current, _ = state.read(rel)
+        current = state.claim(rel)
         target.id = current.id
         state.check_version(current, expected_version)
         updated = rules.apply_changes(current, normalized)
@@ -235,7 +236,11 @@ def update(
         updated = admission.item
         changed = rules.changed_fields(current, updated)
         updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=state.actor)
-        new_rel = state.place(updated, current=rel)
+        updated = settled(updated, state.actor, bump=False)
+        # engram moves a file only when it changes what the path is made of; a note a
+        # person renamed or moved keeps the person's path otherwise.
+        moving = {"title", "domainTags", "visibility"} & set(changed)
+        new_rel = state.place(updated, current=rel) if moving else rel
         updated = replace(updated, path=new_rel)
         if new_rel != rel:
             state.move_item(current, updated)

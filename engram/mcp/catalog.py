@@ -51,6 +51,9 @@ def _type(schema: dict[str, Any]) -> str:
         nullable = any(s.get("type") == "null" for s in schema["anyOf"])
         return " or ".join(parts) + (" (or null)" if nullable else "")
     kind = schema.get("type", "any")
+    if isinstance(kind, list):  # ["string", "null"]: a nullable type
+        rest = [k for k in kind if k != "null"]
+        return _type({**schema, "type": rest[0] if len(rest) == 1 else "any"}) + (" (or null)" if "null" in kind else "")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}))}"
     if kind == "object":

@@ -9,6 +9,8 @@ tool by :mod:`engram.mcp.registry`) turns the outcome into a ``CallToolResult``:
   ``engram_update`` names the current version and the call that re-reads the item);
 - :class:`SetupRequired` (no vault yet) → ``isError`` with the status guidance: what is
   set, what is missing, what each gap costs, and the exact ``setup(...)`` call;
+- arguments that fail the input schema → ``isError`` with ``invalid_input: …`` naming
+  each argument and what to pass (:func:`render_invalid`, hooked in by the registry);
 - anything else is a bug: logged with its traceback on stderr and reported as an
   internal error, so the server keeps serving.
 
@@ -22,11 +24,11 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from engram.errors import (
     Busy,
@@ -113,6 +115,31 @@ def next_step(exc: EngramError) -> str:
 def render_error(exc: EngramError) -> CallToolResult:
     step = next_step(exc)
     return failure(f"{exc.code}: {exc.message}" + (f" {step}" if step else ""))
+
+
+def render_invalid(tool: str, exc: ValidationError, schema: Mapping[str, Any]) -> CallToolResult:
+    """Arguments that do not fit the tool's input schema, in the house style: what was
+    wrong with which argument, and what to pass instead (never pydantic's text and URL)."""
+    problems: list[str] = []
+    fixes: dict[str, str] = {}
+    props: Mapping[str, Any] = schema.get("properties", {})
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        name = loc[0] if loc else "arguments"
+        where = ".".join(loc) or "arguments"
+        if err.get("type") == "missing":
+            problems.append(f"{where} is required")
+        else:
+            msg = str(err.get("msg", "is not valid"))
+            problems.append(f"{where}: {msg[:1].lower()}{msg[1:]} (got {json.dumps(err.get('input'), default=str)[:40]})")
+        prop = props.get(name, {})
+        kind = prop.get("type") or next((o.get("type") for o in prop.get("anyOf", ()) if o.get("type") != "null"), "value")
+        about = str(prop.get("description", "")).split(". ")[0].rstrip(".")
+        fixes[name] = f"{name}=<{kind}{': ' + about[:60] if about else ''}>"
+    return failure(
+        f"invalid_input: {tool} got arguments it cannot use: {'; '.join(problems)}. "
+        f"Pass {', '.join(fixes.values())}."
+    )
 
 
 def render_guidance(tool: str, status: StatusOut) -> CallToolResult:

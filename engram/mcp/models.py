@@ -41,7 +41,8 @@ def _frame() -> Any:
 
 
 class EdgeView(_Out):
-    """One synapse as seen from an item: which way it points and to what."""
+    """One edge as seen from an item: a synapse, or a wikilink typed in a note (kind
+    links_to, id "wikilink": derived from the text, no synapse file)."""
 
     id: str
     kind: str
@@ -178,11 +179,24 @@ class DoctorProblem(_Out):
     fix_error: str | None = None
 
 
+class AdoptionOut(_Out):
+    """How far the vault's notes are adopted, and which wikilinks do not resolve (never
+    problems: a note may link to one not written yet)."""
+
+    with_id: int = Field(description="Items whose id is in the file.")
+    indexed_only: int = Field(description="Notes with a derived id (nothing written into them).")
+    links: int = Field(description="Wikilinks that resolve to a note.")
+    unresolved: list[str] = Field(description="Up to 20 'path: [[link]]' pointing at no note yet.")
+    ambiguous: list[str] = Field(description="Up to 20 'path: [[link]]' that two notes could mean.")
+    edited_outside: int = Field(description="Items edited outside engram; the next sync records the edit.")
+
+
 class DoctorOut(_Out):
     ok: bool
     items: int
     synapses: int
     problems: list[DoctorProblem]
+    adoption: AdoptionOut | None = None
     message: str
 
 
@@ -275,23 +289,27 @@ class HitWarningOut(_Out):
 
 
 class SearchHitOut(_Out):
+    """One hit; fields that are empty or implied are left out (the domain is the path's
+    folders; ``status`` is absent for active items, ``via`` for lexical hits)."""
+
     id: str
     path: str
     title: str
     kind: str
-    domain: str
-    status: str
+    status: str | None = Field(default=None, description="Absent when active.")
     score: float
     relevance: float | None = Field(
         default=None, description="Share of the query found in the item (absent for graph hits)."
     )
-    via: Literal["lexical", "graph"]
+    via: Literal["graph"] | None = Field(
+        default=None, description="graph: reached through synapses, not by the query's words."
+    )
     tier: str
     tags: list[str] | None = None
     summary: str | None = None
     content: str | None = None
-    warnings: list[HitWarningOut] = Field(
-        default_factory=list, description="Items that contradict this hit: weigh them before relying on it."
+    warnings: list[HitWarningOut] | None = Field(
+        default=None, description="Items that contradict this hit: weigh them before relying on it."
     )
     explanation: ExplanationOut | None = None
 

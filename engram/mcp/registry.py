@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import ValidationError
 
 from engram.mcp.context import VaultHolder
-from engram.mcp.errors import SetupRequired, guarded
+from engram.mcp.errors import SetupRequired, guarded, render_invalid
 from engram.mcp.models import StatusOut
 from engram.mcp.profiles import Profile, includes
 from engram.vault import Vault
@@ -105,6 +106,9 @@ class Toolbox:
 
             @functools.wraps(body)  # the SDK follows __wrapped__ to fn's signature
             def locked(*args: Any, **kwargs: Any) -> CallToolResult:
+                if _INVALID in kwargs:
+                    invalid: CallToolResult = kwargs[_INVALID]
+                    return invalid
                 with holder.use():
                     return body(*args, **kwargs)
 
@@ -115,7 +119,70 @@ class Toolbox:
                 description=inspect.cleandoc(fn.__doc__ or ""),
                 annotations=annotations.model_copy(update={"title": title}),
             )
+            _adapt(self.server, name)
             self.registered.append(info)
             return fn
 
         return decorator
+
+
+def _adapt(server: MCPServer, name: str) -> None:
+    """Two things the SDK does its own way, done engram's way for the tool just added.
+
+    Schemas are published without what carries nothing for a model — pydantic's
+    ``title`` on every field, ``default: null``, and (in output schemas, whose ``None``
+    fields are never sent) the ``null`` branch of optional fields and
+    ``additionalProperties: false`` — which halves what tools/list costs. And arguments
+    that fail validation come back as :func:`engram.mcp.errors.render_invalid` renders
+    them: the SDK's own message is pydantic's text with a URL.
+    """
+    tool = server._tool_manager.get_tool(name)
+    assert tool is not None
+    meta = tool.fn_metadata
+    if meta.output_schema is not None:
+        meta.output_schema = compact_schema(meta.output_schema, output=True)
+    tool.parameters = compact_schema(tool.parameters, output=False)
+    validate = meta.validate_arguments
+    schema = tool.parameters
+
+    def validate_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return validate(arguments)
+        except ValidationError as exc:
+            return {_INVALID: render_invalid(name, exc, schema)}
+
+    object.__setattr__(meta, "validate_arguments", validate_arguments)  # an instance hook
+
+
+#: The keyword a failed validation hands the tool body instead of its arguments.
+_INVALID = "__engram_invalid__"
+
+
+def compact_schema(schema: Any, *, output: bool) -> Any:
+    """``schema`` without the keys :func:`_adapt` names; same JSON accepted on input."""
+    if isinstance(schema, list):
+        return [compact_schema(s, output=output) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if output and key == "additionalProperties" and value is False:
+            continue
+        if key in ("properties", "$defs"):
+            out[key] = {k: compact_schema(v, output=output) for k, v in value.items()}
+        else:
+            out[key] = compact_schema(value, output=output)
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0].get("type"), str):
+            # Output: None is never sent, so the null branch is dead. Input: the same
+            # schema, shorter ({"type": ["string", "null"]} accepts what the anyOf did).
+            del out["anyOf"]
+            nullable = [kept[0]["type"], "null"]
+            out = {**kept[0], **out, "type": kept[0]["type"] if output else nullable}
+    return out

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engram.mcp.models import DoctorOut, DoctorProblem, ReindexOut
+from engram.mcp.models import AdoptionOut, DoctorOut, DoctorProblem, ReindexOut
 from engram.mcp.registry import ADD_IDEMPOTENT, Toolbox
 
 
@@ -20,12 +20,15 @@ def register(box: Toolbox) -> None:
         """Check the vault for problems and optionally fix the safe ones.
 
         Finds files that do not parse, copies sharing one id, links to missing items,
-        misnamed link files, stale hashes or derived sections, files not where their
-        domain puts them, and leftover temp files. Use it when a tool reports a broken
+        misnamed link files, stale derived sections, private items outside private/,
+        and leftover temp files. Use it when a tool reports a broken
         file or an ambiguous id, or after editing files by hand. fix=false only reports.
-        Unparseable files are never touched: a person must look at them.
+        Unparseable files are never touched: a person must look at them. The adoption
+        summary counts notes indexed without an id of their own and lists wikilinks that
+        point at no note (or at two); those are not problems.
         """
         report = box.vault().doctor(fix=fix)
+        a = report.adoption
         open_problems = sum(not p.fixed for p in report.problems)
         if not report.problems:
             message = "No problems found."
@@ -49,6 +52,14 @@ def register(box: Toolbox) -> None:
                 )
                 for p in report.problems
             ],
+            adoption=AdoptionOut(
+                with_id=a.with_id,
+                indexed_only=a.indexed_only,
+                links=a.links,
+                unresolved=[f"{path}: [[{text}]]" for path, text in a.unresolved[:20]],
+                ambiguous=[f"{path}: [[{text}]]" for path, text, _ in a.ambiguous[:20]],
+                edited_outside=len(a.edited_outside),
+            ),
             message=message,
         )
 

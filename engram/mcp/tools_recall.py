@@ -32,19 +32,18 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
         path=hit.path,
         title=hit.title,
         kind=hit.kind,
-        domain=hit.domain,
-        status=hit.status,
+        status=hit.status if hit.status != "active" else None,
         score=hit.score,
         relevance=hit.relevance,
-        via=hit.via,
+        via="graph" if hit.via == "graph" else None,
         tier=hit.tier,
-        tags=list(hit.tags) if hit.tier != "catalog" else None,
+        tags=list(hit.tags) or None,
         summary=hit.summary or None,
         content=hit.content,
         warnings=[
             HitWarningOut(kind=w.kind, id=w.id, title=w.title, path=w.path, weight=w.weight)
             for w in hit.warnings
-        ],
+        ] or None,
         explanation=ExplanationOut(
             matched_terms=list(e.matched_terms),
             missing_terms=list(e.missing_terms),

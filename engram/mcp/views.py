@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
+from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
+from engram.items.links import WikiLinks
 from engram.mcp.errors import to_json
 from engram.mcp.models import UNTRUSTED_FRAME, EdgeView, ItemView, SynapseView, Tier
 from engram.store.model import Engram, Synapse
@@ -165,3 +167,22 @@ def guarded_view(view: ItemView, item: Engram, role: str, *, framed: bool = Fals
             extra=None, withheld=WITHHELD,
         )
     return view.model_copy(update=update) if update else view
+
+
+def wikilink_views(item_id: str, links: WikiLinks, title_of: Callable[[str], str | None]) -> list[EdgeView]:
+    """The resolved wikilinks around an item as edges of kind ``links_to`` (id ``wikilink``:
+    derived from the text of notes, no synapse file)."""
+    out: list[EdgeView] = []
+    seen: set[tuple[str, str]] = set()
+    for row, direction in [*((r, "out") for r in links.outgoing), *((r, "in") for r in links.incoming)]:
+        other = row.target_id if direction == "out" else row.source_id
+        if row.status != "ok" or other is None or other == item_id or (direction, other) in seen:
+            continue
+        seen.add((direction, other))
+        out.append(
+            EdgeView(
+                id="wikilink", kind=LINK_KIND, direction="out" if direction == "out" else "in",
+                other=other, other_title=title_of(other), weight=LINK_WEIGHT,
+            )
+        )
+    return out

@@ -2,15 +2,19 @@
 
 Tiers: ``catalog`` (id, title, path), ``digest`` (+ summary, or the start of the body,
 and tags), ``content`` (+ the body), or ``auto``, which upgrades hits in rank order
-while the budget lasts. Every hit first gets its catalog line, so a long body never
-cuts the list. ``contradicts`` neighbours of a hit come with it as warnings, never as
-hits of their own. Tokens are estimated at four characters each.
+while the budget lasts. The budget never shortens the list: every hit gets at least
+its catalog line (those are reserved first), and a hit the budget can no longer carry
+at the requested tier comes as a catalog line, the answer saying the budget was reached.
+The first hit always gets the tier asked for (``auto``: the richest that fits, else its
+digest). ``contradicts`` neighbours of a hit come with it as warnings, never as hits of
+their own. Tokens are estimated at four characters each.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from engram.index.catalog import Index
@@ -24,13 +28,23 @@ def _tokens(text: str | None) -> int:
     return 0 if not text else (len(text) + 3) // 4  # ~4 characters a token in English
 
 
+@dataclass(frozen=True, slots=True)
+class Disclosed:
+    """The hits of an answer, the tokens they cost, and whether the budget ran out
+    (some hit came as a catalog line where a richer tier was asked for)."""
+
+    hits: list[SearchHit]
+    tokens: int
+    budget_reached: bool
+
+
 def disclose(
     index: Index, cands: Sequence[Candidate], tier: str, budget: int, edges: EdgeCache
-) -> tuple[list[SearchHit], int]:
-    """Hits at the requested tier; ``auto`` upgrades in rank order while the budget lasts
-    (every hit first gets its catalog line, so the list is never cut for a long body)."""
+) -> Disclosed:
+    """Every candidate as a hit, at the requested tier while the budget lasts (see the
+    module docstring)."""
     if not cands:
-        return [], 0
+        return Disclosed([], 0, False)
     ids = [c.id for c in cands]
     bodies: dict[int, str] = {}
     tag_lists: dict[int, str] = {}
@@ -43,30 +57,35 @@ def disclose(
             bodies[r["rowid"]], tag_lists[r["rowid"]] = r["body"], r["tags"] or ""
     warnings = _warnings(index, ids, edges)
     costs = [_tokens(f"{c.id} {c.row['title']} {c.row['path']} {c.row['kind']}") + 4 for c in cands]
-    used = 0
+    # What upgrades may spend: the budget less every hit's catalog line.
+    spare = budget - sum(costs)
+    used = sum(costs)
+    reached = False
+    options: tuple[str, ...] = ("content", "digest") if tier == "auto" else () if tier == "catalog" else (tier,)
     hits: list[SearchHit] = []
     for i, cand in enumerate(cands):
-        reserve = sum(costs[i + 1 :]) if tier == "auto" else 0
         body = bodies.get(int(cand.row["rowid"]), "")
         digest = _digest(cand, body)
-        options = (
-            ["content", "digest", "catalog"] if tier == "auto" else [tier]
-        )
+        chosen = "catalog"
         for option in options:
-            extra = _tokens(digest) if option == "digest" else _tokens(body) + _tokens(digest) if option == "content" else 0
-            cost = costs[i] + extra
-            if used + cost + reserve <= budget or (option == "catalog" and not hits):
-                tags = tag_lists.get(int(cand.row["rowid"]), "")
-                hits.append(_hit(cand, option, digest, body, warnings.get(cand.id, ()), tags))
-                used += cost
+            # A content hit carries the body and its own summary, never an excerpt of
+            # the body it already holds.
+            extra = _tokens(body) + _tokens(_summary(cand)) if option == "content" else _tokens(digest)
+            if extra <= spare or (i == 0 and (tier != "auto" or option == "digest")):
+                chosen, spare, used = option, spare - extra, used + extra
                 break
-        else:
-            break  # an explicit tier that no longer fits: stop (the budget is a limit)
-    return hits, used
+        reached = reached or (bool(options) and chosen != options[0])
+        tags = tag_lists.get(int(cand.row["rowid"]), "")
+        hits.append(_hit(cand, chosen, digest, body, warnings.get(cand.id, ()), tags))
+    return Disclosed(hits, used, reached or used > budget)
+
+
+def _summary(cand: Candidate) -> str:
+    return str(cand.row["summary"] or "").strip()
 
 
 def _digest(cand: Candidate, body: str) -> str:
-    summary = str(cand.row["summary"] or "").strip()
+    summary = _summary(cand)
     if summary:
         return summary
     text = " ".join(body.split())
@@ -91,7 +110,7 @@ def _hit(
         domain=str(row["domain"]), status=str(row["status"]), score=cand.score,
         relevance=cand.relevance, via="lexical" if cand.lexical_rank is not None else "graph",
         tier=tier, explanation=explanation, tags=tags,
-        summary=digest if tier != "catalog" else None,
+        summary=(_summary(cand) or None) if tier == "content" else digest if tier == "digest" else None,
         content=body if tier == "content" else None, warnings=warnings,
     )
 

@@ -6,9 +6,10 @@ query each one holds.
 index for identifiers, substrings and CJK, a bounded scan for fragments under three
 characters — divides each path's scores by its best and adds them up, so the best
 candidate has lexical relevance 1. :func:`judge` then computes each judged candidate's
-*relevance*: the IDF-weighted share of the query's terms it holds (the abstention signal
-and the coverage factor of the ranking), asking the index only about terms the
-candidate query did not already prove.
+*relevance*: the IDF-weighted share of the query's terms it holds, where the query's
+IDF mass counts up to :data:`SATURATION` rare words' worth (the abstention signal and
+the coverage factor of the ranking), asking the index only about terms the candidate
+query did not already prove.
 
 Candidates are mutable :class:`Candidate` records that :mod:`engram.recall.search` goes on to
 score, expand and disclose.
@@ -94,6 +95,11 @@ def candidates(
     tri_weights = (title, tags, text)
     paths: list[tuple[float, list[Hit]]] = []
     cols = ROW_COLUMNS
+    every = frozenset(t for t in parsed.terms if t.kind in ("word", "phrase"))
+
+    def whole(rowid: int) -> bool:
+        return len(every) > 1 and every <= known.get(rowid, frozenset())
+
     if raw_query is not None:
         paths.append((1.0, index.search.word_hits(raw_query, word_weights, where, params, pool, columns=cols, raw=True)))
     else:
@@ -112,11 +118,12 @@ def candidates(
                     held = [t for i, (_, t) in enumerate(step) if masks[h[0]] >> i & 1]
                     known[h[0]] = frozenset().union(*held)
                     hits.append(h)
-            hits = sorted(hits, key=lambda h: -h[1])[:pool]
+            # Items holding every term keep their place however low their BM25.
+            hits = sorted(hits, key=lambda h: (not whole(h[0]), -h[1]))[:pool]
         if wq is not None:
             paths.append((1.0, hits))
     if raw_query is None:
-        tri = parsed.trigram_match()
+        tri = parsed.trigram_match(lambda t: stats[1].get(t.text, 0) > 0)
         if tri:
             paths.append((0.5, index.search.trigram_hits(tri, tri_weights, where, params, pool, columns=cols)))
         short = list(parsed.short_fragments())
@@ -140,7 +147,7 @@ def candidates(
                 rows[rowid] = row
     if not combined:
         return {}, fragments, known
-    order = sorted(combined, key=lambda r: -combined[r])[:pool]
+    order = sorted(combined, key=lambda r: (not whole(r), -combined[r]))[:pool]
     best = combined[order[0]]
     out: dict[str, Candidate] = {}
     for rank, rowid in enumerate(order, start=1):
@@ -159,30 +166,46 @@ class WordQuery:
     steps: tuple[tuple[tuple[str, frozenset[Term]], ...], ...]
 
 
+#: How many rare words' worth of a query's IDF a whole answer needs (see :func:`judge`).
+SATURATION = 4.0
+#: Queries of at most this many terms first ask for the items holding all of them.
+ALL_TERMS_MAX = 8
+#: Commoner terms scored together with the rare ones (the commonest weigh least).
+COMMON_MAX = 8
+
+
 def word_match(
     parsed: ParsedQuery, df: Mapping[str, int], budget: int, total: int
 ) -> WordQuery | None:
     """The word-index queries that select candidates.
 
-    FTS5 computes BM25 for every item that contains any term of an OR query (about a
-    microsecond each), so candidates are selected by the rarest terms whose combined item
-    counts stay within ``budget`` (``candidatePostings``); commoner terms are left out of
-    the selection — they would cost thousands of rows for a weight near zero — but still
-    count towards each candidate's relevance. Ranked with those are the items that also
-    hold one of the two next-rarest terms, scored by every term they hold (an AND seeks
-    into the long lists instead of walking them): together, the ranking an uncapped
-    query gives the items holding a rare term.
+    First, for a query of two to :data:`ALL_TERMS_MAX` terms, the items holding every
+    term (an AND seeks into the long lists instead of walking them, so this costs about
+    what walking the rarest list costs): a known item is found however common its words.
+
+    Then FTS5 computes BM25 for every item that contains any term of an OR query (about
+    a microsecond each), so candidates are selected by the rarest terms whose combined
+    item counts stay within ``budget`` (``candidatePostings``); commoner terms are left
+    out of the selection — they would cost thousands of rows for a weight near zero —
+    but every item holding a rare term is scored by all the terms it holds: ranked
+    together are the items holding a rare term alone and those holding a rare and a
+    commoner term (``(rare) AND (common)``, up to :data:`COMMON_MAX` commoner terms).
+    The top of that union is what an uncapped BM25 gives the items holding a rare term
+    (exactly, when no more than :data:`COMMON_MAX` commoner terms are left); an item
+    holding only common terms is what the cap can miss.
 
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most
-    ``budget`` items: an AND costs about what walking its rarest list costs, and BM25 is
-    computed only for the items in all. If that finds too few, the items holding the two
-    rarest terms, then the rarest alone, are added."""
+    ``budget`` items. If that finds too few, the items holding the two rarest terms,
+    then the rarest alone, are added."""
     terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
     if not terms:
         return None
-    ordered = sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else 0)
-    cost = [df.get(t.text, 0) if t.kind == "word" else 0 for t in ordered]
+    ordered = sorted(terms, key=lambda t: (df.get(t.text, 0), t.kind != "phrase"))
+    cost = [df.get(t.text, 0) for t in ordered]
+    steps: list[tuple[tuple[str, frozenset[Term]], ...]] = []
+    if 2 <= len(ordered) <= ALL_TERMS_MAX and all(cost):
+        steps.append(((" AND ".join(t.fts for t in ordered), frozenset(ordered)),))
     if cost[0] > budget and len(ordered) > 1:
         expected = float(cost[0])
         k = 1
@@ -190,9 +213,8 @@ def word_match(
             expected *= cost[k] / max(total, 1)
             k += 1
         widths = sorted({k, 2, 1}, reverse=True)
-        return WordQuery(tuple(
-            ((" AND ".join(t.fts for t in ordered[:w]), frozenset(ordered[:w])),) for w in widths
-        ))
+        steps += [((" AND ".join(t.fts for t in ordered[:w]), frozenset(ordered[:w])),) for w in widths]
+        return WordQuery(tuple(steps))
     chosen: list[Term] = []
     spent = 0
     for term, n in zip(ordered, cost, strict=True):
@@ -202,17 +224,14 @@ def word_match(
         spent += n
     rare = " OR ".join(t.fts for t in chosen)
     holds = frozenset(chosen) if len(chosen) == 1 else frozenset()
-    left = ordered[len(chosen):]
+    left = [t for t, n in zip(ordered[len(chosen):], cost[len(chosen):], strict=True) if n][:COMMON_MAX]
     if not left:
-        return WordQuery((((rare, holds),),))
-    # Ranked together: the items that also hold one of the next-rarest terms, scored by
-    # every term they hold (seeks into the common lists, not walks), and those found by
-    # the rare terms alone: nearly the uncapped query's ranking of the items holding a
-    # rare term. Only two commoner terms: the commonest weigh least and cost most seeks.
-    left = left[:2]
+        steps.append(((rare, holds),))
+        return WordQuery(tuple(steps))
     common = " OR ".join(t.fts for t in left)
     both = holds | (frozenset(left) if len(left) == 1 else frozenset())
-    return WordQuery((((f"({rare}) AND ({common})", both), (rare, holds)),))
+    steps.append(((f"({rare}) AND ({common})", both), (rare, holds)))
+    return WordQuery(tuple(steps))
 
 
 def judge(
@@ -254,11 +273,14 @@ def judge(
         matched[term] |= rowset
 
     def idf(term: Term) -> float:
-        n = df.get(term.text, len(matched.get(term, ()))) if term.kind == "word" else len(matched.get(term, ()))
+        n = df.get(term.text, len(matched.get(term, ()))) if term.kind != "substring" else len(matched.get(term, ()))
         return math.log(1 + (total - n + 0.5) / (n + 0.5))
 
     weights = {t: idf(t) for t in matched}
-    denominator = sum(weights.values()) or 1.0
+    # Evidence saturates: matching about SATURATION rare words' worth of the query is a
+    # whole answer, so a long question whose best item holds its rarest words is
+    # confident, while a short one must be matched nearly whole.
+    denominator = min(sum(weights.values()), SATURATION * math.log(1 + total)) or 1.0
     for cand in cands:
         # A successor answers for the superseded text it stands in for.
         own = [int(cand.row["rowid"]), *cand.replaced_rowids]
@@ -270,11 +292,11 @@ def judge(
                 best = (share, got)
         cand.matched = tuple(t.text for t in best[1])
         cand.missing = tuple(t.text for t in matched if t not in best[1])
-        cand.relevance = round(best[0], 4)
+        cand.relevance = round(min(1.0, best[0]), 4)
 
 
-def informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 12) -> list[Term]:
+def informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 32) -> list[Term]:
     """The query's rarest terms (explaining 32 terms per hit would cost more than it says)."""
     if len(terms) <= most:
         return list(terms)
-    return sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind == "word" else -1)[:most]
+    return sorted(terms, key=lambda t: df.get(t.text, 0) if t.kind != "substring" else -1)[:most]

@@ -105,6 +105,7 @@ class SearchResult:
     best_relevance: float | None = None
     expanded: bool = True
     tokens: int = 0
+    budget_reached: bool = False  # some hit came as a catalog line for want of budget
     elapsed_ms: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -115,5 +116,5 @@ class SearchResult:
             "terms": list(self.terms), "ignored": list(self.ignored),
             "truncated": self.truncated, "floor": self.floor,
             "bestRelevance": self.best_relevance, "expanded": self.expanded,
-            "tokens": self.tokens, "elapsedMs": self.elapsed_ms,
+            "tokens": self.tokens, "budgetReached": self.budget_reached, "elapsedMs": self.elapsed_ms,
         }

@@ -5,9 +5,11 @@ The pipeline for one query (every step reads the derived index, never Markdown):
 
 1. :mod:`engram.index.query` turns the text into quoted terms (any input is safe).
 2. Candidates: BM25 on the word index with column weights (title > tags > summary >
-   body), the trigram index for identifiers, substrings and CJK, and a bounded scan for
-   fragments under three characters. Each path's scores are divided by its best, so the
-   top candidate has lexical relevance 1.
+   body) — first the items holding every term of a short query, then those holding its
+   rarest terms (:func:`engram.recall.lexical.word_match`) — the trigram index for what
+   the word index cannot match (substrings, CJK), and a bounded scan for fragments under
+   three characters. Each path's scores are divided by its best, so the top candidate
+   has lexical relevance 1.
 3. Succession: a candidate with a visible successor (``supersededBy``, or a
    ``supersedes`` edge from an item the filters admit at the query's instant) hands its
    place to that successor; one deactivated with no successor is dropped. ``as_of``
@@ -15,17 +17,20 @@ The pipeline for one query (every step reads the derived index, never Markdown):
 4. Score = relevance·r + recency·2^(−age/halfLife) + importance·i
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
+   + complete·[holds every query term] + time·[written in a period the query names]
    (weights from the ``recall`` section of ``engram.yaml``, see
-   :class:`~engram.recall.settings.RecallSettings`).
+   :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
 6. Abstention: a hit's *relevance* is the IDF-weighted share of the query's terms it
-   contains. When no lexical hit reaches ``minRelevance`` the answer is
-   ``no_confident_match`` with the closest items as ``near_misses``; hits below it are
-   left out. Expansion hits are exempt: they hang off a confident hit.
+   contains (the query counting up to four rare words' worth). When no lexical hit
+   reaches ``minRelevance`` the answer is ``no_confident_match`` with the closest items
+   as ``near_misses``. The floor decides the answer, never the list: a confident answer
+   keeps its weaker hits, so ``limit`` N returns N whenever N items match.
 7. Tiers (:mod:`engram.recall.disclosure`): ``catalog``, ``digest``, ``content``, or
-   ``auto``, which upgrades hits in rank order while a token budget lasts.
+   ``auto``, which upgrades hits in rank order while a token budget lasts; past the
+   budget hits come as catalog lines, never fewer hits.
 8. The returned hits are journaled (:mod:`engram.recall.usage`) — never written to Markdown.
 """
 
@@ -45,6 +50,7 @@ from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
 from engram.recall.results import TIERS, SearchResult, Status
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.usage import Usage, journal_for
+from engram.recall.when import Period, date_words, dated_in, periods
 from engram.store import rules
 from engram.store.model import instant, now
 
@@ -130,30 +136,45 @@ def run(
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
-    stats = state.index.search.doc_counts([t.text for t in parsed.words])
+    stats = state.index.search.doc_counts([t.text for t in parsed.terms if t.kind != "substring"])
     cands, fragments, known = candidates(
         state.index, parsed, query if raw else None, where, params, pool,
         (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
     )
     edges = EdgeCache(state.index)
     cands = _succession(state, cands, where, params, at)
+    complete: set[str] = set()
+    when = periods(query) if not raw and s.time > 0 else ()
+    if when:  # an item's timestamp, not its text, answers for the words naming a date
+        dated = date_words(query)
+        undated = tuple(t for t in parsed.terms if t.text not in dated)
+        judged_query = ParsedQuery(parsed.text, undated or parsed.terms, parsed.stopwords, parsed.truncated)
+    else:
+        judged_query = parsed
     if not raw and cands:
-        # Coverage first: it is the abstention signal and it re-weighs BM25, which lets a
-        # document repeating one query word outrank one that answers the whole question.
-        # Only the best candidates are judged; the rest could not make the cut anyway.
-        judged = sorted(cands.values(), key=lambda c: -c.lexical)[: limit + 2]
+        # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``)
+        # and an item holding every term of the query ranks ahead (``complete``). Only
+        # the best candidates are judged, and those the index showed to hold every term.
+        every = frozenset(t for t in judged_query.terms if t.kind != "substring")
+
+        def whole(c: Candidate) -> bool:
+            return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
+
+        judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
-        judge(state.index, parsed, judged, stats, known, fragments=fragments)
+        judge(state.index, judged_query, judged, stats, known, fragments=fragments)
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
             top = max(c.lexical for c in cands.values()) or 1.0
             for cand in cands.values():
                 cand.lexical /= top
+        if len(judged_query.terms) > 1:
+            complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()
     for cand in cands.values():
-        _score(cand, s, now_ts, pending.get(cand.id))
+        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when)
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
         # Scores only grow during expansion, so the limit-th score of the hits that will
@@ -171,21 +192,20 @@ def run(
     status: Status = "ok"
     near: list[Candidate] = []
     if best is not None and best < floor:
+        # The floor decides the answer, not the list: a confident answer keeps its
+        # weaker hits (``limit`` N returns N when N match), each with its relevance.
         status, near, ranked = "no_confident_match", ranked[:3], []
-    elif not raw:
-        # Weak lexical matches go, unless a confident hit links to them.
-        ranked = [c for c in ranked if c.relevance is None or c.relevance >= floor or c.activation]
-    chosen = ranked[:limit]
-    hits, tokens = disclose(state.index, chosen, tier, budget if budget is not None else s.token_budget, edges)
-    misses, _ = disclose(state.index, near, "catalog", 10**9, edges)
-    if record and hits:
-        journal_for(state).record([(h.id, h.score) for h in hits], now())
+    shown = disclose(state.index, ranked[:limit], tier, budget if budget is not None else s.token_budget, edges)
+    misses = disclose(state.index, near, "catalog", 10**9, edges).hits
+    if record and shown.hits:
+        journal_for(state).record([(h.id, h.score) for h in shown.hits], now())
     return SearchResult(
-        query=query, status=status, hits=tuple(hits), near_misses=tuple(misses),
+        query=query, status=status, hits=tuple(shown.hits), near_misses=tuple(misses),
         terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,
         truncated=parsed.truncated, floor=floor,
         best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
-        tokens=tokens, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        tokens=shown.tokens, budget_reached=shown.budget_reached,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
 
@@ -234,7 +254,10 @@ def _succession(
 # ---------------------------------------------------------------------- scoring
 
 
-def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None) -> None:
+def _score(
+    cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None,
+    complete: bool = False, when: tuple[Period, ...] = (),
+) -> None:
     row = cand.row
     recency = 0.0
     if row["updated_ts"] is not None and s.recency_half_life_days > 0:
@@ -257,6 +280,8 @@ def _score(cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | Non
         "importance": round(s.importance * float(row["importance"]), 4),
         "reinforcement": round(s.reinforcement * math.tanh(signal / 3), 4),
         "heat": round(s.heat * heat, 4),
+        "complete": s.complete if complete else 0.0,
+        "time": s.time if when and dated_in(_epoch(str(row["created_at"])), when) else 0.0,
         "graph": 0.0,
     }
     cand.score = round(sum(cand.parts.values()), 4)

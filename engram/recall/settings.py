@@ -26,6 +26,7 @@ DEFAULT_EDGE_WEIGHTS: Mapping[str, float] = MappingProxyType(
         "causes": 0.6,
         "follows": 0.5,
         "contextualizes": 0.5,
+        "links_to": 0.5,  # a wikilink typed in a note (engram.index.wikilinks)
         "contradicts": 0.0,  # reported as warnings, never spread
         "supersedes": 0.0,  # handled by succession, never spread
     }
@@ -41,15 +42,17 @@ class RecallSettings:
     summary_weight: float = 2.0
     body_weight: float = 1.0
     relevance: float = 1.0
-    coverage: float = 0.5
+    coverage: float = 0.0
     recency: float = 0.05
     importance: float = 0.1
     reinforcement: float = 0.05
-    heat: float = 0.05
+    heat: float = 0.02
+    complete: float = 0.5
+    time: float = 0.3
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
-    min_relevance: float = 0.3
+    min_relevance: float = 0.25
     candidates: int = 20
     candidate_postings: int = 1000
     expansion_seeds: int = 5

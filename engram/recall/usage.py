@@ -239,7 +239,8 @@ def flush(state: VaultState) -> FlushStats:
         for item_id, usage in sorted(pending.items()):
             if item_id in done:
                 continue
-            rows = state.index.item_rows("id = ?", (item_id,))
+            # A note with only a derived id is not rewritten for being recalled.
+            rows = state.index.item_rows("id = ? AND identity = 'file'", (item_id,))
             if not rows:
                 missing += 1
                 journal.mark_done(item_id)

@@ -6,6 +6,13 @@ values and codec errors into :class:`~engram.errors.FormatError` carrying the pa
 :class:`~engram.errors.FileTooLarge` or :class:`~engram.errors.BinaryFile` where the codec
 says so). Files are read only through :func:`engram.store.fsio.read_regular`, bounded by
 the codec's limits, and written only through :func:`engram.store.fsio.atomic_write`.
+
+Items are read through :func:`engram.store.notes.read_note`, so a person's note reads
+like an engram item. Writing chooses between two writers: a file engram wrote (its bytes
+are the canonical rendering of what it says) is rewritten canonically; any other note —
+a person's Obsidian note, a Dendron note, one ``engram adopt`` gave an id — is edited in
+place by :mod:`engram.store.surgical`, which changes only the keys whose values changed
+(and the body only when the content or derived section did), keeping every other byte.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engram.errors import BinaryFile, FileTooLarge, FormatError
+from engram.errors import FormatError
 from engram.store.fsio import atomic_write, read_regular
 from engram.store.model import Engram, Synapse
+from engram.store.notes import format_error, read_note
+from engram.store.surgical import edit_frontmatter
 from mergedriver import codec
 
 
@@ -25,24 +34,10 @@ def read_bytes(path: Path, relpath: str, limit: int = codec.MAX_ITEM_BYTES) -> b
     return read_regular(path, relpath, limit)[1]
 
 
-def format_error(relpath: str, exc: codec.CodecError) -> FormatError:
-    """The engram error for a codec refusal."""
-    if isinstance(exc, codec.TooLarge):
-        return FileTooLarge(relpath, str(exc))
-    if isinstance(exc, codec.BinaryData):
-        return BinaryFile(relpath, str(exc))
-    return FormatError(relpath, str(exc))
-
-
 def parse_engram(data: bytes, relpath: str) -> tuple[Engram, str]:
-    """Bytes → (engram, derived section text). Raises FormatError."""
-    try:
-        meta, content, derived = codec.parse_engram(data)
-    except codec.CodecError as exc:
-        raise format_error(relpath, exc) from exc
-    if not isinstance(meta.get("title"), str):  # found by fuzzing: an id without a title
-        raise FormatError(relpath, "frontmatter has no 'title'")
-    return Engram.from_meta(meta, content, path=relpath), derived
+    """Bytes of any note → (engram, derived section text). Raises FormatError."""
+    note = read_note(data, relpath)
+    return note.item, note.derived
 
 
 def render_engram(item: Engram, derived_lines: Iterable[str] = ()) -> bytes:
@@ -57,8 +52,48 @@ def read_engram(path: Path, relpath: str) -> tuple[Engram, str]:
     return parse_engram(read_bytes(path, relpath), relpath)
 
 
-def write_engram(path: Path, item: Engram, derived_lines: Iterable[str] = ()) -> bool:
-    return atomic_write(path, render_engram(item, derived_lines))
+def write_engram(
+    path: Path, item: Engram, derived_lines: Iterable[str] = (), previous: Path | None = None
+) -> bool:
+    """Write ``item`` at ``path`` (moved from ``previous`` when given); True if the bytes
+    changed. Raises FormatError when a person's note cannot be edited in place."""
+    lines = list(derived_lines)
+    try:
+        old = (previous or path).read_bytes()
+    except FileNotFoundError:
+        old = b""
+    except OSError:
+        old = b""
+    if old and not is_canonical(old):
+        return atomic_write(path, _write_into(old, item, lines))
+    return atomic_write(path, render_engram(item, lines))
+
+
+def is_canonical(data: bytes) -> bool:
+    """Whether ``data`` is exactly what engram's canonical writer makes of it."""
+    try:
+        meta, content, derived = codec.parse_engram(data)
+        return codec.render_engram(meta, content, derived.split("\n") if derived else []) == data
+    except codec.CodecError:
+        return False
+
+
+def _write_into(old: bytes, item: Engram, lines: list[str]) -> bytes:
+    rel = item.path or "note.md"
+    note = read_note(old, rel)
+    before, after = note.item.to_meta(), item.to_meta()
+    changes = {k: v for k, v in after.items() if before.get(k, _ABSENT) != v}
+    removals = [k for k in before if k not in after and k in note.properties]
+    body = None
+    if note.item.content != item.content or note.derived != "\n".join(lines):
+        body = codec.join_body(item.content, lines)
+    try:
+        return edit_frontmatter(old, changes, removals, body)
+    except codec.CodecError as exc:
+        raise FormatError(rel, f"cannot be updated in place: {exc}") from exc
+
+
+_ABSENT = object()
 
 
 def parse_synapse(data: bytes, relpath: str) -> Synapse:

@@ -264,3 +264,17 @@ class VaultLock:
             finally:
                 os.close(self._fd)
                 self._fd = None
+
+
+def ensure_ignored(folder: Path) -> None:
+    """Make git ignore ``folder`` from inside it (a ``.gitignore`` of ``*``), whatever the
+    vault's own ``.gitignore`` says: local state and private items must never be
+    committed, and a person's ``.gitignore`` is theirs to keep byte for byte."""
+    marker = folder / ".gitignore"
+    if marker.is_file():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {folder}: {exc.strerror}.", hint="Check permissions.") from exc
+    atomic_write(marker, b"# engram: never committed (see docs/format.md)\n*\n")

@@ -33,6 +33,7 @@ ENGRAM_KINDS = (
     "decision",
     "need",
     "skill",
+    "note",  # a person's Markdown note that says no kind of its own (see store/notes.py)
 )
 STATUSES = ("active", "draft", "archived", "frozen", "superseded", "forgotten", "quarantined")
 #: Statuses hidden from listings and recall unless asked for explicitly.

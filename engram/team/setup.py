@@ -1,23 +1,32 @@
 """Laying out a vault: ``engram init`` (and MCP ``setup``) go through :func:`init_vault`.
 
-``init_vault`` is idempotent and never clobbers what a user has: template files that
-exist are left alone, except ``.gitignore`` and ``.gitattributes``, which get any missing
-lines appended. It runs ``git init`` when the folder is not inside a work tree, creates
-``.engram/``, registers the merge driver and installs the pre-commit hook that refuses
-commits carrying secrets (:mod:`engram.team.hooks`; a user's own hook is chained).
+``init_vault`` is idempotent and never changes a byte of what a user has: template
+files that exist are left alone. The one exception is ``.gitattributes``, which gets the
+lines that route items to the merge driver appended (that routing is what ``init`` is
+asked to set up). A user's own ``.gitignore`` is not touched: ``.engram/`` ignores itself
+with a ``.gitignore`` of its own, and ``private/`` gets one when the first private item
+is written (:func:`engram.store.fsio.ensure_ignored`). In a folder that already holds
+Markdown notes (an Obsidian vault being adopted) the template's ``README.md`` is not laid
+either: it would be a new note in the person's vault. It runs ``git init`` when the
+folder is not inside a work tree, creates ``.engram/``, registers the merge driver and
+installs the pre-commit hook that refuses commits carrying secrets
+(:mod:`engram.team.hooks`; a user's own hook is chained).
 """
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
 from engram.errors import InvalidInput, StorageError
-from engram.store.fsio import atomic_write
+from engram.store.fsio import atomic_write, ensure_ignored
 
 #: Template files whose missing lines are appended to a user's existing copy.
-_LINE_MERGED = frozenset({".gitignore", ".gitattributes"})
+_LINE_MERGED = frozenset({".gitattributes"})
+#: Template files not laid into a folder that already holds notes.
+_NOT_FOR_NOTES = frozenset({"README.md"})
 _SKIP = frozenset({"__init__.py", "__pycache__"})
 
 
@@ -48,19 +57,51 @@ def init_vault(path: Path) -> Path:
     except OSError as exc:
         raise StorageError(f"cannot create {path}: {exc.strerror}.", hint="Check the path and permissions.") from exc
     root = path.resolve()
+    adopting = has_notes(root)
     for rel, data in sorted(template_files().items()):
         target = root / rel
+        if adopting and rel in _NOT_FOR_NOTES:
+            continue
+        if adopting and rel == "engram.yaml":
+            data = _for_notes(data)
         if not target.exists():
             atomic_write(target, data)
         elif rel in _LINE_MERGED:
             _append_missing_lines(target, data)
     (root / ".engram").mkdir(exist_ok=True)
+    ensure_ignored(root / ".engram")
     from engram.team import gitstore, hooks
 
     gitstore.ensure_repo(root)
     gitstore.install_merge_driver(root)
     hooks.install(root, (hooks.PRE_COMMIT,))
     return root
+
+
+def _for_notes(settings: bytes) -> bytes:
+    """The template's settings for a folder of notes: its README is a note like any."""
+    text = settings.decode("utf-8")
+    text = text.replace("  ignore:\n    - README.md\n", "  ignore: []\n")
+    return text.replace("This vault's own README is documentation, not knowledge.", "Every note here is indexed.").encode("utf-8")
+
+
+def has_notes(root: Path) -> bool:
+    """Whether a folder already holds Markdown notes (outside hidden folders)."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.lower().endswith(".md"):
+                return True
+    return False
 
 
 def _append_missing_lines(target: Path, template: bytes) -> None:

@@ -31,14 +31,14 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engram.errors import GitError
-from engram.items import derived
+from engram.errors import FormatError, GitError
+from engram.items import derived, repair
 from engram.items.guard import GuardReport
 from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
+from engram.store.format import is_canonical, parse_engram, write_engram
 from engram.store.fsio import atomic_write
-from engram.store.model import Engram
 from engram.team import authorship, precommit
 from engram.team.gitstore import EMPTY_TREE, GitRepo
 from engram.team.treemerge import TreeMerger, TreePlan
@@ -141,6 +141,9 @@ def sync(
         report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
         fold(state)
         with state.lock.hold():
+            # Edits and renames a person made outside engram, recorded before committing.
+            repair.settle_edits(state)
+            repair.follow_moves(state)
             report.committed += _commit_local(repo, state, prefix, message, report)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
@@ -384,8 +387,9 @@ def _refuse(plan: TreePlan, upstream: str) -> None:
 def _regenerate(state: VaultState, item_ids: Iterable[str]) -> int:
     """Rewrite the derived link section of these items; return how many files changed.
 
-    Only the section changes: the frontmatter is written back exactly as the merge left
-    it (a model round trip would add default values the file never had).
+    Only the section changes: engram's own files are rewritten canonically with the
+    frontmatter exactly as the merge left it, and a person's note is edited in place
+    (:func:`engram.store.format.write_engram`), so no other byte moves.
     """
     changed = 0
     for item_id in sorted(set(item_ids)):
@@ -396,14 +400,18 @@ def _regenerate(state: VaultState, item_ids: Iterable[str]) -> int:
                 continue
             path = state.abspath(row.path)
             try:
-                meta, content, old = codec.parse_engram(path.read_bytes())
-            except (OSError, codec.CodecError):
+                data = path.read_bytes()
+                item, old = parse_engram(data, row.path)
+            except (OSError, FormatError):
                 continue
-            item = Engram.from_meta(meta, content, path=row.path)
             lines = derived.lines_for(state.index, item)
             if "\n".join(lines) == old:
                 continue
-            atomic_write(path, codec.render_engram(meta, content, lines))
+            if is_canonical(data):  # the merge's frontmatter, not a model round trip's
+                meta, content, _ = codec.parse_engram(data)
+                atomic_write(path, codec.render_engram(meta, content, lines))
+            else:
+                write_engram(path, item, lines)
             state.index.put_item(row.path, item, "\n".join(lines))
             changed += 1
     return changed

@@ -68,7 +68,7 @@ def test_link_unlink_and_synapses(run) -> None:  # type: ignore[no-untyped-def]
     listing = json.loads(run("synapses", a, "--json").stdout)["synapses"]
     assert [(s["from"], s["kind"], s["to"]) for s in listing] == [(b, "extends", a)]
     assert run("unlink", b, "extends", a).exit_code == 0
-    assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": []}
+    assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": [], "wikilinks": []}
 
 
 @pytest.mark.parametrize(
@@ -123,6 +123,12 @@ def test_doctor_exit_code_and_fix(run, vault: Vault) -> None:  # type: ignore[no
     assert item.path
     path = vault.root / item.path
     path.write_text(path.read_text().replace("alpha\n", "edited\n"))
+    # An edit made outside engram is not a problem: the next write records it.
+    result = run("doctor")
+    assert result.exit_code == 0 and "1 item(s) edited outside engram" in result.stdout
+    beta = vault.create("Beta", "beta").item
+    vault.link(item.id, "extends", beta.id)
+    (vault.root / str(beta.path)).unlink()  # deleted by hand: the edge now dangles
     assert run("doctor").exit_code == 1
     assert run("doctor", "--fix").exit_code == 0
     assert json.loads(run("doctor", "--json").stdout)["ok"] is True

@@ -245,7 +245,10 @@ def test_broken_files_are_reported_not_fatal(vault: Vault) -> None:
     (vault.root / "bad/broken-yaml.md").write_text("---\nid: 01BAD\ntitle: [oops\n---\nbody\n")
     (vault.root / "bad/latin1.md").write_bytes("---\nid: 01LAT\ntitle: caf\xe9\n---\n".encode("latin-1"))
     (vault.root / "bad/plain-note.md").write_text("# Just a note\nNo frontmatter.\n")
-    assert [i.id for i in vault.list()] == [good.id]
+    # A plain note is an item like any (a derived id); broken engram files are reported.
+    listed = {i.path: i for i in vault.list()}
+    assert set(listed) == {good.path, "bad/plain-note.md"}
+    assert listed["bad/plain-note.md"].id.startswith("note-")
     broken = dict(vault.broken_files())
     assert set(broken) == {"bad/broken-yaml.md", "bad/latin1.md"}
     assert "invalid YAML" in broken["bad/broken-yaml.md"] and "UTF-8" in broken["bad/latin1.md"]

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engram.store.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
 from mergedriver import codec, yamlio
-from tests.conftest import COMPAT
+from tests.conftest import COMPAT, shared
 
 # ---------------------------------------------------------------------- strategies
 
@@ -114,9 +114,7 @@ def test_synapse_round_trip(kind: str, entries: list[tuple[str, str, str]], weig
 
 
 def test_co_engram_files_round_trip_byte_identical() -> None:
-    if not COMPAT.is_dir():
-        pytest.skip("shared compat fixture missing")
-    for path in sorted(COMPAT.rglob("*.md")):
+    for path in sorted(shared(COMPAT).rglob("*.md")):
         data = path.read_bytes()
         meta, content, derived = codec.parse_engram(data)
         assert codec.render_engram(meta, content, derived.splitlines()) == data, path
@@ -154,10 +152,43 @@ def test_timestamps_compare_as_instants() -> None:
     assert codec.format_time("2026-01-01T01:00:00+01:00") == "2026-01-01T00:00:00.000Z"
 
 
-def test_crlf_and_trailing_whitespace_are_normalised() -> None:
+def test_crlf_becomes_lf_and_every_other_body_byte_is_kept() -> None:
     meta, content, _ = codec.parse_engram(b"---\r\nid: x\r\ntitle: t\r\n---\r\nline one  \r\nline two\r\n\r\n\r\n")
-    assert content == "line one\nline two\n"
+    assert content == "line one  \nline two\n\n\n"
     assert b"\r" not in codec.render_engram(meta, content)
+
+
+WHITESPACE_BODIES = [
+    "hard break  \nnext line\n",
+    "\tcode indented by a tab\n\tsecond\n",
+    "\n\nleading blank lines\n",
+    "trailing blank lines\n\n\n",
+    "trailing spaces   \n  \n\t\n",
+    "no final newline",
+    "```\n  code  \n\n\n```\n",
+]
+
+
+@pytest.mark.parametrize("body", WHITESPACE_BODIES)
+@pytest.mark.parametrize("derived", [[], ["- → [[a|A · extends]]"]])
+def test_body_whitespace_survives_render_and_parse(body: str, derived: list[str]) -> None:
+    data = codec.render_engram({"id": "x", "title": "t"}, body, derived)
+    _, content, derived_text = codec.parse_engram(data)
+    want = body if body.endswith("\n") else body + "\n"
+    assert content == want
+    assert derived_text == "\n".join(derived)
+    assert codec.render_engram({"id": "x", "title": "t"}, content, derived) == data
+
+
+@given(bodies, st.lists(st.sampled_from(["- → [[a/b|B · extends]]", "- ← [[c|C · part_of]]"]), max_size=2))
+def test_any_body_round_trips_byte_for_byte(body: str, derived: list[str]) -> None:
+    content = codec.canonical_content(body)
+    data = codec.render_engram({"id": "x", "title": "t"}, content, derived)
+    assume(codec.DERIVED_HEADING not in body)
+    _, back, derived_text = codec.parse_engram(data)
+    assert back == content
+    assert derived_text == "\n".join(derived)
+    assert codec.render_engram({"id": "x", "title": "t"}, back, derived) == data
 
 
 def test_text_below_the_derived_section_is_kept() -> None:

@@ -178,6 +178,17 @@ def test_bodies_changed_in_different_places_merge_cleanly() -> None:
     assert result.clean
 
 
+def test_body_whitespace_survives_a_merge_byte_for_byte() -> None:
+    # A hard line break (two trailing spaces), a tab-indented code block, trailing
+    # spaces and blank lines: neither side touched them, so the merge keeps every byte.
+    kept = "hard break  \nnext line\n\n\tcode(1)\n\tcode(2)\n\ntrailing   \n\n\n"
+    base = engram("top\n" + kept + "end\n")
+    ours = engram("top changed\n" + kept + "end\n", **ALICE)
+    theirs = engram("top\n" + kept + "end changed  \n", **BOB)
+    content = codec.parse_engram(both_orders(base, ours, theirs))[1]
+    assert content == "top changed\n" + kept + "end changed  \n"
+
+
 def test_two_insertions_at_the_same_place_are_both_kept_earlier_edit_first() -> None:
     base = engram("intro\n")
     ours = engram("intro\n- alice learned this\n", **ALICE)

@@ -80,10 +80,10 @@ def test_succession_by_frontmatter_alone_and_a_deactivated_item_without_successo
 
 def test_contradicts_neighbours_are_warnings_not_hits(vault: Vault) -> None:
     a = vault.create("Index foreign keys", "Always index foreign key columns.", domain=["db"]).item
-    b = vault.create("Skip FK indexes on append-only tables", "They cost writes for no reads.", domain=["db"]).item
+    b = vault.create("Skip FK on append-only tables", "They cost writes for no reads.", domain=["db"]).item
     vault.link(a.id, "contradicts", b.id)
     result = vault.search("index foreign key columns")
-    assert ids(result) == [a.id]
+    assert ids(result) == [a.id]  # b shares no word: the contradicts edge carries nothing
     warning = result.hits[0].warnings[0]
     assert (warning.kind, warning.id, warning.title) == ("contradicts", b.id, b.title)
 
@@ -123,14 +123,18 @@ def test_spread_asks_admit_with_gathered_activation_and_marks_the_final_hop() ->
     assert set(out) == {"a"}  # refused on the final hop: not returned
 
 
-def test_a_weak_lexical_match_stays_when_a_confident_hit_links_to_it(vault: Vault) -> None:
+def test_a_weak_lexical_match_gains_when_a_confident_hit_links_to_it(vault: Vault) -> None:
     a = vault.create("Alpha service SLO", "Ninety-nine point nine.", domain=["svc"]).item
     b = vault.create("Beta dependency", "Calls alpha.", domain=["svc"]).item
-    assert ids(vault.search("alpha SLO")) == [a.id]  # "alpha" alone is below the floor
+    alone = vault.search("alpha SLO")
+    assert ids(alone) == [a.id, b.id]  # a confident answer keeps its weaker hit...
+    assert alone.hits[1].relevance is not None and alone.hits[1].relevance < alone.floor
+    assert alone.hits[1].explanation.parts["graph"] == 0.0
     vault.link(b.id, "depends_on", a.id)
     result = vault.search("alpha SLO")
-    assert ids(result) == [a.id, b.id]
+    assert ids(result) == [a.id, b.id]  # ...and a link from it lifts that hit
     assert result.hits[1].via == "lexical" and result.hits[1].explanation.path[0].kind == "depends_on"
+    assert result.hits[1].score > alone.hits[1].score and result.hits[1].explanation.parts["graph"] > 0
 
 
 def test_succession_by_synapse_alone_replaces_the_hit_and_keeps_it_out_of_expansion(vault: Vault) -> None:
@@ -157,3 +161,16 @@ def test_only_confident_hits_spread_activation(tmp_path) -> None:  # type: ignor
     assert "Prefer immutable value objects" not in hits
     loose = {h.title for h in demo.search("rerun red builds", min_relevance=0.0, record=False).hits}
     assert "Prefer immutable value objects" in loose  # with no floor the weak match spreads
+
+
+def test_a_new_edge_kind_spreads_by_its_weight_in_the_settings_alone() -> None:
+    # A derived kind (wikilinks as links_to, say) needs only recall.edgeWeights.
+    edges = [Edge("s", "a", "links_to", 0.5)]
+
+    def edges_of(nodes: object) -> list[Edge]:
+        return [e for e in edges if e.source in set(nodes) or e.target in set(nodes)]  # type: ignore[call-overload]
+
+    quiet = spread({"s": 1.0}, edges_of, lambda ids_, final: set(ids_), SpreadSettings(kind_weights={}))
+    assert quiet == {}
+    loud = spread({"s": 1.0}, edges_of, lambda ids_, final: set(ids_), SpreadSettings(kind_weights={"links_to": 0.7}))
+    assert loud["a"].path[0].kind == "links_to" and loud["a"].value == round(0.7 * 0.75 * 0.6, 4)

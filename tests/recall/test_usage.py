@@ -38,7 +38,7 @@ def test_a_search_journals_and_never_rewrites_markdown(vault: Vault) -> None:
 def test_flush_folds_counts_in_one_batch_without_a_version_bump(vault: Vault) -> None:
     a = vault.create("Cache warmup", "Warm the cache before traffic.").item
     b = vault.create("Cache eviction", "Evict the cache by LRU.").item
-    vault.search("cache warmup")
+    vault.search("cache warmup", limit=1)
     vault.search("cache")
     stats = vault.flush_usage()
     assert stats.items == 2 and stats.retrievals == 3

@@ -44,8 +44,12 @@ def test_init_is_idempotent_and_never_clobbers(tmp_path: Path) -> None:
     (root / ".gitignore").write_text("node_modules/\n")
     Vault.init(root)
     assert (root / "README.md").read_text() == "# Our own readme\n"
-    ignore = (root / ".gitignore").read_text()
-    assert ignore.startswith("node_modules/\n") and ".engram/" in ignore and "private/" in ignore
+    # The user's .gitignore is theirs; engram's state ignores itself from inside.
+    assert (root / ".gitignore").read_text() == "node_modules/\n"
+    assert git(root, "check-ignore", ".engram/index.sqlite").split() == [".engram/index.sqlite"]
+    with Vault.open(root) as vault:
+        vault.create("Kept local", "only here", visibility="private")
+    assert git(root, "check-ignore", "private/kept-local.md").split() == ["private/kept-local.md"]
     snapshot = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
     Vault.init(root)
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts} == snapshot

@@ -27,6 +27,7 @@ from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clone_machine, first_machine, git
 from tests.mcp_helpers import error
+from tests.trust.settings import add_settings
 
 AWS = "AKIAQ3EGUDWXNJ7ZKL5V"
 KEY_BLOCK = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAq8Lm2Xp7Rt4Vn1Kp9Sd3\n-----END RSA PRIVATE KEY-----"
@@ -84,7 +85,7 @@ async def test_secrets_written_through_every_path_never_reach_a_commit(tmp_path:
 def test_redact_and_private_settings_apply_to_edits_made_outside_engram(tmp_path: Path) -> None:
     origin = bare_origin(tmp_path)
     alice = first_machine(tmp_path, origin, "alice")
-    (alice.root / "engram.yaml").write_text("trust:\n  secrets: redact\n  personalData: private\n")
+    add_settings(alice.root, "trust:\n  secrets: redact\n  personalData: private\n")
     git(alice.root, "commit", "--quiet", "-am", "settings")
     alice = Vault.open(alice.root, actor="alice")
     keyed = alice.create("Bucket", "no key yet").item
@@ -168,7 +169,7 @@ def test_the_hook_entry_point(tmp_path: Path) -> None:
 def test_sync_and_doctor_report_a_commit_that_broke_the_role_rules(tmp_path: Path) -> None:
     origin = bare_origin(tmp_path)
     carol = first_machine(tmp_path, origin, "carol")
-    (carol.root / "engram.yaml").write_text('roles:\n  carol: curator\n  "*": writer\n')
+    add_settings(carol.root, 'roles:\n  carol: curator\n  "*": writer\n')
     carol = Vault.open(carol.root, actor="carol")
     item = carol.create("Curated", "the curator's lesson").item
     kept = carol.create("Also curated", "kept").item
@@ -200,7 +201,7 @@ def test_doctor_reports_a_secret_written_into_a_shared_item_by_hand(vault: Vault
 def test_a_release_travels_with_the_file(tmp_path: Path) -> None:
     origin = bare_origin(tmp_path)
     carol = first_machine(tmp_path, origin, "carol")
-    (carol.root / "engram.yaml").write_text('roles:\n  carol: curator\n  dave: curator\n  "*": writer\n')
+    add_settings(carol.root, 'roles:\n  carol: curator\n  dave: curator\n  "*": writer\n')
     carol = Vault.open(carol.root, actor="carol")
     item = carol.create("Prompt-injection lesson", "Attackers write 'ignore previous instructions' in tickets.").item
     assert item.status == "quarantined"  # a lesson about attacks quotes one

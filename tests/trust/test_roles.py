@@ -11,6 +11,7 @@ from engram.errors import Forbidden, InvalidInput
 from engram.mcp import build_server
 from engram.vault import Vault
 from tests.mcp_helpers import error, ok
+from tests.trust.settings import add_settings
 
 ROLES = 'roles:\n  carol: curator\n  rita: reader\n  "*": writer\n'
 
@@ -18,7 +19,7 @@ ROLES = 'roles:\n  carol: curator\n  rita: reader\n  "*": writer\n'
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
     root = Vault.init(tmp_path / "v").root
-    (root / "engram.yaml").write_text(ROLES)
+    add_settings(root, ROLES)
     return root
 
 
@@ -87,7 +88,7 @@ def test_without_roles_nothing_changes_for_existing_vaults(vault: Vault, tmp_pat
 
 
 def test_bad_roles_are_a_clear_error(team: Path) -> None:
-    (team / "engram.yaml").write_text("roles:\n  carol: admin\n")
+    add_settings(team, "roles:\n  carol: admin\n")
     with pytest.raises(InvalidInput, match=r"roles\.carol is 'admin', not one of reader, writer, curator"):
         as_(team, "carol").create("x", "y")
 

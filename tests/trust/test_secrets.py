@@ -10,6 +10,7 @@ import yaml
 from engram.errors import SensitiveData
 from engram.trust.secrets import redact, scan_text
 from engram.vault import Vault
+from tests.trust.settings import add_settings
 from tests.trust.test_screen import REDTEAM
 
 ATTACKS = [c for c in yaml.safe_load((REDTEAM / "attacks.yaml").read_text()) if c["class"] in ("secret", "personal")]
@@ -63,7 +64,7 @@ def test_redaction_replaces_only_the_findings() -> None:
 
 def test_allow_patterns_and_settings(tmp_path: Path) -> None:
     vault = Vault.init(tmp_path / "v")
-    (vault.root / "engram.yaml").write_text("trust:\n  allow: ['@acme-corp\\.com$']\n  secrets: redact\n")
+    add_settings(vault.root, "trust:\n  allow: ['@acme-corp\\.com$']\n  secrets: redact\n")
     vault = Vault.open(vault.root)
     item = vault.create("Contacts", "jane.doe@acme-corp.com; key AKIAQ3EGUDWXNJ7ZKL5V").item
     assert item.content == "jane.doe@acme-corp.com; key [redacted: aws access key]\n"
@@ -85,7 +86,7 @@ def test_refuse_is_the_default_and_private_items_are_not_refused(vault: Vault) -
 
 def test_the_private_setting_keeps_the_item_on_this_machine(tmp_path: Path) -> None:
     root = Vault.init(tmp_path / "v").root
-    (root / "engram.yaml").write_text("trust:\n  personalData: private\n")
+    add_settings(root, "trust:\n  personalData: private\n")
     vault = Vault.open(root)
     item = vault.create("Vendor", "write to priya.raman@contoso-logistics.com").item
     assert (item.visibility, item.path) == ("private", "private/vendor.md")
@@ -107,7 +108,7 @@ def test_an_unrelated_edit_of_an_old_item_is_not_refused(vault: Vault) -> None:
 
 def test_a_bad_trust_setting_is_a_clear_error(tmp_path: Path) -> None:
     root = Vault.init(tmp_path / "v").root
-    (root / "engram.yaml").write_text("trust:\n  secrets: shred\n")
+    add_settings(root, "trust:\n  secrets: shred\n")
     vault = Vault.open(root)
     with pytest.raises(Exception, match=r"trust.secrets is 'shred', not one of refuse, private, redact"):
         vault.create("x", "y")

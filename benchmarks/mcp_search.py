@@ -1,0 +1,54 @@
+"""``engram_search`` as an agent calls it: one ``engram serve`` over stdio, the official
+``mcp`` client, the vault's own settings, nothing but the query and a limit.
+
+:func:`stdio_search` starts the server on a vault and yields a blocking ``search``
+function (the client runs in an event loop on a portal thread, so the harness stays
+plain code). Every call goes through JSON-RPC framing, argument validation, the search
+with usage recording on, and the structured result the client checks against the
+tool's output schema — what an agent gets, including the heat earlier answers leave.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from anyio.from_thread import start_blocking_portal
+from mcp import Client, StdioServerParameters
+from mcp.types import TextContent
+
+#: ``search(query, **arguments)`` → the structured answer of ``engram_search``.
+Search = Callable[..., dict[str, Any]]
+
+
+@contextmanager
+def stdio_search(root: Path) -> Iterator[Search]:
+    """A live stdio session on the vault at ``root`` (default profile); yields :data:`Search`."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", "bench", "serve"],
+        env=dict(os.environ),
+    )
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(
+        Client(params, read_timeout_seconds=600)
+    ) as client:
+
+        def search(query: str, **arguments: Any) -> dict[str, Any]:
+            result = portal.call(client.call_tool, "engram_search", {"query": query, **arguments})
+            if result.is_error:
+                block = result.content[0]
+                raise RuntimeError(block.text if isinstance(block, TextContent) else str(block))
+            answer: dict[str, Any] | None = result.structured_content
+            assert answer is not None
+            return answer
+
+        yield search
+
+
+def hit_ids(answer: dict[str, Any]) -> list[str]:
+    """The ids of an answer's hits, best first (none when it abstained)."""
+    return [str(h["id"]) for h in answer.get("hits", [])]

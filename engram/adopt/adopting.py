@@ -1,0 +1,166 @@
+"""``engram adopt [PATH...]`` and the adoption summary ``doctor`` reports.
+
+An adopted vault works without ``adopt``: every note is indexed, searchable and linked
+from the start, with a derived id (:mod:`engram.store.notes`). ``adopt`` is for a person
+who wants the identity in the file — so that it survives renames made outside engram
+and a teammate's fresh clone names the note the same way — and it writes exactly one
+key, ``id``, into each note that lacks one, through the surgical editor (every other
+byte stays). Writes that need an id (a typed link, an update) adopt the notes they touch
+on their own.
+
+Invariants: a dry run writes nothing; a note whose frontmatter is not YAML is skipped
+with the reason, never half-edited; running ``adopt`` twice adopts nothing the second
+time. Every adoption is audited (``adopt``) like any other write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engram.errors import EngramError, InvalidInput
+from engram.items.state import VaultState
+from engram.store.format import read_bytes
+from engram.store.notes import read_note
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptReport:
+    """What ``adopt`` did (or, on a dry run, would do)."""
+
+    adopted: tuple[tuple[str, str], ...]  # (path, id written); on a dry run, id ""
+    skipped: tuple[tuple[str, str], ...]  # (path, why)
+    already: int  # notes that already carry an id
+    dry_run: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "dryRun": self.dry_run,
+            "adopted": [{"path": p, "id": i} for p, i in self.adopted],
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "already": self.already,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """How far a vault is adopted, and what does not resolve (for ``doctor``)."""
+
+    items: int = 0
+    with_id: int = 0  # the id is in the file (engram items, adopted notes, Dendron notes)
+    indexed_only: int = 0  # a derived id, nothing written
+    adoptable: int = 0  # of those, what `engram adopt` would give an id
+    not_yaml: tuple[str, ...] = ()  # notes whose frontmatter is not YAML (adopt skips them)
+    clashes: tuple[tuple[str, str], ...] = ()  # (path, keys) engram read as the person's properties
+    links: int = 0  # wikilinks that resolve to a note
+    unresolved: tuple[tuple[str, str], ...] = ()  # (path, link text): no such note yet
+    ambiguous: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (path, text, candidates)
+    edited_outside: tuple[str, ...] = field(default=())  # hashes the next write brings up to date
+
+    def lines(self) -> list[str]:
+        out = [
+            f"adoption: {self.items} note(s): {self.with_id} carry an id, {self.indexed_only} indexed only"
+            + (f" (`engram adopt` would write an id into {self.adoptable})" if self.adoptable else ""),
+            f"wikilinks: {self.links} resolve, {len(self.unresolved)} point at no note yet,"
+            f" {len(self.ambiguous)} ambiguous",
+        ]
+        if self.not_yaml:
+            out.append(f"{len(self.not_yaml)} note(s) have frontmatter that is not YAML (read by name and body)")
+        if self.clashes:
+            out.append(f"{len(self.clashes)} note(s) have properties engram reads as the person's own (not engram fields)")
+        if self.edited_outside:
+            out.append(f"{len(self.edited_outside)} item(s) edited outside engram: the next sync records the edit")
+        return out
+
+
+def adopt(state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False) -> AdoptReport:
+    """Write an id into every note under ``paths`` (files or folders, vault-relative or
+    absolute; default the whole vault) that has only a derived one. Returns what was
+    adopted, skipped (with why) and already adopted. Raises InvalidInput for a path
+    outside the vault or with no notes."""
+    with state.lock.hold():
+        state.refresh()
+        rows = state.index.query("SELECT path, identity FROM items ORDER BY path")
+        wanted = _select([(r["path"], r["identity"]) for r in rows], [_relative(state, p) for p in paths])
+        adopted: list[tuple[str, str]] = []
+        skipped: list[tuple[str, str]] = []
+        already = 0
+        for rel, identity in wanted:
+            if identity == "file":
+                already += 1
+                continue
+            try:
+                note = read_note(read_bytes(state.abspath(rel), rel), rel)
+                if note.front_error is not None:
+                    skipped.append((rel, f"its frontmatter is not YAML ({note.front_error}); fix it, then adopt again"))
+                    continue
+                if dry_run:
+                    adopted.append((rel, ""))
+                    continue
+                adopted.append((rel, state.claim(rel).id))
+            except (EngramError, FileNotFoundError) as exc:
+                skipped.append((rel, str(exc)))
+        return AdoptReport(tuple(adopted), tuple(skipped), already, dry_run)
+
+
+def _relative(state: VaultState, ref: str) -> str:
+    path = Path(ref)
+    if path.is_absolute():
+        try:
+            return path.resolve().relative_to(state.root).as_posix()
+        except ValueError:
+            raise InvalidInput(f"{ref} is outside the vault {state.root}.", hint="Pass a path inside the vault.") from None
+    rel = path.as_posix().removeprefix("./").rstrip("/")
+    state.abspath(rel or ".")  # refuses paths that leave the vault
+    return "" if rel == "." else rel
+
+
+def _select(rows: list[tuple[str, str]], prefixes: list[str]) -> list[tuple[str, str]]:
+    if not prefixes or "" in prefixes:
+        return rows
+    out = [r for r in rows if any(r[0] == p or r[0].startswith(p + "/") for p in prefixes)]
+    if not out:
+        raise InvalidInput(
+            f"no notes under {', '.join(prefixes)}.", hint="Pass note files or folders inside the vault (`engram list` shows items)."
+        )
+    return out
+
+
+def summary(state: VaultState) -> Adoption:
+    """The adoption summary of the vault (see :class:`Adoption`)."""
+    state.ensure_fresh()
+    index = state.index
+    counts = {r["identity"]: r["n"] for r in index.query("SELECT identity, count(*) AS n FROM items GROUP BY identity")}
+    not_yaml: list[str] = []
+    clashes: list[tuple[str, str]] = []
+    for r in index.query("SELECT path, identity, findings FROM items WHERE findings IS NOT NULL ORDER BY path"):
+        found = json.loads(r["findings"])
+        if "frontmatter" in found:
+            not_yaml.append(r["path"])
+        if found.get("clashes"):
+            clashes.append((r["path"], ", ".join(found["clashes"])))
+    derived = counts.get("derived", 0)
+    not_adoptable = sum(
+        1 for r in index.query("SELECT findings FROM items WHERE identity = 'derived' AND findings LIKE '%\"frontmatter\"%'")
+    )
+    edited = [
+        r["path"]
+        for r in index.query(
+            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path"
+        )
+    ]
+    links = index.links()
+    return Adoption(
+        items=sum(counts.values()),
+        with_id=counts.get("file", 0),
+        indexed_only=derived,
+        adoptable=derived - not_adoptable,
+        not_yaml=tuple(not_yaml),
+        clashes=tuple(clashes),
+        links=sum(1 for link in links if link.status == "ok"),
+        unresolved=tuple((link.source_path, link.text) for link in links if link.status == "missing"),
+        ambiguous=tuple((link.source_path, link.text, link.choices) for link in links if link.status == "ambiguous"),
+        edited_outside=tuple(edited),
+    )

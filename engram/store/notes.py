@@ -1,0 +1,272 @@
+"""Reading any Markdown note as an item: engram's own files and a person's notes alike.
+
+An existing Obsidian (or Dendron, or plain Markdown) folder is adopted in place: every
+``.md`` file is an item, whatever its frontmatter says, and nothing in it is rewritten
+to make it one. :func:`read_note` turns the bytes of any note into an
+:class:`~engram.store.model.Engram` plus what the index needs to know about where its
+values came from:
+
+- A file whose frontmatter engram's canonical reader accepts (an engram item, a
+  Co-Engram file, a Dendron note) is read by it, as before.
+- Anything else is read leniently. Each engram key is taken only when its value is one
+  engram can use (``status: "[[Published]]"`` is an Obsidian property, not an engram
+  status); a key whose value does not fit is a *clash*, reported and kept as the
+  person's property. Frontmatter that is not YAML at all (a template's
+  ``{{date}}`` placeholders) leaves the note readable by its file name and body.
+- Values other tools keep under their own names fill engram's fields in memory only:
+  ``desc`` → summary, ``created``/``updated``/``modified`` (dates or Dendron's epoch
+  milliseconds) → createdAt/updatedAt. A missing title is the file name, as Obsidian
+  shows it; a missing kind is ``note``; a missing domain is the note's folder.
+
+Identity. A note without a usable ``id`` gets a *derived* id, ``note-`` plus 16 hex
+digits of SHA-256 over its NFC-normalised vault-relative path. It is a pure function of
+the path, so every clone — a fresh one included, whose index is rebuilt from nothing —
+gives the same note the same id. A rename gives it a new one, which is safe because
+nothing durable ever names a derived id: a typed link, an update or any other engram
+write to such a note first writes a real id into it (:mod:`engram.adopt`), after which
+the id lives in the file and follows every rename.
+
+A file that has an ``id:`` line but frontmatter that does not parse is an engram item
+someone broke: that stays a :class:`~engram.errors.FormatError`, so ``doctor`` reports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+from engram.errors import BinaryFile, FileTooLarge, FormatError
+from engram.store.model import (
+    ENGRAM_KINDS,
+    STATUSES,
+    VERIFICATION_STATUSES,
+    VISIBILITIES,
+    Engram,
+    is_valid_id,
+)
+from mergedriver import codec
+from mergedriver.yamlio import load_raw
+
+#: Prefix of derived ids (a note that carries no id of its own).
+DERIVED_PREFIX = "note-"
+#: Where an item's id comes from: its own frontmatter, or its path.
+FILE, DERIVED = "file", "derived"
+
+_KEY_TYPES = dict(codec.ENGRAM_KEYS)
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "kind": ENGRAM_KINDS,
+    "status": STATUSES,
+    "visibility": VISIBILITIES,
+    "verificationStatus": VERIFICATION_STATUSES,
+}
+_ID_LINE = re.compile(r"(?m)^id[ \t]*:")
+_MAX_TITLE = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One Markdown file read as an item, and how its values were found."""
+
+    item: Engram
+    derived: str  # the "## Synapses (derived)" lines, if any
+    identity: str  # FILE or DERIVED
+    #: The frontmatter as YAML gave it (empty when absent or not YAML): properties such
+    #: as ``categories: ["[[Trips]]"]`` hold links too.
+    properties: Mapping[str, Any]
+    #: Engram keys whose values engram cannot use; kept as the person's properties.
+    clashes: tuple[str, ...] = ()
+    #: Why the frontmatter was not read (it is not YAML), or None.
+    front_error: str | None = None
+
+    @property
+    def adopted(self) -> bool:
+        return self.identity == FILE
+
+
+def derived_id(rel: str) -> str:
+    """The id of a note that carries none: a pure function of its vault-relative path."""
+    key = unicodedata.normalize("NFC", rel)
+    return DERIVED_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def note_name(rel: str) -> str:
+    """The name Obsidian shows for a note: its file name without ``.md``."""
+    name = PurePosixPath(rel).name
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def split_note(text: str) -> tuple[str | None, str]:
+    """(frontmatter text or None, body) the way Obsidian splits a note: frontmatter is a
+    ``---`` first line and a closing ``---`` line; anything else is all body."""
+    try:
+        return codec.split_frontmatter(text)
+    except codec.CodecError:
+        return None, text.replace("\r\n", "\n")
+
+
+def format_error(relpath: str, exc: codec.CodecError) -> FormatError:
+    """The engram error for a codec refusal."""
+    if isinstance(exc, codec.TooLarge):
+        return FileTooLarge(relpath, str(exc))
+    if isinstance(exc, codec.BinaryData):
+        return BinaryFile(relpath, str(exc))
+    return FormatError(relpath, str(exc))
+
+
+def read_note(data: bytes, rel: str) -> Note:
+    """Any Markdown file → a :class:`Note`. Raises FormatError only for a file that is
+    not UTF-8 text or over the codec's size limits (:class:`~engram.errors.BinaryFile`,
+    :class:`~engram.errors.FileTooLarge`), or an engram item (it has an ``id:`` line) whose
+    YAML is broken."""
+    try:
+        codec.check_size(len(data), codec.MAX_ITEM_BYTES)
+        text = codec.decode(data)
+    except codec.CodecError as exc:
+        raise format_error(rel, exc) from exc
+    front, body = split_note(text)
+    raw: Any = {}
+    front_error: str | None = None
+    if front is not None and front.strip():
+        try:
+            codec.check_size(len(front), codec.MAX_FRONTMATTER_BYTES, "the frontmatter", "characters")
+        except codec.CodecError as exc:
+            raise format_error(rel, exc) from exc
+        try:
+            raw = load_raw(front)
+        except codec.CodecError as exc:
+            if _ID_LINE.search(front):
+                raise FormatError(rel, str(exc)) from exc
+            raw, front_error = _template_properties(front), str(exc)
+        if not isinstance(raw, dict):
+            if _ID_LINE.search(front):
+                raise FormatError(rel, "frontmatter must be a YAML mapping of keys to values")
+            raw, front_error = {}, "frontmatter is not a mapping of keys to values"
+    content, derived = codec.split_derived(body)
+    meta, clashes = _engram_meta(raw)
+    identity = FILE if "id" in meta else DERIVED
+    if identity == DERIVED:
+        meta["id"] = derived_id(rel)
+    _fill_from_other_tools(meta, raw)
+    if "title" not in meta:
+        meta["title"] = note_name(rel)[:_MAX_TITLE] or "untitled"
+    meta.setdefault("kind", "note")
+    if "domainTags" not in meta:
+        folder = PurePosixPath(rel).parent.as_posix()
+        parts = [p for p in folder.split("/") if p and p != "."]
+        if parts and parts[0] == "private":
+            parts = parts[1:]
+            meta.setdefault("visibility", "private")
+        meta["domainTags"] = parts
+    try:
+        item = Engram.from_meta(meta, content, path=rel)
+    except (TypeError, ValueError) as exc:  # a value that slipped through the checks
+        raise FormatError(rel, str(exc)) from exc
+    return Note(item, derived, identity, raw, tuple(clashes), front_error)
+
+
+_PLACEHOLDER = re.compile(r"^(\s*(?:-[ \t]+|[^\s#:][^:#]*:[ \t]+))(\{\{[^{}\n]*\}\})[ \t]*$", re.MULTILINE)
+
+
+def _template_properties(front: str) -> dict[str, Any]:
+    """The properties of a template whose frontmatter is YAML but for unquoted
+    ``{{date}}``-style placeholders (read as the text they are), else nothing."""
+    if "{{" not in front:
+        return {}
+    quoted = _PLACEHOLDER.sub(lambda m: m.group(1) + "'" + m.group(2).replace("'", "''") + "'", front)
+    try:
+        raw = load_raw(quoted)
+    except codec.CodecError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _engram_meta(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Canonical engram meta from any frontmatter: the strict reader when it accepts the
+    whole mapping, else key by key, setting aside the values that do not fit."""
+    if raw.get("id") is not None and isinstance(raw.get("id"), str) and is_valid_id(raw["id"]):
+        try:
+            meta = codec.normalize_engram_meta(raw)
+        except codec.CodecError:
+            pass
+        else:
+            if _fits_vocabulary(meta) and _usable_title(meta.get("title", "x")):
+                return meta, []
+    meta = {}
+    clashes: list[str] = []
+    for key, value in raw.items():
+        key = str(key)
+        kind = _KEY_TYPES.get(key)
+        if kind is None:
+            meta[key] = codec.normalize_unknown(value)
+            continue
+        if value is None:
+            continue
+        try:
+            normal = codec.normalize_value(key, kind, value)
+        except codec.CodecError:
+            normal = None
+        if normal is None or not _fits(key, normal):
+            clashes.append(key)
+            continue
+        meta[key] = normal
+    return meta, clashes
+
+
+def _fits(key: str, value: Any) -> bool:
+    if key == "id":
+        return isinstance(value, str) and is_valid_id(value)
+    if key == "title":
+        return _usable_title(value)
+    if key in _CHOICES:
+        return value in _CHOICES[key]
+    if key == "domainTags":
+        return all(t and "/" not in t and "\\" not in t and not t.startswith(".") for t in value)
+    return True
+
+
+def _fits_vocabulary(meta: Mapping[str, Any]) -> bool:
+    return all(key not in meta or meta[key] in choices for key, choices in _CHOICES.items())
+
+
+def _usable_title(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and "\n" not in value and len(value) <= _MAX_TITLE
+
+
+def _fill_from_other_tools(meta: dict[str, Any], raw: Mapping[str, Any]) -> None:
+    """Fields other tools keep under their own names, mapped in memory only."""
+    desc = raw.get("desc")
+    if "summary" not in meta and isinstance(desc, str) and desc.strip():
+        meta["summary"] = desc.strip()
+    for field, names in (("createdAt", ("created",)), ("updatedAt", ("updated", "modified"))):
+        if field in meta:
+            continue
+        for name in names:
+            stamp = _instant(raw.get(name))
+            if stamp is not None:
+                meta[field] = stamp
+                break
+
+
+def _instant(value: Any) -> str | None:
+    """A date, an ISO instant, or epoch milliseconds (Dendron) as a canonical instant."""
+    if isinstance(value, bool) or value is None:
+        return None
+    number: float | None = None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = float(value.strip())
+    if number is not None:
+        if not 1e11 <= number <= 1e14:  # epoch milliseconds between 1973 and 5138
+            return None
+        return codec.format_time(datetime.fromtimestamp(number / 1000, UTC))
+    try:
+        return codec.format_time(value)
+    except codec.CodecError:
+        return None

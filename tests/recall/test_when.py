@@ -1,0 +1,60 @@
+"""Dates in a query: which periods it names, and items written then rank ahead."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engram.recall.when import SLACK_DAYS, dated_in, periods
+from engram.vault import Vault
+
+
+def ts(*args: int) -> float:
+    return datetime(*args, tzinfo=UTC).timestamp()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "inside", "outside"),
+    [
+        ("who did she meet on May 3, 2023?", ts(2023, 5, 3, 18), ts(2023, 5, 2)),
+        ("what happened on 3 May 2023", ts(2023, 5, 10), ts(2023, 6, 1)),
+        ("notes from 2023-05-03", ts(2023, 5, 3), ts(2023, 5, 30)),
+        ("the outage in December 2023", ts(2023, 12, 31), ts(2023, 11, 30)),
+        ("camping in June", ts(2021, 6, 20), ts(2021, 8, 1)),
+        ("budget decisions made in 2024", ts(2024, 7, 1), ts(2025, 2, 1)),
+    ],
+)
+def test_periods_and_the_slack_after_them(text: str, inside: float, outside: float) -> None:
+    wanted = periods(text)
+    assert wanted and dated_in(inside, wanted) and not dated_in(outside, wanted)
+
+
+def test_no_date_no_period_and_the_slack_is_bounded() -> None:
+    assert periods("what may happen to the pool?") == () and periods("version 2023 of the API") == ()
+    (feb,) = periods("the 31 February 2023 party")  # no such day: the month it names
+    assert dated_in(ts(2023, 2, 10), (feb,)) and not dated_in(ts(2023, 4, 1), (feb,))
+    day = periods("on May 3, 2023")
+    assert dated_in(ts(2023, 5, 3) + (SLACK_DAYS + 0.5) * 86_400, day) is True
+    assert dated_in(ts(2023, 5, 4) + (SLACK_DAYS + 0.5) * 86_400, day) is False
+    assert dated_in(None, day) is False and dated_in(ts(2023, 5, 3), ()) is False
+
+
+def test_an_item_written_in_the_named_period_ranks_ahead(vault: Vault) -> None:
+    from mergedriver import codec
+
+    def dated(title: str, when: datetime) -> str:
+        item = vault.create(title, "We went camping by the lake with the kids.", domain=["life"], dedupe=False).item
+        path = vault.root / str(item.path)
+        text = path.read_text(encoding="utf-8")
+        stamp = codec.format_time(when)
+        path.write_text(text.replace(f"createdAt: {item.created_at}", f"createdAt: {stamp}"), encoding="utf-8")
+        return item.id
+
+    july = dated("Weekend notes", datetime(2023, 7, 16, tzinfo=UTC))
+    june = dated("Weekend notes", datetime(2023, 6, 11, tzinfo=UTC))
+    result = vault.search("camping by the lake in June")
+    assert [h.id for h in result.hits] == [june, july]
+    assert result.hits[0].explanation.parts["time"] > 0 and result.hits[1].explanation.parts["time"] == 0
+    plain = vault.search("camping by the lake")
+    assert {h.explanation.parts["time"] for h in plain.hits} == {0.0}
