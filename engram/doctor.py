@@ -36,9 +36,11 @@ Checks (each problem has a stable ``code``):
   created in a way the committer's role does not allow (``roles`` in ``engram.yaml``;
   see :mod:`engram.team.authorship`). Roles do not bind the git remote, so this is how
   such a change gets seen. Never fixed automatically: a curator reviews the commit.
-- ``secret-in-shared-file`` — an item bound for a shared file holds a secret or personal
-  data (written by hand, or before the check existed). Not fixed automatically: remove
-  it (and rotate a credential — it is in git's history), or make the item private.
+- ``secret-in-shared-file`` — an item bound for a shared file holds a credential (written
+  by hand, or before the check existed). Not fixed automatically: remove it and rotate
+  it (it may be in git's history), or make the item private. Personal data a note
+  already holds is not a problem here: writes and commits apply the ``trust`` settings
+  to what they add.
 
 Not problems, and so listed in the adoption summary instead (:mod:`engram.adopt`): notes
 indexed with a derived id, wikilinks that point at no note yet or at two, properties
@@ -348,7 +350,9 @@ def _trust_problems(state: VaultState) -> list[Problem]:
         return []
     problems = []
     for item in state.index.items("visibility != 'private'", (), "ORDER BY path"):
-        found = policy.scan_new_text(item, None, state.trust)
+        # Credentials only: personal data a note already holds is the person's business
+        # (writes and commits apply the trust settings to what is new).
+        found = [d for d in policy.scan_new_text(item, None, state.trust) if d.kind == "secret"]
         if found:
             problems.append(Problem(
                 "secret-in-shared-file", item.path or "",
