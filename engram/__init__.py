@@ -62,3 +62,7 @@ __all__ = [
     "VersionConflict",
 ]
 __version__ = "0.1.0"
+#: The name the project is published and installed under (``pip install engram-team-memory``);
+#: the import package is ``engram`` and the console script ``engram``. (``engram-vault`` on
+#: PyPI is an unrelated project.)
+DISTRIBUTION = "engram-team-memory"

@@ -18,9 +18,12 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from engram.adopt import adopting
+from engram.adopt import adopting, export
+from engram.adopt import batch as adopt_batch
+from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
-from engram.items import importer, links, quarantine, reading, repair, writing
+from engram.items import links, quarantine, reading, repair, writing
+from engram.items import trash as item_trash
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
 from engram.items.writing import CreateResult
@@ -112,6 +115,7 @@ class Vault:
     # items — engram.items.reading / .writing
     get = delegate(reading.get)
     list = delegate(reading.list_items)
+    titles = delegate(reading.titles)
     history = delegate(reading.history)  # this machine's audit entries (see timeline)
     browse = delegate(reading.browse)  # a sorted page and the total, for tables
     census = delegate(reading.census)
@@ -122,7 +126,18 @@ class Vault:
     create = delegate(learning.create)  # a near match becomes a learn decision
     update = delegate(writing.update)
     delete = delegate(writing.delete)
-    import_records = delegate(importer.import_records)
+
+    # the trash — engram.items.trash
+    trash = delegate(item_trash.entries)
+    in_trash = delegate(item_trash.holds)
+    restore_deleted = delegate(item_trash.restore)  # from .engram/trash (restore: a forgotten item)
+    purge_trash = delegate(item_trash.purge)
+
+    # imports and exports — engram.adopt.sources (which reader), .batch (writing it), .export
+    read_import = delegate(adopt_sources.read_for)
+    run_import = delegate(adopt_batch.run)
+    export_markdown = delegate(export.markdown)
+    export_jsonl = delegate(export.jsonl)
 
     # synapses — engram.items.links
     link = delegate(links.link)
@@ -164,9 +179,10 @@ class Vault:
     release = delegate(quarantine.release)
     audit = delegate(reading.audit_entries)
 
-    # sharing — engram.team.sync / .conflicts / .history
+    # sharing — engram.team.sync / .setup / .conflicts / .history
     timeline = delegate(team_history.history)  # audit entries and the file's git log
     sync = delegate(team_sync)
+    add_remote = delegate(setup.add_remote)
     conflicts = delegate(merge_conflicts.flagged)
     resolve_conflict = delegate(merge_conflicts.resolve)
     merge_stats = delegate(mergelog.merge_stats)

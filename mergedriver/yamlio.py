@@ -294,8 +294,8 @@ def _plain_scalar(value: Any) -> str | None:
     if isinstance(value, Instant):
         return str(value)
     if isinstance(value, str):
-        if not _PLAIN_SAFE.match(value) or _PLAIN_TYPED.search(value):
-            return None
+        if not _PLAIN_SAFE.fullmatch(value) or _PLAIN_TYPED.search(value) or _TIMESTAMP_LIKE.match(value):
+            return None  # fullmatch: "$" alone would let a trailing newline through
         if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[no-untyped-call,arg-type]
             return None
         return value
@@ -311,6 +311,35 @@ def _plain_scalar(value: Any) -> str | None:
     return None
 
 
+_ANALYZER = _Dumper(None, allow_unicode=True)  # type: ignore[arg-type]  # never writes: only its analyze_scalar is used
+
+
+def _quoted_scalar(value: str) -> str | None:
+    """A one-line text as PyYAML emits it (plain or single-quoted), or None to let
+    PyYAML decide. The same analysis and style choice as its emitter, for a scalar that
+    is a mapping value or a block sequence item."""
+    if not value.isprintable() or _UNSAFE_CHARS.search(value):
+        return None  # escapes or a block: _represent_str's other styles
+    if _TIMESTAMP_LIKE.match(value):
+        return "'" + value.replace("'", "''") + "'"  # quoted by _represent_str
+    analysis = _ANALYZER.analyze_scalar(value)
+    if analysis.multiline:
+        return None
+    typed = _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR  # type: ignore[no-untyped-call,arg-type]
+    if not typed and analysis.allow_block_plain:
+        return value
+    if analysis.allow_single_quoted:
+        return "'" + value.replace("'", "''") + "'"
+    return None
+
+
+def _scalar(value: Any) -> str | None:
+    found = _plain_scalar(value)
+    if found is None and isinstance(value, str):
+        found = _quoted_scalar(value)
+    return found
+
+
 def dump_mapping(data: Mapping[str, Any]) -> str:
     """``dump_yaml`` for a flat mapping, byte-identical, ten times faster.
 
@@ -322,12 +351,20 @@ def dump_mapping(data: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for key, value in data.items():
         if _plain_scalar(key) == key:
-            scalar = _plain_scalar(value)
+            scalar = _scalar(value)
             if scalar is not None:
                 parts.append(f"{key}: {scalar}\n")
                 continue
-            if isinstance(value, list) and value:
-                items = [_plain_scalar(v) for v in value]
+            if isinstance(value, list) and not value:
+                parts.append(f"{key}: []\n")
+                continue
+            if isinstance(value, dict) and value and all(_plain_scalar(k) == k for k in value):
+                inner = {k: _scalar(v) for k, v in value.items()}
+                if all(v is not None for v in inner.values()):  # e.g. an import's source
+                    parts.append(f"{key}:\n" + "".join(f"  {k}: {v}\n" for k, v in inner.items()))
+                    continue
+            if isinstance(value, list):
+                items = [_scalar(v) for v in value]
                 if all(item is not None and not isinstance(v, (list, dict)) for item, v in zip(items, value, strict=True)):
                     parts.append(f"{key}:\n" + "".join(f"  - {item}\n" for item in items))
                     continue

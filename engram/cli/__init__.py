@@ -1,7 +1,8 @@
 """The ``engram`` command line: a thin adapter over :class:`engram.vault.Vault`.
 
-The root group takes ``--vault`` (or ``ENGRAM_VAULT``) and ``--actor`` (or
-``ENGRAM_ACTOR``) and hands commands a lazily opened vault. Commands live in one module
+The root group takes ``--vault`` (or ``ENGRAM_VAULT``) and ``--actor`` (else
+``ENGRAM_ACTOR``, git's ``user.name``, the login name: see
+:func:`engram.items.state.resolve_actor`) and hands commands a lazily opened vault. Commands live in one module
 per concern, each exporting ``COMMANDS``; :data:`COMMAND_MODULES` lists them.
 
 Errors are rendered here and only here: any :class:`~engram.errors.EngramError` becomes
@@ -21,11 +22,12 @@ from typing import Any
 
 import click
 
+from engram import DISTRIBUTION
 from engram.cli._common import AppContext
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = ("items", "maintenance", "serve", "search", "gitcmds", "viewer", "lifecycle", "trust")
+COMMAND_MODULES = ("items", "adopt", "maintenance", "serve", "search", "gitcmds", "viewer", "lifecycle", "trust")
 
 
 class EngramGroup(click.Group):
@@ -81,11 +83,11 @@ def _render_error(exc: EngramError, *, wants_json: bool) -> None:
 )
 @click.option(
     "--actor",
-    envvar="ENGRAM_ACTOR",
     metavar="NAME",
-    help="Who is writing (recorded in createdBy/updatedBy and the audit log).",
+    help="Who is writing (recorded in createdBy/updatedBy and the audit log); default: "
+    "ENGRAM_ACTOR, else `git config user.name` of the vault's repository, else the login name.",
 )
-@click.version_option(package_name="engram-vault", prog_name="engram")
+@click.version_option(package_name=DISTRIBUTION, prog_name="engram")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None, actor: str | None) -> None:
     """engram: team memory for AI agents and people, kept as plain Markdown in git.

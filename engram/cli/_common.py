@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 import click
 
 from engram.store.model import Engram, Synapse
+from engram.team.gitstore import ensure_merge_driver
+from engram.team.setup import RemoteSetup
 from engram.vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,6 +37,12 @@ class AppContext:
     def vault(self) -> Vault:
         if self._vault is None:
             self._vault = Vault.open(self.vault_path, actor=self.actor)
+            if ensure_merge_driver(self._vault.root):  # a fresh `git clone` works at once
+                click.echo(
+                    "registered engram's merge driver in this clone's .git/config "
+                    "(git never copies it; `engram merge-driver status` shows it)",
+                    err=True,
+                )
         return self._vault
 
     def close(self) -> None:
@@ -88,8 +96,25 @@ def synapse_json(syn: Synapse, path: str | None = None) -> dict[str, Any]:
 
 
 def item_line(item: Engram) -> str:
+    """``ID  kind  Title  (path)``: the title is what a person recognises, the path where
+    to open it."""
     flag = "" if item.status == "active" else f" [{item.status}]"
-    return f"{item.id}  {item.kind:<11} {item.path}{flag}"
+    return f"{item.id}  {item.kind:<11} {item.title}  ({item.path}){flag}"
+
+
+def remote_json(shared: RemoteSetup) -> dict[str, object]:
+    return {"name": shared.name, "url": shared.url, "branch": shared.branch, "pushed": shared.pushed,
+            "teammate": list(shared.teammate)}
+
+
+def show_remote(shared: RemoteSetup) -> None:
+    if shared.pushed:
+        click.echo(f"pushed to {shared.name}/{shared.branch} ({shared.url})")
+    else:
+        click.echo(f"added {shared.name} ({shared.url}), branch {shared.branch}; not pushed yet: run `engram sync`")
+    click.echo("a teammate joins with:")
+    for line in shared.teammate:
+        click.echo(f"  {line}")
 
 
 def read_text_arg(value: str | None, *, stdin_when_missing: bool) -> str | None:

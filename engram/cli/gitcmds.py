@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from engram.cli._common import emit_json, json_option, pass_vault
+from engram.cli._common import emit_json, json_option, pass_vault, remote_json, show_remote
 from engram.team import gitstore, hooks
 from engram.vault import Vault
 
@@ -38,6 +38,36 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
         return
     for line in report.lines():
         click.echo(line)
+
+
+@click.group()
+def remote() -> None:
+    """A vault's git remote: where the team's copy lives.
+
+    \b
+    Example:
+      engram remote add git@github.com:acme/team-memory.git
+    """
+
+
+@remote.command("add")
+@click.argument("url")
+@click.option("--name", default="origin", show_default=True, help="The remote's name.")
+@json_option
+@pass_vault
+def remote_add(vault: Vault, url: str, name: str, as_json: bool) -> None:
+    """Add the remote URL, push the vault to the branch its HEAD names, print the teammate's commands.
+
+    An empty bare repository says `master` where a new vault says `main`; the vault is
+    pushed to the remote's branch and tracks it, so a plain `git clone` checks it out.
+    A remote that already holds a history this vault does not share is refused: clone
+    it instead.
+    """
+    shared = vault.add_remote(url, name=name)
+    if as_json:
+        emit_json(remote_json(shared))
+    else:
+        show_remote(shared)
 
 
 # --------------------------------------------------------------------------- merge driver
@@ -259,4 +289,4 @@ def conflicts(vault: Vault, resolve_ref: str | None, force: bool, as_json: bool)
             click.echo(f"    - {note}")
 
 
-COMMANDS = [sync, merge_driver, merge, hooks_group, conflicts]
+COMMANDS = [remote, sync, merge_driver, merge, hooks_group, conflicts]

@@ -19,6 +19,8 @@ from engram.cli._common import (
     parse_assignments,
     pass_vault,
     read_text_arg,
+    remote_json,
+    show_remote,
     synapse_json,
 )
 from engram.errors import InvalidInput
@@ -33,33 +35,46 @@ visibility_choice = click.Choice(VISIBILITIES)
 
 @click.command()
 @click.argument("path", required=False, default=".", type=click.Path(file_okay=False))
+@click.option("--remote", "remote_url", metavar="URL", default=None,
+              help="Also publish the vault there (see `engram remote add`).")
 @json_option
 @click.pass_obj
-def init(app: AppContext, path: str, as_json: bool) -> None:
+def init(app: AppContext, path: str, remote_url: str | None, as_json: bool) -> None:
     """Create a vault in PATH (default: here), or complete an existing one.
 
     Lays down the vault template (.gitattributes for the merge driver, .gitignore,
     README, Obsidian settings, engram.yaml), runs `git init` when PATH is not in a git
-    repository, and registers the merge driver. Safe to run again.
+    repository, and registers the merge driver. With --remote, also adds the remote,
+    pushes, and prints what a teammate runs. Safe to run again.
 
     \b
-    Example:
+    Examples:
       engram init ~/team-memory
+      engram init ~/team-memory --remote git@github.com:acme/team-memory.git
     """
     vault = Vault.init(Path(path), actor=app.actor)
-    vault.refresh()
-    notes = vault.adoption()
-    if as_json:
-        emit_json({"root": str(vault.root), "items": notes.items, "indexedOnly": notes.indexed_only, "links": notes.links})
-    else:
-        click.echo(f"vault ready at {vault.root}")
-        if notes.items:
-            click.echo(
-                f"indexed {notes.items} note(s) ({notes.indexed_only} without an id of their own),"
-                f" {notes.links} wikilink(s); no file was changed. `engram doctor` shows the details."
-            )
-        click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
-    vault.close()
+    try:
+        shared = vault.add_remote(remote_url) if remote_url else None
+        vault.refresh()
+        notes = vault.adoption()
+        if as_json:
+            emit_json({
+                "root": str(vault.root), "items": notes.items, "indexedOnly": notes.indexed_only,
+                "links": notes.links, **({"remote": remote_json(shared)} if shared else {}),
+            })
+        else:
+            click.echo(f"vault ready at {vault.root}")
+            if notes.items:
+                click.echo(
+                    f"indexed {notes.items} note(s) ({notes.indexed_only} without an id of their own),"
+                    f" {notes.links} wikilink(s); no file was changed. `engram doctor` shows the details."
+                )
+            if shared:
+                show_remote(shared)
+            else:
+                click.echo("next: engram --vault " + str(vault.root) + ' add "First thing we learned"')
+    finally:
+        vault.close()
 
 
 @click.command()
@@ -411,8 +426,10 @@ def synapses(vault: Vault, ref: str | None, kind: str | None, direction: str, as
             }
         )
         return
+    names = vault.titles([end for syn in found for end in (syn.source, syn.target)])
     for syn in found:
-        click.echo(f"{syn.id}  {syn.source} --{syn.kind}--> {syn.target}  weight {syn.weight:g}")
+        source, target = (f"{names.get(i, '(missing item)')} ({i})" for i in (syn.source, syn.target))
+        click.echo(f"{syn.id}  {source} --{syn.kind}--> {target}  weight {syn.weight:g}")
     for w in links:
         target = w.target_path or ("ambiguous: " + " or ".join(w.choices) if w.choices else w.status)
         click.echo(f"wikilink  {w.source_path} --links_to--> {target}  [[{w.text}]]")
@@ -445,57 +462,4 @@ def history(vault: Vault, ref: str, as_json: bool) -> None:
             click.echo(f"{c.at}  {c.author:<12} {c.sha[:10]}  {c.subject}")
 
 
-@click.command(name="import")
-@click.argument("file", type=click.File("rb"), default="-")
-@click.option("--format", "fmt", type=click.Choice(["auto", "json", "jsonl"]), default="auto", show_default=True)
-@click.option("--domain", "-d", default="", metavar="A/B", help="Domain for records that name none.")
-@click.option("--dry-run", is_flag=True, help="Validate every record; write nothing.")
-@json_option
-@pass_vault
-def import_(vault: Vault, file: Any, fmt: str, domain: str, dry_run: bool, as_json: bool) -> None:
-    """Create items from a JSON list or JSON Lines FILE (default: stdin).
-
-    Each record needs a title and may carry content, domain, kind, tags, summary,
-    importance, confidence, sourceType, visibility, status and source; other keys become
-    extra frontmatter keys. All records are validated first: one bad record refuses the
-    whole file. Deduplication applies to every record.
-
-    \b
-    Example:
-      engram import decisions.jsonl --domain team/decisions
-    """
-    from engram.items.importer import decode, parse_records
-
-    name = getattr(file, "name", "-")
-    origin = Path(name).name if isinstance(name, str) and name not in ("-", "<stdin>") else "stdin"
-    records = parse_records(decode(file.read()), fmt)
-    report = vault.import_records(records, origin=origin, default_domain=split_domain(domain), dry_run=dry_run)
-    if as_json:
-        emit_json(
-            {
-                "records": len(records),
-                "dryRun": dry_run,
-                "counts": report.counts,
-                "results": [
-                    {"line": line, "outcome": r.outcome, "id": r.id, "path": r.item.path}
-                    for line, r in report.results
-                ],
-            }
-        )
-        return
-    if dry_run:
-        click.echo(f"{len(records)} record(s) are valid; nothing was written (--dry-run).")
-        return
-    counts = report.counts
-    click.echo(
-        f"{len(records)} record(s): {counts['NEW']} new, {counts['DUPLICATE']} duplicate "
-        f"(reinforced), {counts['UPDATE']} near-duplicate (not written)"
-    )
-    near = [(line, r) for line, r in report.results if r.outcome == "UPDATE"]
-    for line, result in near[:10]:
-        click.echo(f"  line {line}: close to {result.item.path} ({result.similarity:.0%})", err=True)
-    if len(near) > 10:
-        click.echo(f"  … and {len(near) - 10} more (--json lists every record)", err=True)
-
-
-COMMANDS = [init, add, get, update, delete, list_, link, unlink, synapses, history, import_]
+COMMANDS = [init, add, get, update, delete, list_, link, unlink, synapses, history]

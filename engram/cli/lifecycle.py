@@ -277,7 +277,18 @@ def _status_command(name: str, doc: str) -> click.Command:
         elif name == "forget":
             item = vault.forget(ref, expected_version=expected_version)
         elif name == "restore":
-            item = vault.restore(ref, expected_version=expected_version)
+            if not vault.in_trash(ref):
+                item = vault.restore(ref, expected_version=expected_version)
+            else:  # deleted or purged: from the trash
+                done = vault.restore_deleted(ref)
+                if as_json:
+                    emit_json({"id": done.id, "path": done.path, "status": "restored from the trash",
+                               "synapses": list(done.synapses), "left": list(done.left)})
+                    return
+                click.echo(f"{done.id} restored from the trash ({done.path}, {len(done.synapses)} synapse(s))")
+                for sid in done.left:
+                    click.echo(f"  {sid} stays in the trash: its other end is not in the vault", err=True)
+                return
         else:
             item = vault.purge(ref, expected_version=expected_version)
         if as_json:
@@ -293,7 +304,7 @@ def _status_command(name: str, doc: str) -> click.Command:
 
 archive = _status_command("archive", "Freeze an item: out of default recall and listings, kept as it is; `engram restore` undoes it.\n\n\b\nExample:\n  engram archive 01J9K2V6")
 forget = _status_command("forget", "Move an item to the team's trash (status forgotten, hidden, restorable until purged).\n\n\b\nExample:\n  engram forget 01J9K2V6")
-restore = _status_command("restore", "Bring a frozen or forgotten item back to active.\n\n\b\nExample:\n  engram restore 01J9K2V6")
+restore = _status_command("restore", "Bring an item back: a frozen or forgotten one to active, or a deleted (or purged) one from .engram/trash/ with its synapses.\n\n\b\nExample:\n  engram restore 01J9K2V6")
 purge = _status_command("purge", "Delete a forgotten item for good (to .engram/trash/ on this machine; git history keeps it). Asks first; --yes skips.\n\n\b\nExample:\n  engram purge 01J9K2V6 --yes")
 
 

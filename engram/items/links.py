@@ -35,10 +35,36 @@ def link(
 
     Re-creating an edge adds the new evidence (a set, keyed by description and
     author) instead of duplicating the edge; a given ``weight`` replaces the old one.
-    A writer may not supersede an item someone else created. Raises UnknownKind,
-    NotFound (either endpoint), InvalidInput (a self-link), Forbidden, SensitiveData and
-    InstructionShaped (the evidence).
+    Re-creating it with nothing new writes nothing. A writer may not supersede an item
+    someone else created. Raises UnknownKind, NotFound (either endpoint), InvalidInput (a
+    self-link), Forbidden, SensitiveData and InstructionShaped (the evidence).
     """
+    return _link(state, source_ref, kind, target_ref, weight, evidence, confidence)[0]
+
+
+def ensure(
+    state: VaultState,
+    source_ref: str,
+    kind: str,
+    target_ref: str,
+    *,
+    weight: float | None = None,
+    evidence: str | None = None,
+) -> bool:
+    """:func:`link`, for importers: True when it wrote something (a new edge, new
+    evidence or a new weight), False when the edge was already so."""
+    return _link(state, source_ref, kind, target_ref, weight, evidence, None)[1]
+
+
+def _link(
+    state: VaultState,
+    source_ref: str,
+    kind: str,
+    target_ref: str,
+    weight: float | None,
+    evidence: str | None,
+    confidence: float | None,
+) -> tuple[Synapse, bool]:
     if kind not in SYNAPSE_KINDS:
         raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
     weight = rules.unit("weight", weight) if weight is not None else None
@@ -74,6 +100,8 @@ def link(
         ):
             entries.append(Evidence(evidence, state.actor, confidence, stamp))
         if existing is not None:
+            if len(entries) == len(existing.evidence) and weight in (None, existing.weight):
+                return existing, False  # nothing new: an import run twice writes nothing
             syn = replace(
                 existing,
                 weight=weight if weight is not None else existing.weight,
@@ -95,11 +123,49 @@ def link(
                 updated_at=stamp,
             )
             action = "link"
-        rel = state.store_synapse(syn, private="private" in (source.visibility, target.visibility))
-        state.audit.record(state.actor, action, sid, target="synapse", path=rel)
-        state.refresh_derived(source.id)
-        state.refresh_derived(target.id)
-        return state.existing_synapse(sid) or syn
+        _store(state, syn, action, private="private" in (source.visibility, target.visibility))
+        return state.existing_synapse(sid) or syn, True
+
+
+def adopt_synapse(state: VaultState, syn: Synapse) -> bool:
+    """Bring in an edge from another engram vault as it is (id, weight, evidence,
+    authors), or add its evidence to the edge already here. True when something was
+    written. Raises NotFound when an endpoint is not in this vault, UnknownKind, and, as
+    :func:`link` does for new evidence, Forbidden, SensitiveData and InstructionShaped."""
+    if syn.kind not in SYNAPSE_KINDS:
+        raise UnknownKind(syn.kind, SYNAPSE_KINDS, "synapse kind")
+    with state.refusals_audited("link", syn.id, target="synapse"), state.lock.hold():
+        roles.require_writer(state.actor, state.role, "link items")
+        state.ensure_indexed()
+        ends = {row.id: row for row in state.index.item_rows("id IN (?, ?)", (syn.source, syn.target))}
+        missing = [end for end in (syn.source, syn.target) if end not in ends]
+        if missing:
+            raise NotFound(f"no item {missing[0]} for edge {syn.id}.", ref=missing[0], hint="Import the item first.")
+        expected = synapse_id(syn.source, syn.target, syn.kind)
+        syn = replace(syn, id=expected)  # the id follows the endpoints, whatever the file said
+        existing = state.existing_synapse(expected)
+        if existing is not None:
+            have = {(e.description, e.added_by) for e in existing.evidence}
+            new = [e for e in syn.evidence if (e.description, e.added_by) not in have]
+            if not new:
+                return False
+            syn = replace(existing, evidence=existing.evidence + tuple(new), updated_at=now(), updated_by=state.actor)
+        visibility = state.index.query("SELECT visibility FROM items WHERE id IN (?, ?)", (syn.source, syn.target))
+        private = any(r["visibility"] == "private" for r in visibility)
+        carried = existing.evidence if existing else ()
+        syn = replace(syn, evidence=carried + tuple(  # the screens every evidence written here passes
+            replace(e, description=policy.admit_text(e.description, "evidence", state.trust, shared=not private))
+            for e in syn.evidence[len(carried):]
+        ))
+        _store(state, syn, "relink" if existing else "link", private=private)
+        return True
+
+
+def _store(state: VaultState, syn: Synapse, action: str, *, private: bool) -> None:
+    rel = state.store_synapse(syn, private=private)
+    state.audit.record(state.actor, action, syn.id, target="synapse", path=rel)
+    state.refresh_derived(syn.source)
+    state.refresh_derived(syn.target)
 
 
 def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Synapse:

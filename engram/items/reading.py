@@ -103,6 +103,18 @@ def list_items(
     return state.index.items(where, params, tail)
 
 
+def titles(state: VaultState, ids: Iterable[str]) -> dict[str, str]:
+    """``{id: title}`` for the ids the index knows (unknown ids are left out)."""
+    state.ensure_fresh()
+    wanted = sorted(set(ids))
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):  # stay under SQLite's parameter limit
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update((row.id, row.title) for row in state.index.item_rows(f"id IN ({marks})", chunk))
+    return found
+
+
 def broken_files(state: VaultState) -> list[tuple[str, str]]:
     """(path, problem) for every item or synapse file that does not parse, and
     ``engram.yaml`` first when it cannot be taken."""

@@ -25,6 +25,7 @@ import getpass
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -63,15 +64,47 @@ from mergedriver.codec import CodecError
 STATE_DIR = ".engram"
 
 
-def default_actor() -> str:
-    """Who is writing: ``ENGRAM_ACTOR``, git's author name, or the login name."""
-    for var in ("ENGRAM_ACTOR", "GIT_AUTHOR_NAME"):
-        if os.environ.get(var):
-            return os.environ[var]
+#: Where the actor came from, in the order they are tried (see :func:`resolve_actor`).
+ACTOR_SOURCES = ("flag", "env", "git", "login")
+
+
+def resolve_actor(root: Path | None = None, explicit: str | None = None) -> tuple[str, str]:
+    """Who is writing, and where that came from: ``(name, source)``.
+
+    In order: ``explicit`` (``--actor``, source ``"flag"``), ``ENGRAM_ACTOR`` (``"env"``),
+    ``git config user.name`` as the vault's repository sees it (``"git"``: its own
+    config, then the user's), then the login name (``"login"``). Git is asked only when
+    the first two are unset, so a caller that names the actor never starts a process.
+    """
+    if explicit and explicit.strip():
+        return explicit.strip(), "flag"
+    env = os.environ.get("ENGRAM_ACTOR", "").strip()
+    if env:
+        return env, "env"
+    name = git_user_name(root or Path.cwd())
+    if name:
+        return name, "git"
     try:
-        return getpass.getuser()
+        return getpass.getuser(), "login"
     except (KeyError, OSError):
-        return "unknown"
+        return "unknown", "login"
+
+
+def git_user_name(folder: Path) -> str | None:
+    """``git config user.name`` run in ``folder`` (None when unset or git is missing)."""
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--get", "user.name"],
+            cwd=folder if folder.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = proc.stdout.strip()
+    return name if proc.returncode == 0 and name else None
 
 
 def find_root(start: Path) -> Path | None:
@@ -123,7 +156,8 @@ class VaultState:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.settings = Settings.load(self.root)
-        self.actor = actor or default_actor()
+        self._actor = actor.strip() if actor and actor.strip() else None
+        self._actor_source = "flag" if self._actor else None
         # A broken engram.yaml must not stop reads or `doctor` (see Settings.problem): the
         # index then keeps the ignore list it was built with.
         index_settings = None if self.settings.problem else self.settings.section("index", IndexSettings)
@@ -140,6 +174,24 @@ class VaultState:
         # Read on first use, not at open: a broken engram.yaml must not stop `doctor`,
         # which reports it (see Settings.problem).
         return self.settings.section("dedup", DedupSettings)
+
+    @property
+    def actor(self) -> str:
+        """Who this state writes as (resolved on first use; see :func:`resolve_actor`)."""
+        if self._actor is None:
+            self._actor, self._actor_source = resolve_actor(self.root)
+        return self._actor
+
+    @actor.setter
+    def actor(self, name: str) -> None:
+        self._actor, self._actor_source = name, "flag"
+
+    @property
+    def actor_source(self) -> str:
+        """Where :attr:`actor` came from: one of :data:`ACTOR_SOURCES`."""
+        _ = self.actor
+        assert self._actor_source is not None
+        return self._actor_source
 
     def close(self) -> None:
         """Close the index connection and stop its file watcher."""

@@ -6,29 +6,35 @@ the invariants in :mod:`engram.items.state`) and records what it did in the audi
 
 Deduplication (:mod:`engram.store.dedup`): an item whose title and content equal an
 existing one's once case, punctuation and whitespace are ignored is a ``DUPLICATE``
-and reinforces the original; one at least ``dedup.nearThreshold`` similar is an
-``UPDATE`` proposal (nothing written); anything else is ``NEW``.
+and reinforces the original (unless the caller says not to: an import run twice must
+change nothing); one at least ``dedup.nearThreshold`` similar, boilerplate lines left
+out, is an ``UPDATE`` proposal (nothing written); anything else is ``NEW``.
 
-Trust (:mod:`engram.trust`) is enforced here, the lowest point every item write passes
-(the CLI, MCP, import, learn, distill and the viewer all call these functions): the
-actor's role is checked, :func:`engram.trust.policy.admit` turns the item into what may
-be written (quarantined when the screen flags instruction-shaped text; secrets and
-personal data bound for a shared file refused, redacted or made private as the
-``trust`` settings say), and every refusal is audited with the rule that fired.
+``create`` is the one way an item comes into being — typed by a person, sent by an
+agent, or read by an importer (which may ask for a path of its own and carry the item's
+identity over from another vault) — so every check on the write path applies to all.
+
+Trust (:mod:`engram.trust`) is enforced here too: the actor's role is checked,
+:func:`engram.trust.policy.admit` turns the item into what may be written (quarantined
+when the screen flags instruction-shaped text; secrets and personal data bound for a
+shared file refused, redacted or made private as the ``trust`` settings say), and every
+refusal is audited with the rule that fired.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from engram.errors import FormatError
+from engram.errors import FormatError, InvalidInput
 from engram.items.state import VaultState, settled
 from engram.store import rules
-from engram.store.dedup import candidate_match, fingerprint, similarity
+from engram.store.dedup import boilerplate as boilerplate_of
+from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.fsio import prune_empty_dirs
 from engram.store.model import Engram, new_id, now
+from engram.store.paths import RESERVED_TOP, id_suffix
 from engram.trust import policy, roles
 from engram.trust.policy import Admission
 
@@ -76,52 +82,57 @@ def create(
     source: Any = None,
     dedupe: bool = True,
     fields: Mapping[str, Any] | None = None,
+    reinforce: bool = True,
+    path: str | None = None,
+    preserve: Mapping[str, Any] | None = None,
+    boilerplate: Collection[int] = (),
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
-    Returns ``NEW`` with the new item, ``DUPLICATE`` with the reinforced original
-    (identical title and content), or ``UPDATE`` with the near-identical candidate
-    (nothing written). ``source`` records provenance (e.g. the file an import came
-    from); ``fields`` sets other built-in fields (``situation``, ``steps``,
-    ``verificationStatus``, …) validated as an update's are. Instruction-shaped text is
-    written with status ``quarantined``. Raises InvalidInput / UnknownKind /
-    SensitiveData / Forbidden before writing anything.
+    Returns ``NEW`` with the new item, ``DUPLICATE`` with the original (identical title
+    and content; reinforced unless ``reinforce`` is false), or ``UPDATE`` with the
+    near-identical candidate (nothing written). ``source`` records provenance (e.g. the
+    file an import came from); ``fields`` sets other built-in fields (``situation``,
+    ``steps``, ``verificationStatus``, …) validated as an update's are. Importers may also
+    pass ``path`` (vault-relative: keep the source's layout; a taken path gets an id
+    suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
+    id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
+    :class:`engram.store.dedup.LineCounts`). Instruction-shaped text is written with status
+    ``quarantined``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden before
+    writing anything.
     """
-    stamp = now()
-    item = rules.build_new(
-        new_id(),
-        title=title,
-        content=content,
-        domain=domain,
-        kind=kind,
-        tags=tags,
-        summary=summary,
-        importance=importance,
-        confidence=confidence,
-        source_type=source_type,
-        status=status,
-        visibility=visibility,
-        extra=extra,
-        source=source,
-        actor=state.actor,
-        at=stamp,
+    item = build(
+        state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
+        importance=importance, confidence=confidence, source_type=source_type, status=status,
+        visibility=visibility, extra=extra, source=source, preserve=preserve,
     )
     if fields:
         item = rules.apply_changes(item, rules.normalize_changes(fields))
+    wanted = check_path(path) if path is not None else None
     with state.refusals_audited("create", item.id):
         roles.require_writer(state.actor, state.role, "create items")
         admission = admit_new(state, item)
     item = admission.item
     with state.lock.hold():
         state.ensure_indexed()
+        if preserve and "id" in preserve and state.index.item_rows("id = ?", (item.id,)):
+            raise InvalidInput(
+                f"an item with id {item.id} is already in the vault.",
+                field="id",
+                hint="Leave the id out to import it as a new item.",
+            )
         if dedupe and state.dedup_settings.enabled and not admission.quarantined:
-            found = _find_duplicate(state, item)
+            found = classify(state, item, boilerplate)
             if found is not None:
+                if found.outcome == "DUPLICATE" and reinforce and found.item.path is not None:
+                    # A note with only a derived id is given one first (see VaultState.claim),
+                    # so the reinforcement is recorded under an id that lasts.
+                    found = replace(found, item=_reinforce(state, state.claim(found.item.path)))
                 return found
-        rel = state.place(item)
+        rel = _place_at(state, item, wanted) if wanted else state.place(item)
         item = replace(item, path=rel)
         state.write_item(item, [])
-        state.audit.record(state.actor, "create", item.id, path=rel, new_version=1)
+        state.audit.record(state.actor, "create", item.id, path=rel, new_version=item.version)
         record_admission(state, admission, rel)
         return CreateResult("NEW", item)
 
@@ -141,47 +152,102 @@ def record_admission(state: VaultState, admission: Admission, rel: str) -> None:
         )
 
 
-def _find_duplicate(state: VaultState, item: Engram) -> CreateResult | None:
+def build(
+    state: VaultState,
+    title: str,
+    content: str = "",
+    *,
+    preserve: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> Engram:
+    """The item ``create`` would write (validated, not yet placed); raises InvalidInput."""
+    stamp = now()
+    defaults: dict[str, Any] = {
+        "domain": (), "kind": "observation", "tags": (), "summary": "", "importance": 0.5,
+        "confidence": 0.5, "source_type": "firsthand", "status": "active", "visibility": "team",
+        "extra": None, "source": None,
+    }
+    defaults.update(fields)
+    item = rules.build_new(new_id(), title=title, content=content, actor=state.actor, at=stamp, **defaults)
+    return rules.preserved(item, preserve) if preserve else item
+
+
+def classify(state: VaultState, item: Engram, boilerplate: Collection[int] = ()) -> CreateResult | None:
+    """What the vault already holds of ``item``: a DUPLICATE or UPDATE result (the
+    original or the closest candidate, nothing written), or None when it is new.
+    Read-only; the caller holds the lock when it is about to write."""
     fp = fingerprint(item.title, item.content)
     for row in state.index.item_rows("fingerprint = ? ORDER BY created_at, path", (fp,)):
         try:
             original, _ = state.read(row.path)
-            if original.status in ("forgotten", "quarantined"):
-                continue
-            original = state.claim(row.path)
         except (FileNotFoundError, FormatError):
             continue
-        return CreateResult("DUPLICATE", _reinforce(state, original), 1.0)
+        if original.status in ("forgotten", "quarantined"):
+            continue
+        return CreateResult("DUPLICATE", original, 1.0)
     threshold = state.dedup_settings.near_threshold
-    best: tuple[float, Engram] | None = None
-    for candidate in _near_candidates(state, item):
-        score = similarity(item.title, item.content, candidate.title, candidate.content, threshold)
+    candidates = _near_candidates(state, item)
+    if not candidates:
+        return None
+    mine = prepare(item.content)
+    texts = {path: prepare(body) for path, (_title, body) in candidates.items()}
+    shared = boilerplate_of(mine, texts.values(), boilerplate)
+    best: tuple[float, str] | None = None
+    for path, (title, _body) in candidates.items():
+        score = similarity(item.title, mine, title, texts[path], threshold, shared)
         if score >= threshold and (best is None or score > best[0]):
-            best = (score, candidate)
-    if best is not None:
-        return CreateResult("UPDATE", best[1], round(best[0], 4))
-    return None
+            best = (score, path)
+    if best is None:
+        return None
+    return CreateResult("UPDATE", state.index.items("path = ?", (best[1],))[0], round(best[0], 4))
 
 
-def _near_candidates(state: VaultState, item: Engram) -> list[Engram]:
-    """Items that may nearly duplicate ``item``: the same title, or sharing its rarest
-    words (see :func:`engram.store.dedup.candidate_match`)."""
+def _near_candidates(state: VaultState, item: Engram) -> dict[str, tuple[str, str]]:
+    """``path → (title, body)`` of the items that may nearly duplicate ``item``: the same
+    title, or sharing its rarest words (see :func:`engram.store.dedup.candidate_match`)."""
     live = "status NOT IN ('forgotten', 'quarantined')"
-    found = state.index.items(f"title_key = ? AND {live}", (item.title.casefold(),))
+    rows = state.index.query(
+        f"SELECT path, title, body FROM items WHERE title_key = ? AND {live} LIMIT 50",
+        (item.title.casefold(),),
+    )
     words = rules.candidate_words(item.title, item.content)
-    match = candidate_match(words, state.index.term_stats(words)[1])
+    settings = state.dedup_settings
+    match = candidate_match(words, state.index.term_stats(words)[1], max_postings=settings.max_postings)
     if match is not None:
-        seen = {c.path for c in found}
-        found += [
-            c
-            for c in state.index.items(
-                f"rowid IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
-                f" ORDER BY rank LIMIT ?) AND {live}",
-                (match, state.dedup_settings.candidates),
-            )
-            if c.path not in seen
-        ]
-    return found
+        rows += state.index.query(
+            "SELECT path, title, body FROM items WHERE rowid IN (SELECT rowid FROM items_fts"
+            f" WHERE items_fts MATCH ? ORDER BY rank LIMIT ?) AND {live}",
+            (match, settings.candidates),
+        )
+    return {row["path"]: (row["title"], row["body"]) for row in rows}
+
+
+def check_path(path: str) -> str:
+    """A requested vault-relative item path, normalised; refuses what cannot be one."""
+    parts = [p for p in path.strip().replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or not parts[-1].endswith(".md") or any(p == ".." or p.startswith(".") for p in parts):
+        raise InvalidInput(
+            f"path {path!r} is not a vault-relative Markdown file.",
+            field="path",
+            hint="e.g. People/Alice.md (no '..', no hidden folders).",
+        )
+    if len(parts) > 1 and parts[0].casefold() in RESERVED_TOP:
+        raise InvalidInput(
+            f"path {path!r} starts with the reserved folder {parts[0]!r}.",
+            field="path",
+            hint="Import it under another folder (e.g. --domain imported).",
+        )
+    return "/".join(parts)
+
+
+def _place_at(state: VaultState, item: Engram, wanted: str) -> str:
+    """``wanted`` when it is free (a private item still goes under ``private/``), else
+    the same name with the id suffix that ``place`` would give it."""
+    rel = ("private/" + wanted) if item.visibility == "private" else wanted
+    if not (state.root / rel).exists():  # check_path refused ".."; the write guards symlinks
+        return rel
+    stem = rel[: -len(".md")]
+    return state.abspath(f"{stem}-{id_suffix(item.id)}.md").relative_to(state.root).as_posix()
 
 
 def _reinforce(state: VaultState, original: Engram) -> Engram:

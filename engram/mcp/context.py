@@ -12,8 +12,9 @@ No hit is not an error: the server starts in first-contact mode and every tool b
 swaps it in under the holder's lock, so it takes effect on the next call, no restart.
 
 The agent id (recorded as ``createdBy``/``updatedBy`` and in the audit log) comes from
-``--actor`` / ``ENGRAM_ACTOR``, else the config file's ``agentId``, else the vault's
-default (``GIT_AUTHOR_NAME`` or the login name).
+``--actor`` (``source="flag"``), else ``ENGRAM_ACTOR`` (``"env"``), else the config
+file's ``agentId`` (``"config"``), else ``git config user.name`` of the vault's
+repository (``"git"``), else the login name (``"login"``); ``status`` says which.
 
 The user config file is ``$XDG_CONFIG_HOME/engram/mcp.yaml`` (``~/.config/...``): two
 keys, ``vault`` and ``agentId``. It holds no secrets and is written atomically.
@@ -26,7 +27,6 @@ through the vault's own file lock.
 
 from __future__ import annotations
 
-import getpass
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -36,11 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import EngramError, InvalidInput, StorageError, VaultNotFound
+from engram.items.state import resolve_actor
 from engram.store.fsio import atomic_write
+from engram.team.gitstore import ensure_merge_driver
 from engram.vault import Vault
 from mergedriver import codec
 
 CONFIG_NAME = "mcp.yaml"
+#: Actor sources that nobody chose for this server: they follow the vault's repository.
+DERIVED_SOURCES = frozenset({"git", "login"})
 MAX_AGENT_ID_CHARS = 100
 
 
@@ -85,16 +89,6 @@ class UserConfig:
                 f"cannot create {path.parent}: {exc.strerror}.", hint="Check permissions."
             ) from exc
         atomic_write(path, (text + codec.dump_yaml(data)).encode("utf-8"))
-
-
-def default_actor() -> str:
-    """Who writes are attributed to when nobody said: git's author name, else the login."""
-    if os.environ.get("GIT_AUTHOR_NAME"):
-        return os.environ["GIT_AUTHOR_NAME"]
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def check_agent_id(value: str) -> str:
@@ -159,7 +153,10 @@ class VaultHolder:
         with self.lock:
             if agent is not None:
                 self.actor, self.actor_source = agent, "setup"
-            vault = Vault.init(path, actor=self.actor)
+            derived = self.actor_source in DERIVED_SOURCES
+            vault = Vault.init(path, actor=None if derived else self.actor)
+            if derived:  # the new vault's repository may name someone else
+                self.actor, self.actor_source = vault.actor, vault.state.actor_source
             vault.refresh()
             old, self._vault = self._vault, vault
             self.vault_source, self.requested = "setup", None
@@ -207,13 +204,15 @@ def open_holder(
     """Resolve the vault and the agent id as the module docstring describes."""
     config_file = config_file or default_config_file()
     config = UserConfig.load(config_file)
-    actor = actor or os.environ.get("ENGRAM_ACTOR")
-    if actor:
-        actor_value, actor_source = actor, "flag"
+    actor_value: str | None
+    if actor and actor.strip():
+        actor_value, actor_source = actor.strip(), "flag"
+    elif os.environ.get("ENGRAM_ACTOR", "").strip():
+        actor_value, actor_source = os.environ["ENGRAM_ACTOR"].strip(), "env"
     elif config.agent_id:
         actor_value, actor_source = config.agent_id, "config"
     else:
-        actor_value, actor_source = default_actor(), "default"
+        actor_value, actor_source = None, ""  # the vault's repository decides, below
 
     vault: Vault | None = None
     source: str | None = None
@@ -234,6 +233,13 @@ def open_holder(
             continue
         source = where
         break
+    if vault is not None:
+        ensure_merge_driver(vault.root)  # a fresh clone of a vault merges field by field at once
+    if actor_value is None:
+        if vault is not None:
+            actor_value, actor_source = vault.actor, vault.state.actor_source
+        else:
+            actor_value, actor_source = resolve_actor()
     return VaultHolder(
         vault,
         vault_source=source,
@@ -251,6 +257,6 @@ def holder_for(vault: Vault, *, config_file: Path | None = None) -> VaultHolder:
         vault,
         vault_source="flag",
         actor=vault.actor,
-        actor_source="flag",
+        actor_source=vault.state.actor_source,
         config_file=config_file or default_config_file(),
     )

@@ -131,6 +131,27 @@ class DeleteOut(_Out):
     message: str
 
 
+class TrashEntryOut(_Out):
+    id: str
+    title: str
+    path: str = Field(description="Where the item lived before it was deleted.")
+    deleted_at: str
+    synapses: int = Field(description="Edges deleted with it.")
+
+
+class TrashOut(_Out):
+    items: list[TrashEntryOut]
+    message: str
+
+
+class RestoreOut(_Out):
+    id: str
+    path: str
+    synapses: list[str] = Field(description="Ids of the edges brought back.")
+    left: list[str] = Field(description="Ids of edges left in the trash: their other item is gone.")
+    message: str
+
+
 class SynapseView(_Out):
     id: str
     source: str
@@ -356,18 +377,22 @@ class SyncOut(_Out):
 
 
 class ImportedRecord(_Out):
-    line: int = Field(description="The record's position (1-based line or list index).")
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
-    id: str
+    where: str = Field(description="Where the record was: 'line 3', 'entities[2]', a file path.")
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
+    id: str | None = Field(default=None, description="The item written, matched or already imported.")
     path: str | None = None
+    message: str | None = Field(default=None, description="Why a record is BAD or SKIPPED.")
 
 
 class ImportOut(_Out):
     dry_run: bool
     records: int
     new: int
-    duplicate: int
+    duplicate: int = Field(description="Identical to items the vault holds: not written, not reinforced.")
     update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
+    skipped: int = Field(description="Already imported from this source: nothing written.")
+    bad: int = Field(description="Records that could not be imported (see results[].message).")
+    links: int = Field(description="Edges written.")
     results: list[ImportedRecord]
     message: str
 

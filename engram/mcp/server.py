@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
+from engram import DISTRIBUTION
 from engram.mcp import (
     protocol,
     resources,
@@ -32,6 +33,7 @@ from engram.mcp import (
     tools_setup,
     tools_synapses,
     tools_sync,
+    tools_trash,
     tools_trust,
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
@@ -43,13 +45,13 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_lifecycle, tools_import, tools_synapses, tools_maintenance,
-    tools_sync, tools_merge, tools_trust,
+    tools_sync, tools_merge, tools_trash, tools_trust,
 )
 
 
 def _version() -> str:
     try:
-        return importlib.metadata.version("engram-vault")
+        return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return "0"
 

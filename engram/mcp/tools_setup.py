@@ -20,7 +20,7 @@ from typing import Annotated
 from pydantic import Field
 
 from engram.errors import EngramError, InvalidInput
-from engram.mcp.context import VaultHolder
+from engram.mcp.context import DERIVED_SOURCES, VaultHolder
 from engram.mcp.models import Gap, SetupOut, StatusOut
 from engram.mcp.overview import domain_counts, synapse_count
 from engram.mcp.profiles import Profile
@@ -35,10 +35,12 @@ _SOURCE_LABELS = {
     "setup": "setup",
 }
 _ACTOR_LABELS = {
-    "flag": "--actor / ENGRAM_ACTOR",
+    "flag": "--actor",
+    "env": "ENGRAM_ACTOR",
     "config": "the user config file",
     "setup": "setup",
-    "default": "default (git author or login name)",
+    "git": "git config user.name of the vault's repository",
+    "login": "the login name",
 }
 
 
@@ -54,7 +56,8 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
     vault = holder.vault
     gaps: list[Gap] = []
     suggested_agent = f"{holder.actor}-agent@{socket.gethostname()}"
-    agent_fix = suggested_agent if holder.actor_source == "default" else None
+    unnamed = holder.actor_source in DERIVED_SOURCES  # nobody chose an id for this agent
+    agent_fix = suggested_agent if unnamed else None
     extra: dict[str, object] = {}
     if vault is None:
         target = holder.requested or SUGGESTED_VAULT
@@ -111,11 +114,12 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
                     fix=_call(root, agent_fix),
                 )
             )
-    if holder.actor_source == "default":
+    if unnamed:
         gaps.append(
             Gap(
                 setting="agent_id",
-                problem=f"no agent id is set; writes are attributed to {holder.actor!r}",
+                problem=f"no agent id is set; writes are attributed to {holder.actor!r} "
+                f"(from {_ACTOR_LABELS[holder.actor_source]})",
                 cost="teammates and the audit log cannot tell this agent's writes from the "
                 "person's or from other agents'",
                 fix=_call(str(vault.root) if vault else holder.requested or SUGGESTED_VAULT, suggested_agent),

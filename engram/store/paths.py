@@ -4,7 +4,8 @@ An engram's path is ``[private/]<domainTags...>/<slug>.md``. Slugs and domain se
 are safe on Linux, macOS and Windows at once:
 
 - Unicode letters, digits and marks are kept (NFC-normalised, lower-cased); every other
-  run of characters becomes one ``-``.
+  run of characters becomes one ``-``. A mark is kept only on a kept character, so an
+  emoji's invisible variation selector never starts a file name.
 - No separators, no ``.``/``..``, no leading dot, no trailing dot or space, no Windows
   reserved device names (``con``, ``nul``, ``com1`` …), at most 80 characters and 200
   UTF-8 bytes, so a path segment never exceeds a file system's limit.
@@ -48,7 +49,10 @@ def _simplify(text: str) -> str:
     for ch in text:
         if ch in "'’":  # "balancer's" → "balancers", not "balancer-s"
             continue
-        if unicodedata.category(ch)[0] in "LNM" or ch == "_":
+        category = unicodedata.category(ch)
+        if category[0] == "M" and (dash or not out):
+            continue  # a mark on a dropped character (the U+FE0F of an emoji) is dropped too
+        if category[0] in "LNM" or ch == "_":
             out.append(ch)
             dash = False
         elif not dash:

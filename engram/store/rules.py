@@ -13,6 +13,7 @@ survives a round trip through the file, git or most editors.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -27,6 +28,7 @@ from engram.store.model import (
     VERIFICATION_STATUSES,
     VISIBILITIES,
     Engram,
+    is_valid_id,
 )
 from engram.store.paths import normalize_domain, slugify, split_domain
 from mergedriver import codec
@@ -184,6 +186,29 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
+@functools.lru_cache(maxsize=4096)
+def _text_as_read(value: str) -> Any:
+    """What a reader of the YAML sees for this text (``1e3`` reads back as a number);
+    cached, because imports repeat the same property values thousands of times."""
+    return codec.load_yaml(codec.dump_yaml(value))
+
+
+def _as_read(value: Any, depth: int = 0) -> Any:
+    """:func:`_storable`'s work for text, whole numbers, booleans and lists and mappings
+    of them; ``NotImplemented`` for anything else (it takes the long way)."""
+    if value is None or isinstance(value, int):  # bool is an int
+        return value
+    if isinstance(value, str):
+        return _text_as_read(value) if value.isprintable() else NotImplemented
+    if depth < 4 and isinstance(value, list):
+        items = [_as_read(v, depth + 1) for v in value]
+        return NotImplemented if any(v is NotImplemented for v in items) else items
+    if depth < 4 and isinstance(value, dict) and all(isinstance(k, str) and k.isprintable() for k in value):
+        pairs = {k: _as_read(v, depth + 1) for k, v in value.items()}
+        return NotImplemented if any(v is NotImplemented for v in pairs.values()) else pairs
+    return NotImplemented
+
+
 def _storable(name: str, value: Any) -> Any:
     """A value as a reader of the YAML will see it; refuses what YAML cannot hold, and
     values nested deeper than :data:`MAX_VALUE_DEPTH` or larger than
@@ -195,25 +220,39 @@ def _storable(name: str, value: Any) -> Any:
             f"{name} nests more than {MAX_VALUE_DEPTH} levels deep.", field=name,
             hint="Flatten it; put structured detail in the body.",
         )
-    stack, seen = [value], set()
-    while stack:  # every string inside, keys included
-        part = stack.pop()
-        if isinstance(part, str):
-            plain_text(name, part)
-        elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
-            seen.add(id(part))  # a structure that contains itself is refused by the codec
-            stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
-    try:
-        dumped = codec.dump_yaml(value)
-        stored = codec.load_yaml(dumped)
-    except Exception:  # noqa: BLE001 - any unrepresentable value
-        raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
-    if len(dumped.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+    if _text_size(name, value) > MAX_FRONTMATTER_BYTES:
         raise InvalidInput(
             f"{name} is larger than {MAX_FRONTMATTER_BYTES:,} bytes of frontmatter.", field=name,
             hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
         )
-    return stored
+    quick = _as_read(value)
+    if quick is not NotImplemented:
+        return quick  # new lists and mappings; the cached leaves are immutable
+    try:
+        return codec.load_yaml(codec.dump_yaml(value))
+    except Exception:  # noqa: BLE001 - any unrepresentable value
+        raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
+
+
+def _text_size(name: str, value: Any) -> int:
+    """The UTF-8 size of every string inside ``value``, keys included, each checked as
+    plain text on the way (what frontmatter's size is made of)."""
+    size = 0
+    stack, seen = [value], set()
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            plain_text(name, part)
+            size += len(part.encode("utf-8", "surrogatepass"))
+        elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
+            seen.add(id(part))  # a structure that contains itself is refused by the codec
+            stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
+    return size
+
+
+#: Extra (unknown) frontmatter keys: any name Obsidian would show as a property —
+#: ``Due date``, ``obsidian.status``, ``Ångström`` — but one line, no padding.
+_EXTRA_KEY = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]{0,62}[^\s\x00-\x1f\x7f])?")
 
 
 def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -221,12 +260,16 @@ def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for key, val in value.items():
-        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}", key):
-            raise InvalidInput(f"extra key {key!r} is not a valid name.", field="extra", hint="Use letters, digits and _.")
+        if not isinstance(key, str) or not _EXTRA_KEY.fullmatch(key):
+            raise InvalidInput(
+                f"extra key {key!r} is not a valid name.",
+                field="extra",
+                hint="Use 1-64 printable characters on one line, no surrounding spaces.",
+            )
         if key in _KNOWN_KEYS:
             raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
         out[key] = _storable(f"extra value for {key!r}", val)
-    if len(codec.dump_yaml(out).encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+    if sum(len(k) + _text_size("extra", v) for k, v in out.items()) > MAX_FRONTMATTER_BYTES:
         raise InvalidInput(
             f"the extra keys together are larger than {MAX_FRONTMATTER_BYTES:,} bytes.", field="extra",
             hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
@@ -361,6 +404,41 @@ def build_new(
         source=_storable("source", source),
         **values,
     )
+
+
+#: Frontmatter keys an import may carry over from another vault or an export, so the
+#: item keeps its identity and history instead of starting again at version 1.
+PRESERVABLE = (
+    "id", "slug", "createdBy", "createdAt", "updatedBy", "updatedAt", "version", "verificationStatus",
+    "retrievalCount", "effectiveRetrievals", "failedUses", "reinforcementScore",
+    "lastRetrievedAt", "lastEffectiveAt", "lastVerifiedAt", "validWhile", "activatedAt",
+    "deactivatedAt", "supersededBy",
+)
+
+
+def preserved(item: Engram, meta: Mapping[str, Any]) -> Engram:
+    """``item`` with the :data:`PRESERVABLE` keys of ``meta`` (camelCase) applied, each
+    validated; other keys are ignored. Raises InvalidInput."""
+    values: dict[str, Any] = {}
+    for key in PRESERVABLE:
+        if key not in meta or meta[key] is None:
+            continue
+        value, name = meta[key], _CAMEL_TO_FIELD[key]
+        if key == "id":
+            if not isinstance(value, str) or not is_valid_id(value):
+                raise InvalidInput(f"id {value!r} is not a valid item id.", field="id", hint="Use a ULID, or leave id out.")
+        elif key == "slug":
+            value = slugify(text("slug", value, MAX_TITLE_CHARS, required=True, single_line=True))
+        elif key in ("createdBy", "updatedBy"):
+            value = text(key, value, 200, required=True, single_line=True)
+        elif key in ("createdAt", "updatedAt"):
+            value = timestamp(key, value)
+        elif key == "version":
+            value = _count(key, value) or 1
+        else:
+            value = _VALIDATORS[name](value)
+        values[name] = value
+    return replace(item, **values) if values else item
 
 
 def normalize_changes(changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from engram.errors import GitError
 
 DRIVER_NAME = "engram"
 DRIVER_LABEL = "engram field-aware merge for items and synapses"
+#: Set to false by ``merge-driver uninstall``: commands then no longer register the driver.
+AUTO_REGISTER = "engram.autoRegister"
 
 
 def driver_command() -> str:
@@ -56,11 +58,26 @@ def is_work_tree(root: Path) -> bool:
 
 
 def ensure_repo(root: Path) -> bool:
-    """``git init`` the folder unless it is already inside a work tree; True if created."""
-    if is_work_tree(root):
+    """``git init`` the folder unless it is already tracked by a work tree; True if created.
+
+    A vault inside another repository shares it (a project that keeps its team memory in
+    a subfolder), unless that repository ignores the folder — ``./engram-demo`` inside a
+    checkout, say: such a vault could never be committed or synced there, so it gets a
+    repository of its own.
+    """
+    if is_work_tree(root) and not _ignored_by_enclosing_repo(root):
+        return False
+    if (root / ".git").exists():
         return False
     _git(root, "init", "--quiet", "--initial-branch=main")
     return True
+
+
+def _ignored_by_enclosing_repo(root: Path) -> bool:
+    top = Path(_git(root, "rev-parse", "--show-toplevel").stdout.strip()).resolve()
+    if top == root.resolve():
+        return False
+    return _git(root, "check-ignore", "--quiet", "--no-index", ".", check=False).returncode == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +98,58 @@ def install_merge_driver(root: Path) -> DriverStatus:
         raise GitError(f"{root} is not a git repository.", hint="Run `engram init` or `git init` first.")
     _git(root, "config", "--local", f"merge.{DRIVER_NAME}.name", DRIVER_LABEL)
     _git(root, "config", "--local", f"merge.{DRIVER_NAME}.driver", driver_command())
+    _git(root, "config", "--local", "--unset", AUTO_REGISTER, check=False)
     return merge_driver_status(root)
+
+
+def ensure_merge_driver(root: Path) -> bool:
+    """Register the driver in a clone that routes files to it but lacks it (a fresh
+    ``git clone`` of a vault: git never copies config); True when it did.
+
+    Cheap when nothing is to do — the clone's config file is read, no process started —
+    so every command can call it.
+    """
+    attributes = root / ".gitattributes"
+    git_dir = _git_dir(root)
+    if git_dir is None or not attributes.is_file():
+        return False
+    try:
+        if f"merge={DRIVER_NAME}" not in attributes.read_text(encoding="utf-8", errors="replace"):
+            return False
+        config = (git_dir / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if f'[merge "{DRIVER_NAME}"]' in config or "autoregister = false" in config.lower():
+        return False  # registered, or uninstalled on purpose
+    try:
+        install_merge_driver(root)
+    except GitError:
+        return False  # a read-only clone, say: `merge-driver status` explains
+    return True
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The git directory of the work tree holding ``root`` (a linked worktree's ``.git``
+    file points to its own folder, whose ``commondir`` holds the shared config)."""
+    for folder in (root, *root.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():
+            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            own = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            common = own / "commondir"
+            return (own / common.read_text().strip()).resolve() if common.is_file() else own
+    return None
 
 
 def uninstall_merge_driver(root: Path) -> DriverStatus:
     """Remove the driver's config section (git then merges these files as text)."""
     if is_work_tree(root):
         _git(root, "config", "--local", "--remove-section", f"merge.{DRIVER_NAME}", check=False)
+        _git(root, "config", "--local", AUTO_REGISTER, "false")  # and stay off: asked for
     return merge_driver_status(root)
 
 
@@ -324,6 +386,37 @@ class GitRepo:
         for parent in parents:
             args += ["-p", parent]
         return self.run(*args, "-m", message, env=env).out.strip()
+
+
+def remote_default_branch(repo: GitRepo, name: str, url: str) -> str | None:
+    """The branch the remote's HEAD names, even in an empty repository (``git ls-remote``
+    shows nothing there; a bare repository on this machine is asked directly)."""
+    out = repo.run("ls-remote", "--symref", name, "HEAD", check=False)
+    for line in out.out.splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            return line[len("ref: refs/heads/") : -len("\tHEAD")]
+    local = Path(url.removeprefix("file://")).expanduser()
+    if "://" not in url.removeprefix("file://") and local.is_dir():
+        head = subprocess.run(
+            ["git", "--git-dir", str(local), "symbolic-ref", "--quiet", "HEAD"],
+            capture_output=True, text=True, check=False,
+        )
+        if head.returncode == 0 and head.stdout.startswith("refs/heads/"):
+            return head.stdout.strip().removeprefix("refs/heads/")
+    return None
+
+
+def unrelated_branches(repo: GitRepo, remote: str) -> list[str]:
+    """Branches of ``remote`` that share no commit with HEAD (all of them when HEAD has
+    no commit yet), fetched first. Empty when the remote is empty or shares history."""
+    repo.run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/*:refs/remotes/{remote}/*", check=False)
+    listed = repo.run("for-each-ref", "--format=%(refname)", f"refs/remotes/{remote}/").out.split()
+    branches = [ref.removeprefix(f"refs/remotes/{remote}/") for ref in listed if not ref.endswith("/HEAD")]
+    head = repo.rev("HEAD")
+    if head is None:
+        return branches
+    related = [b for b in branches if repo.merge_base(head, f"refs/remotes/{remote}/{b}") is not None]
+    return [] if related else branches
 
 
 def git_path(root: Path, name: str) -> Path:

@@ -11,16 +11,22 @@ either: it would be a new note in the person's vault. It runs ``git init`` when 
 folder is not inside a work tree, creates ``.engram/``, registers the merge driver and
 installs the pre-commit hook that refuses commits carrying secrets
 (:mod:`engram.team.hooks`; a user's own hook is chained).
+
+:func:`add_remote` (``engram remote add``, ``engram init --remote``) gives a vault its
+first remote: the right branch whatever the remote's HEAD says, the first push, and the
+commands a teammate runs to join.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from engram.errors import InvalidInput, StorageError
+from engram.errors import GitError, InvalidInput, StorageError
+from engram.items.state import VaultState
 from engram.store.fsio import atomic_write, ensure_ignored
 
 #: Template files whose missing lines are appended to a user's existing copy.
@@ -119,3 +125,69 @@ def _append_missing_lines(target: Path, template: bytes) -> None:
         joined = existing + ("" if existing.endswith("\n") or not existing else "\n")
         joined += "# added by engram init\n" + "\n".join(missing) + "\n"
         atomic_write(target, joined.encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- a first remote
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSetup:
+    """What ``engram remote add`` did, and what a teammate runs to join."""
+
+    name: str
+    url: str
+    branch: str
+    pushed: bool
+    teammate: tuple[str, ...]
+
+
+def add_remote(state: VaultState, url: str, *, name: str = "origin") -> RemoteSetup:
+    """Give the vault its first remote and publish it there.
+
+    The branch is the one the remote's HEAD names (a bare repository made with
+    ``git init --bare`` says ``master`` where engram says ``main``): the vault is pushed
+    to it and tracks it, so a plain ``git clone`` checks the vault out. A remote that
+    already holds history this vault does not share is refused — the team's vault is
+    there already: clone it instead. Raises GitError, InvalidInput.
+    """
+    from engram.team import gitstore
+    from engram.team.sync import sync
+
+    url = url.strip()
+    if not url:
+        raise InvalidInput("the remote URL is empty.", hint="e.g. engram remote add git@github.com:team/memory.git")
+    with gitstore.GitRepo(state.root) as repo:
+        current = repo.current_branch()
+        if current is None:
+            raise GitError("HEAD is detached; a remote needs a branch.", hint="Check out one, e.g. `git switch main`.")
+        existing = repo.config(f"remote.{name}.url")
+        if existing is not None and existing != url:
+            raise InvalidInput(
+                f"the vault already has a remote {name!r} ({existing}).",
+                hint=f"Pass another --name, or change it with `git remote set-url {name} URL`.",
+            )
+        if existing is None:
+            repo.run("remote", "add", name, url)
+        branch = gitstore.remote_default_branch(repo, name, url) or current
+        shared = gitstore.unrelated_branches(repo, name)
+        if shared:
+            raise GitError(
+                f"{url} already holds history this vault does not share (branch {shared[0]}): "
+                "it is probably the team's vault.",
+                hint=f"Clone it instead: git clone {url}  (then run engram commands in the clone).",
+            )
+        repo.run("config", f"branch.{current}.remote", name)
+        repo.run("config", f"branch.{current}.merge", f"refs/heads/{branch}")
+    report = sync(state, remote=name, branch=branch)
+    folder = _clone_folder(url)
+    teammate = (
+        f"git clone {url} {folder}",
+        f"cd {folder}",
+        "engram sync",
+    )
+    return RemoteSetup(name, url, branch, report.pushed, teammate)
+
+
+def _clone_folder(url: str) -> str:
+    tail = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return tail.removesuffix(".git") or "team-memory"

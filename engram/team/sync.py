@@ -40,7 +40,7 @@ from engram.lifecycle.reconcile import after_merge
 from engram.store.format import is_canonical, parse_engram, write_engram
 from engram.store.fsio import atomic_write
 from engram.team import authorship, precommit
-from engram.team.gitstore import EMPTY_TREE, GitRepo
+from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver import codec
 from mergedriver.records import append_records
@@ -87,7 +87,7 @@ class SyncReport:
         if self.committed:
             out.append(f"committed {self.committed} local change(s)")
         if self.remote is None:
-            out.append("no remote configured: committed locally only (add one with `git remote add origin URL`)")
+            out.append("no remote configured: committed locally only (add one with `engram remote add URL`)")
         if self.fast_forward:
             out.append(f"fast-forwarded to {self.remote}/{self.branch}")
         if self.merged or self.taken:
@@ -138,7 +138,11 @@ def sync(
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
         prefix = state.root.relative_to(repo.top).as_posix()
         prefix = "" if prefix == "." else prefix
-        report = SyncReport(branch=branch or _upstream_branch(repo, current) or current)
+        upstream = _upstream_branch(repo, current)
+        report = SyncReport(branch=branch or upstream or current)
+        first = _remote_for(repo, current, remote) if branch is None else None
+        if first is not None and repo.rev(f"refs/remotes/{first}/{report.branch}") is None:
+            _refuse_second_history(repo, first, report.branch)  # never fetched: a first sync
         fold(state)
         with state.lock.hold():
             # Edits and renames a person made outside engram, recorded before committing.
@@ -220,6 +224,24 @@ def _commit_local(
     text = message or f"engram sync: {len(staged)} change(s) by {state.actor} on {socket.gethostname()}"
     repo.run("commit", "--quiet", "-m", text, "--", spec, env=_identity(repo, state))
     return len(staged)
+
+
+def _refuse_second_history(repo: GitRepo, remote: str, branch: str) -> None:
+    """Before a clone's first sync: when ``remote`` has no ``branch`` but holds history on
+    other branches that this clone does not share, pushing would start a second,
+    unrelated vault beside the team's. Refuse, and say how to join it instead."""
+    if _fetch(repo, remote, branch) != "missing":
+        return  # the branch is there (merged as usual) or the remote cannot be reached
+    others = unrelated_branches(repo, remote)
+    if others:
+        theirs = others[0]
+        raise GitError(
+            f"{remote} has no branch {branch!r} but already holds a history on {theirs!r} that "
+            "this clone does not share; pushing would start a second, unrelated vault.",
+            hint=f"To join it: `git switch {theirs}` (move aside files git says it would overwrite), "
+            f"or `engram sync --branch {theirs}` to merge this vault into it; to publish a separate "
+            f"vault on purpose: `engram sync --branch {branch}`.",
+        )
 
 
 def _upstream_branch(repo: GitRepo, branch: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engram.items.importer import parse_records
+from engram.adopt.sources import parse_text
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clone_machine, first_machine, tracked
@@ -58,8 +58,8 @@ def test_update_keeps_the_body_and_a_new_one(vault: Vault) -> None:
 
 
 def test_import_keeps_the_body(vault: Vault) -> None:
-    records = parse_records(json.dumps([{"title": "Imported", "content": BODY}]), "json")
-    vault.import_records(records, origin="test.json")
+    batch = parse_text(json.dumps([{"title": "Imported", "content": BODY}]), "test.json", "json")
+    assert vault.run_import(batch).counts.get("NEW") == 1
     assert raw_body(vault, "Imported") == BODY.encode()
 
 

@@ -67,6 +67,9 @@ def test_link_unlink_and_synapses(run) -> None:  # type: ignore[no-untyped-def]
     assert linked.exit_code == 0 and linked.stdout.startswith("syn-")
     listing = json.loads(run("synapses", a, "--json").stdout)["synapses"]
     assert [(s["from"], s["kind"], s["to"]) for s in listing] == [(b, "extends", a)]
+    shown = run("synapses", a).stdout
+    assert f"Copy with dataclasses.replace ({b}) --extends--> Prefer immutable values ({a})  weight 0.8" in shown
+    assert f"{a}  observation Prefer immutable values  (prefer-immutable-values.md)" in run("list").stdout
     assert run("unlink", b, "extends", a).exit_code == 0
     assert json.loads(run("synapses", a, "--json").stdout) == {"synapses": [], "wikilinks": []}
 
@@ -173,3 +176,19 @@ def test_demo_builds_and_rebuilds(tmp_path: Path) -> None:
     again = subprocess.run([engram_exe(), "demo", str(target)], env=env, capture_output=True, text=True, check=True)
     assert again.returncode == 0
     assert len(Vault.open(target).list()) == len(SEEDS)
+
+
+def test_version_names_the_distribution_engram_is_published_as() -> None:
+    """`engram-vault` on PyPI is another project: the distribution is engram-team-memory,
+    named once (engram.DISTRIBUTION) and matching pyproject.toml."""
+    import importlib.metadata
+    import tomllib
+
+    from engram import DISTRIBUTION
+    from tests.conftest import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == DISTRIBUTION == "engram-team-memory"
+    assert project["scripts"]["engram"] == "engram.cli:main"
+    out = CliRunner().invoke(cli, ["--version"])
+    assert out.exit_code == 0 and out.stdout.strip() == f"engram, version {importlib.metadata.version(DISTRIBUTION)}"

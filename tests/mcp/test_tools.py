@@ -46,6 +46,7 @@ STANDARD = MINIMAL | {
     "engram_list_proposals", "engram_accept_proposal", "engram_dismiss_proposal", "engram_find_skill",
     "engram_create_skill", "engram_quarantine_list",
     "engram_quarantine_release", "engram_audit",
+    "engram_trash_list", "engram_restore",
 }
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}
 
@@ -212,6 +213,20 @@ async def test_delete_moves_to_trash_and_then_it_is_gone(client: Client, vault: 
     assert "engram_search or engram_list" in message
 
 
+async def test_trash_list_and_restore(client: Client, vault: Vault) -> None:
+    a = await create(client, "Keep me", content="body", domain="x")
+    b = await create(client, "Linked", content="other", domain="x")
+    ok(await client.call_tool("synapse_create", {"source": a["id"], "kind": "extends", "target": b["id"]}))
+    ok(await client.call_tool("engram_delete", {"ref": a["id"], "expected_version": 1}))
+    listed = ok(await client.call_tool("engram_trash_list", {}))
+    assert [(e["id"], e["title"], e["synapses"]) for e in listed["items"]] == [(a["id"], "Keep me", 1)]
+    back = ok(await client.call_tool("engram_restore", {"ref": a["id"][:8]}))
+    assert back["path"] == a["path"] and len(back["synapses"]) == 1 and back["left"] == []
+    assert vault.get(a["id"]).title == "Keep me" and len(vault.synapses(a["id"])) == 1
+    assert "is active, not frozen or forgotten: nothing to restore" in error(await client.call_tool("engram_restore", {"ref": a["id"]}))
+    assert ok(await client.call_tool("engram_trash_list", {}))["items"] == []
+
+
 async def test_list_filters_and_pages(client: Client) -> None:
     for n in range(5):
         await create(client, f"Ops note {n}", content=f"distinct text {n} " * (n + 1), domain="ops/db", kind="fact")
@@ -277,25 +292,34 @@ async def test_list_paths_shows_the_domain_tree(client: Client) -> None:
     assert eng["children"] == [{"name": "python", "path": "eng/python", "count": 1, "total": 1, "children": []}]
 
 
-async def test_import_validates_everything_before_writing(client: Client, vault: Vault) -> None:
+async def test_import_reports_bad_records_and_skips_what_it_already_did(client: Client, vault: Vault) -> None:
     records = [
         {"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"},
-        {"title": "Imported fact two", "content": "beta", "team": "sre"},
+        {"title": "Imported fact two", "content": "beta", "team": "sre",
+         "links": [{"kind": "depends_on", "to": "Imported fact one"}]},
     ]
     checked = ok(await client.call_tool("engram_import", {"records": records, "dry_run": True}))
-    assert checked["records"] == 2 and checked["results"] == [] and vault.list() == []
+    assert checked["records"] == 2 and [r["outcome"] for r in checked["results"]] == ["NEW", "NEW"]
+    assert vault.list() == []
     done = ok(await client.call_tool("engram_import", {"records": records, "default_domain": "imported",
                                                         "origin": "wiki-export.json"}))
-    assert (done["new"], done["duplicate"]) == (2, 0)
+    assert (done["new"], done["duplicate"], done["links"]) == (2, 0, 1)
     second = vault.get(done["results"][1]["id"])
     assert second.domain == "imported" and second.extra["team"] == "sre"
-    assert second.source == {"file": "wiki-export.json", "line": 2}
-    again = ok(await client.call_tool("engram_import", {"text": '{"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"}\n'}))
-    assert again["duplicate"] == 1 and again["results"][0]["outcome"] == "DUPLICATE"
+    assert second.source["importer"] == "jsonl" and second.source["from"] == "wiki-export.json"
     before = vault_files(vault)
-    bad = error(await client.call_tool("engram_import", {"records": [{"title": "fine"}, {"content": "no title"}, {"title": "x", "kind": "rumor"}]}))
-    assert bad.startswith("invalid_input: 2 bad record(s): line 2: has no title; line 3: unknown kind 'rumor'")
-    assert "nothing was imported" in bad and vault_files(vault) == before
+    again = ok(await client.call_tool("engram_import", {"records": records, "origin": "wiki-export.json"}))
+    assert (again["new"], again["skipped"], again["links"]) == (0, 2, 0) and vault_files(vault) == before
+    line = '{"title": "Imported fact one", "content": "alpha", "domain": "legacy/wiki", "kind": "fact"}\n'
+    other = ok(await client.call_tool("engram_import", {"text": line}))
+    assert other["duplicate"] == 1 and other["results"][0]["outcome"] == "DUPLICATE" and vault_files(vault) == before
+    mixed = ok(await client.call_tool("engram_import", {"records": [
+        {"title": "fine", "content": "new"}, {"content": "no title"}, {"title": "x", "kind": "rumor"}]}))
+    assert (mixed["new"], mixed["bad"]) == (1, 2)
+    bad = [(r["where"], r["message"]) for r in mixed["results"] if r["outcome"] == "BAD"]
+    assert [where for where, _ in bad] == ["line 2", "line 3"]
+    assert bad[0][1] == "has no title" and bad[1][1].startswith("unknown kind 'rumor'")
+    assert "Fix the BAD records" in mixed["message"]
     assert "either records or text" in error(await client.call_tool("engram_import", {}))
     assert "not valid JSON" in error(await client.call_tool("engram_import", {"text": "[{oops"}))
 

@@ -75,7 +75,7 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    [wheel] = tmp_path.glob("engram_vault-*.whl")
+    [wheel] = tmp_path.glob("engram_team_memory-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for rel in template_files():
         assert f"vault_template/{rel}" in names, rel
@@ -84,3 +84,20 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
     viewer = ROOT / "engram" / "viewer"
     for path in [*viewer.glob("templates/*"), *viewer.glob("static/*")]:
         assert path.relative_to(ROOT).as_posix() in names, path.name
+
+
+def test_a_vault_in_a_folder_another_repository_ignores_gets_its_own(tmp_path: Path) -> None:
+    """./engram-demo inside a checkout that ignores it: a vault there could never be
+    committed or synced, so it gets a repository of its own; a tracked subfolder shares."""
+    outer = tmp_path / "checkout"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / ".gitignore").write_text("engram-demo/\n")
+    with Vault.init(outer / "engram-demo") as demo:
+        assert git(demo.root, "rev-parse", "--show-toplevel").strip() == str(demo.root)
+        demo.create("Kept in its own history", "x")
+        assert demo.sync().committed > 0
+        assert "Kept" not in git(outer, "status", "--porcelain", "--ignored")
+    with Vault.init(outer / "team-memory") as shared:
+        assert git(shared.root, "rev-parse", "--show-toplevel").strip() == str(outer.resolve())
+        assert not (shared.root / ".git").exists()

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from engram.adopt.records import parse
 from engram.errors import InvalidInput
-from engram.items.importer import parse_records
 from engram.store.rules import MAX_FRONTMATTER_BYTES, MAX_VALUE_DEPTH
 from engram.vault import Vault
 
@@ -54,12 +54,13 @@ def test_a_shallow_structured_extra_is_fine(vault: Vault) -> None:
     assert vault.get(item.id).extra["owner"] == {"team": "db", "on_call": ["a", "b"]}
 
 
-def test_an_import_record_cannot_choose_its_id(vault: Vault) -> None:
+def test_an_import_record_with_an_existing_items_id_changes_nothing(vault: Vault) -> None:
     existing = vault.create("Pool sizes", "Keep pools at 20.").item
-    records = parse_records(json.dumps([{"title": "Other", "id": existing.id, "content": "x"}]))
-    with pytest.raises(InvalidInput, match="'id' is a built-in field"):
-        vault.import_records(records, origin="r.json")
-    assert [i.id for i in vault.list()] == [existing.id]
+    batch = parse(json.dumps([{"title": "Other", "id": existing.id, "content": "overwrite?"}]), "r.json")
+    (result,) = vault.run_import(batch).results
+    assert (result.outcome, result.id) == ("SKIPPED", existing.id)
+    assert [(i.id, i.title) for i in vault.list()] == [(existing.id, "Pool sizes")]
+    assert vault.get(existing.id).content == "Keep pools at 20.\n"
 
 
 def test_a_copied_file_with_a_colliding_id_is_a_doctor_finding_and_a_clear_error(vault: Vault) -> None:

@@ -1,0 +1,93 @@
+"""A team's first remote: the right branch whatever the bare repository's HEAD says, the
+teammate's clone working at once, and no second, unrelated history."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engram.cli import cli
+from engram.errors import GitError, InvalidInput
+from engram.team.gitstore import merge_driver_status
+from engram.vault import Vault
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def bare(tmp: Path, head: str = "master") -> Path:
+    origin = tmp / "origin.git"
+    git(tmp, "init", "-q", "--bare", f"--initial-branch={head}", str(origin))
+    return origin
+
+
+def test_remote_add_pushes_to_the_branch_the_bare_head_names(tmp_path: Path) -> None:
+    origin = bare(tmp_path, "master")
+    with Vault.init(tmp_path / "a") as a:
+        a.create("First thing we learned", "x")
+        shared = a.add_remote(str(origin))
+        assert (shared.branch, shared.pushed) == ("master", True)
+        assert shared.teammate == (f"git clone {origin} origin", "cd origin", "engram sync")
+        assert git(origin, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/master"]
+        assert git(a.root, "config", "branch.main.merge").strip() == "refs/heads/master"
+        assert a.sync().lines() == ["pushed to origin/master"]  # tracks it: no "(new branch)"
+    git(tmp_path, "clone", "-q", str(origin), "b")
+    assert (tmp_path / "b" / "first-thing-we-learned.md").is_file()  # a plain clone checks the vault out
+
+
+def test_a_fresh_clone_registers_the_merge_driver_on_first_use(tmp_path: Path) -> None:
+    origin = bare(tmp_path, "main")
+    with Vault.init(tmp_path / "a") as a:
+        a.add_remote(str(origin))
+    git(tmp_path, "clone", "-q", str(origin), "b")
+    clone = tmp_path / "b"
+    assert not merge_driver_status(clone).installed
+    out = CliRunner().invoke(cli, ["--vault", str(clone), "list"])
+    assert out.exit_code == 0 and "registered engram's merge driver in this clone" in out.stderr
+    assert merge_driver_status(clone).current
+    again = CliRunner().invoke(cli, ["--vault", str(clone), "list"])
+    assert "registered" not in again.stderr
+
+
+def test_sync_refuses_a_second_unrelated_history(tmp_path: Path) -> None:
+    """The issue's story: HEAD says master, the first machine pushed main by hand, the
+    second clone is empty and `engram init` + `engram sync` would start another vault."""
+    origin = bare(tmp_path, "master")
+    with Vault.init(tmp_path / "a") as a:
+        a.create("Team knowledge", "x")
+        git(a.root, "remote", "add", "origin", str(origin))
+        assert a.sync().pushed  # to origin/main: the branch the vault is on
+    git(tmp_path, "clone", "-q", str(origin), "b")
+    with Vault.init(tmp_path / "b") as b:
+        b.create("Second machine", "y")
+        before = git(b.root, "status", "--porcelain")
+        with pytest.raises(GitError, match="already holds a history on 'main'") as refused:
+            b.sync()
+        assert "git switch main" in (refused.value.hint or "")
+        assert git(b.root, "status", "--porcelain") == before  # nothing committed, nothing pushed
+    assert git(origin, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/main"]
+
+
+def test_remote_add_refuses_a_remote_that_holds_another_vault(tmp_path: Path) -> None:
+    origin = bare(tmp_path, "main")
+    with Vault.init(tmp_path / "a") as a:
+        a.create("The team's", "x")
+        a.add_remote(str(origin))
+    with Vault.init(tmp_path / "c") as c:
+        with pytest.raises(GitError, match="already holds history this vault does not share") as refused:
+            c.add_remote(str(origin))
+        assert f"git clone {origin}" in (refused.value.hint or "")
+        with pytest.raises(InvalidInput, match="already has a remote 'origin'"):
+            c.add_remote(str(tmp_path / "elsewhere.git"))
+
+
+def test_cli_init_with_remote_prints_the_teammate_commands(tmp_path: Path) -> None:
+    origin = bare(tmp_path, "master")
+    out = CliRunner().invoke(cli, ["init", str(tmp_path / "v"), "--remote", str(origin)])
+    assert out.exit_code == 0, out.output
+    assert f"pushed to origin/master ({origin})" in out.stdout
+    assert out.stdout.rstrip().endswith(f"a teammate joins with:\n  git clone {origin} origin\n  cd origin\n  engram sync")
