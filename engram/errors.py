@@ -13,7 +13,9 @@ translated into this tree once, in the module that uses the library, and chained
      ├── InvalidInput                exit 2   bad argument or field value
      │    ├── UnknownKind                     a kind that is not one of the known kinds
      │    ├── SensitiveData                   a secret or personal data bound for a shared path
-     │    └── InstructionShaped               text the screen flags where it cannot be quarantined
+     │    ├── InstructionShaped               text the screen flags where it cannot be quarantined
+     │    ├── NotGeneral                      a body bound for org that names one project's things
+     │    └── NotEligible                     a promotion the item has not earned (yet)
      ├── NotFound                    exit 3   no item, synapse or vault where named
      │    └── VaultNotFound
      ├── Conflict                    exit 4   the vault changed under the caller
@@ -200,6 +202,29 @@ class InstructionShaped(InvalidInput):
     def __init__(self, message: str, *, field: str, rule: str, hint: str | None = None):
         self.rule = rule
         super().__init__(message, field=field, hint=hint)
+
+
+class NotGeneral(InvalidInput):
+    """A body bound for the org vault names its own project, a file, a test, a ticket or a
+    decision id (:mod:`engram.scopes.gate`). ``tells`` says what was found;
+    ``suggestion`` is a general restatement to start from. Nothing was changed."""
+
+    code = "not_general"
+
+    def __init__(self, message: str, *, tells: Sequence[str], suggestion: str, hint: str | None = None):
+        self.tells = tuple(tells)
+        self.suggestion = suggestion
+        super().__init__(message, field="org_content", hint=hint)
+
+
+class NotEligible(InvalidInput):
+    """A promotion the item has not earned: ``needs`` lists what is missing."""
+
+    code = "not_eligible"
+
+    def __init__(self, message: str, *, needs: Sequence[str], hint: str | None = None):
+        self.needs = tuple(needs)
+        super().__init__(message, hint=hint)
 
 
 class Forbidden(EngramError):

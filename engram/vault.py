@@ -41,7 +41,8 @@ from engram.lifecycle import lineage as lc_lineage
 from engram.lifecycle import proposals as lc_proposals
 from engram.lifecycle import skills as lc_skills
 from engram.recall import usage
-from engram.recall.search import search as recall_search
+from engram.scopes import capture, distill, promotion, status
+from engram.scopes import recall as scope_recall
 from engram.team import conflicts as merge_conflicts
 from engram.team import history as team_history
 from engram.team import mergelog, setup
@@ -147,8 +148,9 @@ class Vault:
     wikilinks = delegate(links.wikilinks)  # derived from the text of notes
     neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
-    # recall — engram.recall.search / .usage
-    search = delegate(recall_search)
+    # recall — engram.scopes.recall (this vault and the org vault) / engram.recall.usage
+    search = delegate(scope_recall.search)
+    get_any = delegate(scope_recall.get_any)  # this vault, then the org vault
     flush_usage = delegate(usage.flush)
 
     # learning and lifecycle — engram.lifecycle.*
@@ -178,6 +180,20 @@ class Vault:
     quarantined = delegate(quarantine.listing)
     release = delegate(quarantine.release)
     audit = delegate(reading.audit_entries)
+
+    # scopes and capture — engram.scopes.promotion / .distill / .capture / .status
+    endorse = delegate(promotion.endorse)
+    promote = delegate(promotion.promote)
+    standing = delegate(promotion.standing)
+    review_promotions = delegate(promotion.review_promotions)
+    generalize = delegate(promotion.generalize)
+    sync_scopes = delegate(promotion.sync_scopes)
+    distill = delegate(distill.distill)
+    record_need = delegate(capture.record_need)
+    observe = delegate(capture.observe)  # files a capture proposal, never an item
+    screen_observation = delegate(capture.screen)
+    scopes_status = delegate(status.scopes_status)
+    configure_scopes = delegate(status.configure)
 
     # sharing — engram.team.sync / .setup / .conflicts / .history
     timeline = delegate(team_history.history)  # audit entries and the file's git log

@@ -162,6 +162,14 @@ ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("steps", ANY),
     ("preconditions", TEXTS),
     ("verifications", ANY),
+    # Scopes (engram.scopes): who recalled an item and on which days (the evidence that
+    # earns promotion), endorsements, the promotions it went through, and the concrete
+    # body a generalized org item keeps as an example.
+    ("recalledBy", TEXTS),
+    ("recallDays", TEXTS),
+    ("endorsements", ANY),
+    ("promotions", ANY),
+    ("example", TEXT),
     # Set by the merge: conflicts it kept or refused, listed until a person resolves them.
     ("mergeConflicts", TEXTS),
 )

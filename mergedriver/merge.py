@@ -185,6 +185,13 @@ ENGRAM_RULES: dict[str, Rule] = {
     # is right for the merge, and `engram sync` then makes the newer the current one
     # (engram.lifecycle.succession.settle_heads), so this is no conflict to flag.
     "supersededBy": _R.quiet,
+    # Scopes: recall evidence and endorsement/promotion records only grow, so two machines'
+    # additions are a union; the example is one value (the concrete body it replaced).
+    "recalledBy": _R.as_set,
+    "recallDays": _R.as_set,
+    "endorsements": _R.as_set,
+    "promotions": _R.as_set,
+    "example": _R.scalar,
     # The domain is a folder path, not a bag of tags: a union of two moves would name a
     # folder nobody chose, so it is one value.
     "domainTags": _R.scalar,

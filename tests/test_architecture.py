@@ -29,6 +29,7 @@ LAYERS = (
     "engram.lifecycle",
     "engram.adopt",
     "engram.team",
+    "engram.scopes",
     "engram.doctor",
     "engram.vault",
     "engram.demo",

@@ -15,6 +15,8 @@ from engram.vault import Vault
 def _render_hit(rank: int, hit: SearchHit, explain: bool) -> list[str]:
     flag = "" if hit.status == "active" else f" [{hit.status}]"
     via = "" if hit.via == "lexical" else "  (linked)"
+    if hit.scope != "team":
+        via += f"  ({hit.scope})"
     lines = [f"{rank:>2}. {hit.title}{flag}{via}", f"    {hit.id}  {hit.kind}  {hit.path}  score {hit.score:.3f}"]
     if hit.summary and hit.tier != "catalog" and (hit.content is None or hit.summary not in hit.content):
         lines.append(f"    {hit.summary}")

@@ -26,12 +26,12 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from engram.errors import (
     EngramError,
@@ -62,6 +62,13 @@ from mergedriver import codec
 from mergedriver.codec import CodecError
 
 STATE_DIR = ".engram"
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
 
 
 #: Where the actor came from, in the order they are tried (see :func:`resolve_actor`).
@@ -165,6 +172,7 @@ class VaultState:
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
+        self._companions: dict[str, _Closable] = {}
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
@@ -194,8 +202,18 @@ class VaultState:
         return self._actor_source
 
     def close(self) -> None:
-        """Close the index connection and stop its file watcher."""
+        """Close the index connection and stop its file watcher (and companions')."""
+        for companion in self._companions.values():
+            companion.close()
+        self._companions.clear()
         self.index.close()
+
+    def companion(self, key: str, make: Callable[[], C]) -> C:
+        """An object made once per state and closed with it (the org vault's state)."""
+        found = self._companions.get(key)
+        if found is None:
+            found = self._companions[key] = make()
+        return found  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ trust
 

@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from engram.errors import FormatError, InvalidInput
+from engram.errors import AlreadyExists, FormatError, InvalidInput
 from engram.items.state import VaultState, settled
 from engram.store import rules
 from engram.store.dedup import boilerplate as boilerplate_of
@@ -98,8 +98,8 @@ def create(
     suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
     id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
     :class:`engram.store.dedup.LineCounts`). Instruction-shaped text is written with status
-    ``quarantined``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden before
-    writing anything.
+    ``quarantined``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden /
+    AlreadyExists (a preserved id is taken) before writing anything.
     """
     item = build(
         state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
@@ -115,11 +115,10 @@ def create(
     item = admission.item
     with state.lock.hold():
         state.ensure_indexed()
-        if preserve and "id" in preserve and state.index.item_rows("id = ?", (item.id,)):
-            raise InvalidInput(
-                f"an item with id {item.id} is already in the vault.",
-                field="id",
-                hint="Leave the id out to import it as a new item.",
+        if preserve and preserve.get("id") and state.index.item_rows("id = ?", (item.id,)):
+            raise AlreadyExists(
+                f"an item with id {item.id} is already in this vault.",
+                hint=f"Read it with `engram get {item.id}`, or leave the id out to add it as a new item.",
             )
         if dedupe and state.dedup_settings.enabled and not admission.quarantined:
             found = classify(state, item, boilerplate)

@@ -43,6 +43,7 @@ PROPOSAL_KINDS = (
     "verify",  # a verification upgrade earned by evidence
     "stale",  # mark an item stale: its premises or age say it may no longer hold
     "dispute",  # a lesson that contradicts another author's item, for a curator
+    "capture",  # a new item from what an agent observed in its session (engram.scopes.capture)
 )
 STATUSES = ("open", "accepted", "dismissed")
 Status = Literal["open", "accepted", "dismissed"]

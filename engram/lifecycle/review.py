@@ -87,6 +87,13 @@ def _apply(state: VaultState, prop: Proposal, resolution: str | None) -> None:
         ).item
         for member in payload.get("members", []):
             links.link(state, created.id, "consolidates", str(member), evidence=f"proposal {prop.id}")
+    elif prop.kind == "capture":
+        writing.create(
+            state, str(payload.get("title", prop.title))[:300], str(payload.get("content", "")),
+            domain=[p for p in str(payload.get("domain", "")).split("/") if p],
+            kind=str(payload.get("kind", "observation")), tags=[str(t) for t in payload.get("tags", [])],
+            source=payload.get("source"),
+        )
     else:  # pragma: no cover - PROPOSAL_KINDS is closed
         raise InvalidInput(f"cannot apply a {prop.kind} proposal.", hint="Dismiss it.")
 

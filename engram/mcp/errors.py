@@ -75,6 +75,8 @@ _CLI_TO_TOOLS = (
     (re.compile(r"`engram doctor`"), "engram_doctor()"),
     (re.compile(r"`engram reindex`"), "engram_reindex()"),
     (re.compile(r"`engram sync`"), "engram_sync()"),
+    (re.compile(r"`engram scopes sync`"), "sync_scopes()"),
+    (re.compile(r"`engram endorse ([^` ]+)[^`]*`"), r"endorse(ref='\1', note='why it holds')"),
     (re.compile(r"`engram conflicts --resolve ([^`]+)`"), r"engram_resolve_conflict(ref='\1')"),
     (re.compile(r"`engram conflicts`"), "engram_conflicts()"),
     (re.compile(r"\(or pass --force "), "(or pass force=true "),

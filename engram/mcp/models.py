@@ -240,6 +240,17 @@ class Gap(_Out):
     fix: str
 
 
+class WireOut(_Out):
+    """One scope (private, team, org) or capture source (agentsync, context-keeper)."""
+
+    name: str
+    kind: Literal["scope", "capture"]
+    wired: bool
+    detail: str
+    cost: str | None = Field(default=None, description="What the gap costs, when it is not wired.")
+    fix: str | None = Field(default=None, description="The exact call that wires it.")
+
+
 class StatusOut(_Out):
     """Where the server stands: what is set, what is missing, and how to fix it."""
 
@@ -260,6 +271,9 @@ class StatusOut(_Out):
     domains: list[DomainCount] | None = None
     git_repository: bool | None = None
     merge_driver: bool | None = None
+    scopes: list[WireOut] | None = Field(
+        default=None, description="Scopes and capture sources: what is wired, what each gap costs, the fix."
+    )
     gaps: list[Gap]
     next_step: str
 
@@ -326,6 +340,10 @@ class SearchHitOut(_Out):
         default=None, description="graph: reached through synapses, not by the query's words."
     )
     tier: str
+    scope: Literal["private", "team", "org"] = Field(
+        default="team",
+        description="Where the knowledge lives: private (this machine), team (this vault), org (shared by many teams).",
+    )
     tags: list[str] | None = None
     summary: str | None = None
     content: str | None = None

@@ -30,6 +30,7 @@ from engram.mcp import (
     tools_maintenance,
     tools_merge,
     tools_recall,
+    tools_scopes,
     tools_setup,
     tools_synapses,
     tools_sync,
@@ -45,7 +46,7 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_lifecycle, tools_import, tools_synapses, tools_maintenance,
-    tools_sync, tools_merge, tools_trash, tools_trust,
+    tools_sync, tools_merge, tools_trash, tools_scopes, tools_trust,
 )
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, JsonValue
 
-from engram.errors import InvalidInput
+from engram.errors import InvalidInput, NotFound
 from engram.mcp import views
 from engram.mcp.models import (
     CreateOut,
@@ -153,15 +153,18 @@ def register(box: Toolbox) -> None:
         quarantined item's text is withheld unless you are a curator.
         """
         vault = box.vault()
-        item = vault.get(ref)
+        item, _scope = vault.get_any(ref)  # an org hit of engram_search reads from the org vault
         titles = title_lookup(vault)
-        view = views.item_at_budget(
-            item,
-            tier,
-            token_budget,
-            lambda: views.edge_views(item.id, vault.synapses(item.id), titles)
-            + views.wikilink_views(item.id, vault.wikilinks(item.id), titles),
-        )
+
+        def edges() -> list[Any]:
+            try:
+                return views.edge_views(item.id, vault.synapses(item.id), titles) + views.wikilink_views(
+                    item.id, vault.wikilinks(item.id), titles
+                )
+            except NotFound:  # an org item: its links live in the org vault
+                return []
+
+        view = views.item_at_budget(item, tier, token_budget, edges)
         return views.guarded_view(view, item, vault.state.role, framed=True)
 
     @box.tool("engram_update", title="Change an item", profile="minimal", annotations=CHANGE)

@@ -37,6 +37,7 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
         relevance=hit.relevance,
         via="graph" if hit.via == "graph" else None,
         tier=hit.tier,
+        scope=hit.scope,  # type: ignore[arg-type]  # one of VISIBILITIES
         tags=list(hit.tags) or None,
         summary=hit.summary or None,
         content=hit.content,
@@ -145,7 +146,9 @@ def register(box: Toolbox) -> None:
         avoid duplicates). Matches words in titles, tags, summaries and bodies (also
         substrings and identifiers), then follows synapses so linked knowledge surfaces
         too; superseded items yield to their successors, and contradicting items come
-        back as warnings. status 'no_confident_match' means the vault does not know:
+        back as warnings. Each hit says its scope: private (this machine), team (this
+        vault) or org (the vault many teams share, when one is configured; read it with
+        engram_get like any hit). status 'no_confident_match' means the vault does not know:
         say so rather than guess. To browse a whole domain without a query, use
         engram_list; to read one hit in full, engram_get.
 

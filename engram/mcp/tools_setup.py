@@ -13,6 +13,7 @@ running server: the next call uses it, no restart.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +22,7 @@ from pydantic import Field
 
 from engram.errors import EngramError, InvalidInput
 from engram.mcp.context import DERIVED_SOURCES, VaultHolder
-from engram.mcp.models import Gap, SetupOut, StatusOut
+from engram.mcp.models import Gap, SetupOut, StatusOut, WireOut
 from engram.mcp.overview import domain_counts, synapse_count
 from engram.mcp.profiles import Profile
 from engram.mcp.registry import ADD_IDEMPOTENT, READ, OptionalText, Toolbox
@@ -93,6 +94,8 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
         except EngramError:
             repo, driver = False, None
         extra.update(git_repository=repo, merge_driver=bool(driver and driver.installed and driver.routed))
+        with contextlib.suppress(EngramError):
+            extra["scopes"] = [WireOut(**w.to_json()) for w in vault.scopes_status()]
         if not repo:
             gaps.append(
                 Gap(
@@ -131,6 +134,10 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
         step = f"Optional: {gaps[0].fix} closes the first gap. The vault is usable now."
     else:
         step = "Nothing is missing. Look before you write: engram_search or engram_list first."
+        wires = extra.get("scopes")
+        unwired = [w for w in wires if not w.wired and w.fix] if isinstance(wires, list) else []
+        if unwired:
+            step += f" Also worth wiring: {unwired[0].name} ({unwired[0].fix}; see scopes)."
     return StatusOut(
         configured=vault is not None,
         vault=str(vault.root) if vault else None,
@@ -174,6 +181,16 @@ def register(box: Toolbox) -> None:
         create: Annotated[
             bool, Field(description="Lay out a new vault if the folder holds none (false: adopt only).")
         ] = True,
+        org_repo: Annotated[
+            OptionalText,
+            Field(description="The org vault repository many teams share: a path or URL ('' removes it)."),
+        ] = None,
+        agentsync_repo: Annotated[
+            OptionalText, Field(description="The repository holding an agentsync board, for distill ('' removes it).")
+        ] = None,
+        context_keeper: Annotated[
+            OptionalText, Field(description="A context-keeper .context/ folder, for distill ('' removes it).")
+        ] = None,
     ) -> SetupOut:
         """Create or adopt an engram vault for this server and record the agent id.
 
@@ -183,16 +200,23 @@ def register(box: Toolbox) -> None:
         runs git init when the folder is not in a repository and registers the merge
         driver; files already there are kept. The choice is saved in the user config file
         (a path and an agent id, never secrets) and takes effect on the next tool call,
-        without a restart. Safe to repeat. Do not use it to browse folders.
+        without a restart. org_repo, agentsync_repo and context_keeper wire the org scope
+        and distill's sources in the vault's engram.yaml (commit it with engram_sync so the
+        team shares them). Safe to repeat. Do not use it to browse folders.
         """
         holder = box.holder
         if vault_path is None:
             if holder.vault is None:
                 return _setup_out(box, created=False, message="No vault_path given and none is configured: nothing done.")
             vault_path = str(holder.vault.root)
-        _vault, created = holder.adopt(vault_folder(vault_path), agent_id=agent_id, create=create)
+        vault, created = holder.adopt(vault_folder(vault_path), agent_id=agent_id, create=create)
         what = "Laid out a new vault" if created else "Adopted the vault"
-        return _setup_out(box, created=created, message=f"{what}; tools use it from the next call on.")
+        wired = ""
+        if any(v is not None for v in (org_repo, agentsync_repo, context_keeper)):
+            changed = vault.configure_scopes(org_repo=org_repo, agentsync_repo=agentsync_repo,
+                                             context_keeper=context_keeper)
+            wired = " Wired the scopes and capture sources in engram.yaml (engram_sync shares it)." if changed else ""
+        return _setup_out(box, created=created, message=f"{what}; tools use it from the next call on.{wired}")
 
 
 def vault_folder(vault_path: str) -> Path:

@@ -112,6 +112,7 @@ def _hit(
         tier=tier, explanation=explanation, tags=tags,
         summary=(_summary(cand) or None) if tier == "content" else digest if tier == "digest" else None,
         content=body if tier == "content" else None, warnings=warnings,
+        scope=str(row["visibility"] or "team"),
     )
 
 

@@ -72,12 +72,14 @@ class SearchHit:
     summary: str | None = None
     content: str | None = None
     warnings: tuple[HitWarning, ...] = ()
+    #: private / team (this vault) or org (the org vault, :mod:`engram.scopes.recall`).
+    scope: str = "team"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id, "path": self.path, "title": self.title, "kind": self.kind,
             "domain": self.domain, "status": self.status, "score": self.score,
-            "relevance": self.relevance, "via": self.via, "tier": self.tier,
+            "relevance": self.relevance, "via": self.via, "tier": self.tier, "scope": self.scope,
         }
         if self.tier != "catalog":
             data["tags"] = list(self.tags)

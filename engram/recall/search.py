@@ -198,7 +198,7 @@ def run(
     shown = disclose(state.index, ranked[:limit], tier, budget if budget is not None else s.token_budget, edges)
     misses = disclose(state.index, near, "catalog", 10**9, edges).hits
     if record and shown.hits:
-        journal_for(state).record([(h.id, h.score) for h in shown.hits], now())
+        journal_for(state).record([(h.id, h.score) for h in shown.hits], now(), by=state.actor)
     return SearchResult(
         query=query, status=status, hits=tuple(shown.hits), near_misses=tuple(misses),
         terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,

@@ -4,13 +4,16 @@ Co-Engram rewrote an item's file every time a search returned it, so reading the
 dirtied the git tree and raced concurrent writers. Here a search appends one JSON line
 to ``.engram/usage.jsonl`` (machine-local, never committed)::
 
-    {"at": "2026-06-21T10:30:00.000Z", "hits": [["01J…", 0.8312], ["01K…", 0.41]]}
+    {"at": "2026-06-21T10:30:00.000Z", "by": "alice-agent", "hits": [["01J…", 0.8312], ["01K…", 0.41]]}
 
 and never touches Markdown. :func:`flush` (``engram flush``, and ``engram sync`` before it
 commits) folds the journal into the items in one batch: ``retrievalCount`` grows by the
 number of retrievals and ``lastRetrievedAt`` moves to the latest one, written through the
 vault's canonical writer under the vault lock, without a version bump (counters are not
-content; the merge driver adds them up across machines).
+content; the merge driver adds them up across machines). The same flush adds the actor
+to ``recalledBy`` and the UTC date to ``recallDays`` — the evidence that earns an item
+promotion to a wider scope (:mod:`engram.scopes.promotion`); both are sets the merge
+unions, and each stops growing at :data:`MAX_MARKS` entries (enough for any threshold).
 
 Invariants:
 
@@ -51,6 +54,8 @@ DONE = "usage.flushing.done"
 LOCK = "usage.lock"
 #: A journal larger than this is compacted to one line per item on the next append.
 COMPACT_BYTES = 4 * 2**20
+#: recalledBy / recallDays stop growing at this many entries: promotion needs a few.
+MAX_MARKS = 32
 
 try:
     import fcntl
@@ -71,6 +76,8 @@ class Usage:
     count: int
     last_at: str
     last_score: float
+    agents: frozenset[str] = frozenset()
+    days: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,22 +92,28 @@ def _fold(agg: dict[str, Usage], line: str) -> None:
         entry = json.loads(line)
         at = str(entry["at"])
         hits = entry["hits"]
-    except (ValueError, KeyError, TypeError):
+        by = entry.get("by")
+    except (ValueError, KeyError, TypeError, AttributeError):
         return  # a torn or foreign line: skip it rather than fail a search
+    line_agents = frozenset([by] if isinstance(by, str) and by else [])
+    line_days = frozenset([at[:10]]) if len(at) >= 10 else frozenset()
     for hit in hits:
         try:
             item_id, score = str(hit[0]), float(hit[1])
             n = int(hit[2]) if len(hit) > 2 else 1  # a compacted line carries a count
             last = str(hit[3]) if len(hit) > 3 else at
+            # ... and the agents and days it folded
+            agents = frozenset(map(str, hit[4])) if len(hit) > 4 else line_agents
+            days = frozenset(map(str, hit[5])) if len(hit) > 5 else line_days
         except (IndexError, TypeError, ValueError):
             continue
         old = agg.get(item_id)
         if old is None:
-            agg[item_id] = Usage(n, last, score)
+            agg[item_id] = Usage(n, last, score, agents, days)
         elif last >= old.last_at:
-            agg[item_id] = Usage(old.count + n, last, score)
+            agg[item_id] = Usage(old.count + n, last, score, old.agents | agents, old.days | days)
         else:
-            agg[item_id] = Usage(old.count + n, old.last_at, old.last_score)
+            agg[item_id] = Usage(old.count + n, old.last_at, old.last_score, old.agents | agents, old.days | days)
 
 
 def _can_write(folder: Path) -> bool:
@@ -134,15 +147,16 @@ class UsageJournal:
         finally:
             os.close(fd)  # closing drops the lock
 
-    def record(self, hits: Sequence[tuple[str, float]], at: str | None = None) -> None:
-        """Journal one search's hits (id, score). On a read-only vault nothing is
-        journaled: the search still answers, and its usage is not kept."""
+    def record(self, hits: Sequence[tuple[str, float]], at: str | None = None, by: str | None = None) -> None:
+        """Journal one search's hits (id, score), made by actor ``by``. On a read-only
+        vault nothing is journaled: the search still answers, and its usage is not kept."""
         if not hits or not _can_write(self.state_dir):
             return
-        line = json.dumps(
-            {"at": at or now(), "hits": [[i, round(s, 4)] for i, s in hits]},
-            ensure_ascii=False, separators=(",", ":"),
-        )
+        entry: dict[str, object] = {"at": at or now()}
+        if by:
+            entry["by"] = by
+        entry["hits"] = [[i, round(s, 4)] for i, s in hits]
+        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
         with self._locked(exclusive=False):
             append_line(self.path, line)
             try:
@@ -165,8 +179,11 @@ class UsageJournal:
             for line in text.splitlines():
                 _fold(agg, line)
             lines = [
-                json.dumps({"at": u.last_at, "hits": [[i, u.last_score, u.count, u.last_at]]},
-                           ensure_ascii=False, separators=(",", ":"))
+                json.dumps(
+                    {"at": u.last_at,
+                     "hits": [[i, u.last_score, u.count, u.last_at, sorted(u.agents), sorted(u.days)]]},
+                    ensure_ascii=False, separators=(",", ":"),
+                )
                 for i, u in sorted(agg.items())
             ]
             atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8") if lines else b"")
@@ -258,12 +275,24 @@ def flush(state: VaultState) -> FlushStats:
                     row.path,
                     retrieval_count=item.retrieval_count + usage.count,
                     last_retrieved_at=last,
+                    recalled_by=_marks(item.recalled_by, usage.agents),
+                    recall_days=_marks(item.recall_days, usage.days),
                 )
             journal.mark_done(item_id)
             items += 1
             retrievals += usage.count
         journal.finish()
     return FlushStats(items, retrievals, missing)
+
+
+def _marks(current: tuple[str, ...] | None, new: frozenset[str]) -> tuple[str, ...] | None:
+    """``current`` plus the new marks in sorted order, up to :data:`MAX_MARKS` entries."""
+    out = list(current or ())
+    for mark in sorted(new - set(out)):
+        if len(out) >= MAX_MARKS:
+            break
+        out.append(mark)
+    return tuple(out) if out else current
 
 
 _journals: dict[Path, UsageJournal] = {}

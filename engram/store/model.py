@@ -139,6 +139,11 @@ class Engram:
     steps: tuple[str, ...] | None = None
     preconditions: tuple[str, ...] | None = None
     verifications: tuple[Any, ...] | None = None
+    recalled_by: tuple[str, ...] | None = None
+    recall_days: tuple[str, ...] | None = None
+    endorsements: tuple[Mapping[str, Any], ...] | None = None
+    promotions: tuple[Mapping[str, Any], ...] | None = None
+    example: str | None = None
     merge_conflicts: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None

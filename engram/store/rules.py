@@ -52,7 +52,7 @@ IMMUTABLE = frozenset(
 _CLEARABLE = frozenset(
     {"last_retrieved_at", "last_effective_at", "last_failed_at", "last_verified_at", "valid_while",
      "source", "activated_at", "deactivated_at", "superseded_by", "situation", "steps",
-     "preconditions"}
+     "preconditions", "example"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -308,6 +308,11 @@ _VALIDATORS: dict[str, Any] = {
     "provenance": lambda v: record_list("provenance", v),
     "verifications": lambda v: record_list("verifications", v),
     "source": lambda v: _storable("source", v),
+    "recalled_by": lambda v: text_list("recalledBy", v),
+    "recall_days": lambda v: text_list("recallDays", v),
+    "endorsements": lambda v: record_list("endorsements", v),
+    "promotions": lambda v: record_list("promotions", v),
+    "example": content_text,
 }
 
 

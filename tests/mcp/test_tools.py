@@ -48,6 +48,10 @@ STANDARD = MINIMAL | {
     "engram_quarantine_release", "engram_audit",
     "engram_trash_list", "engram_restore",
 }
+STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need",
+             "observe"}
+#: Tools that reach other repositories (git remotes, the org vault, capture sources).
+OPEN_WORLD = {"engram_sync", "promote", "generalize", "sync_scopes", "distill"}
 FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}
 
 
@@ -92,7 +96,7 @@ async def test_profiles_nest_and_every_tool_is_described(vault: Vault, config_fi
                 assert tool.title and tool.annotations is not None
                 assert tool.annotations.title == tool.title
                 assert tool.annotations.read_only_hint is not None
-                assert tool.annotations.open_world_hint is (tool.name == "engram_sync")
+                assert tool.annotations.open_world_hint is (tool.name in OPEN_WORLD)
                 assert tool.description and "\n\n" in tool.description  # a summary, then when to use
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
 
