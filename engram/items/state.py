@@ -29,7 +29,6 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -173,6 +172,8 @@ class VaultState:
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
         self._companions: dict[str, _Closable] = {}
+        self._trust: tuple[Settings, TrustSettings] | None = None
+        self._roles: tuple[Settings, Roles] | None = None
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
@@ -217,15 +218,22 @@ class VaultState:
 
     # ------------------------------------------------------------------ trust
 
-    @cached_property
+    # Read from the settings on first use and again whenever ``settings`` is reloaded
+    # (scope setup, an org sync): who may do what follows the engram.yaml in force.
+
+    @property
     def trust(self) -> TrustSettings:
         """The ``trust`` section of ``engram.yaml`` (see :mod:`engram.trust.policy`)."""
-        return self.settings.section("trust", TrustSettings).validated()
+        if self._trust is None or self._trust[0] is not self.settings:
+            self._trust = (self.settings, self.settings.section("trust", TrustSettings).validated())
+        return self._trust[1]
 
-    @cached_property
+    @property
     def roles(self) -> Roles:
         """``roles`` of ``engram.yaml`` (see :mod:`engram.trust.roles`)."""
-        return Roles.from_settings(self.settings)
+        if self._roles is None or self._roles[0] is not self.settings:
+            self._roles = (self.settings, Roles.from_settings(self.settings))
+        return self._roles[1]
 
     @property
     def role(self) -> Role:

@@ -97,10 +97,20 @@ class Admission:
 
 
 def text_fields(item: Engram) -> dict[str, str]:
-    """The named texts of an item the detectors read."""
+    """The named texts of an item the detectors read: title, summary, body, tags, the
+    lifecycle's prose fields (situation, steps, preconditions, example), endorsement
+    notes, extra keys and ``source``."""
     fields = {name: getattr(item, name) for name in TEXT_FIELDS}
     if item.tags:
         fields["tags"] = " ".join(item.tags)
+    for name in ("situation", "example"):
+        if getattr(item, name):
+            fields[name] = getattr(item, name)
+    for name in ("steps", "preconditions"):
+        fields.update(field_texts(list(getattr(item, name) or ()), name))
+    for i, endorsement in enumerate(item.endorsements or ()):
+        if isinstance(endorsement.get("note"), str):  # who and when are names and times, not prose
+            fields[f"endorsements[{i}].note"] = endorsement["note"]
     fields.update(field_texts({k: v for k, v in item.extra.items() if k != RELEASE_KEY}, "extra"))
     if item.source is not None:
         fields.update(field_texts(item.source, "source"))
@@ -224,3 +234,32 @@ def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -
         rule=",".join(dict.fromkeys(d.rule for d in found)),
         hint=f"Take them out of the {name}.",
     )
+
+
+def check_move(item: Engram, scope: str, settings: TrustSettings) -> Screening:
+    """The checks for ``item`` moving unchanged into the shared ``scope`` (a promotion):
+    every text is new to that scope, so all of it is read. Any secret or personal data
+    refuses the move, whatever the ``trust`` setting, because a move never rewrites what
+    its author wrote (redacting would change their own copy; keeping it private is not a
+    move). Returns the screening, for the caller to refuse instruction-shaped text (an
+    item a curator released passes). Raises SensitiveData."""
+    moved = replace(item, visibility=scope)
+    found = scan_fields(text_fields(moved), settings.options())
+    if found:
+        described = [d.describe() for d in found]
+        secret = any(d.kind == "secret" for d in found)
+        what = "secret(s)" if secret else "piece(s) of personal data"
+        raise SensitiveData(
+            f"{item.id} holds {len(found)} {what}, and {scope} is shared (committed and pushed), so it was not "
+            "promoted and nothing was changed: " + "; ".join(described[:10])
+            + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
+            findings=described,
+            rule=",".join(dict.fromkeys(d.rule for d in found)),
+            hint=f"Take them out of the item (`engram update {item.id} --body -`, or engram_update), then promote "
+            "it again; " + ("keep credentials in your secret manager and refer to them by name." if secret
+                            else "name a role, a team or a channel rather than a person or a machine."),
+        )
+    if not settings.screen or released(moved):
+        return Screening()
+    return screen_fields(text_fields(moved))
+

@@ -14,8 +14,9 @@ What each role may do (the rule that refuses is named in the error and the audit
   item someone else created a writer may change feedback-style fields only (tags,
   importance, confidence, verification state, extra keys); deleting it, retiring it
   (status archived, superseded, forgotten, frozen, draft), superseding it, rewording it
-  (title, summary, content, kind), moving it (domain, visibility) or unlinking its edges
-  is refused (``role.others-item``). A ``learn`` that contradicts another author's item
+  (title, summary, content, kind), moving it (domain, visibility, a promotion to team
+  or org) or unlinking its edges is refused (``role.others-item``); endorsing it is
+  feedback, and allowed. A ``learn`` that contradicts another author's item
   marks it ``disputed`` for a curator instead of overturning it.
 - ``curator`` — everything, including releasing quarantined items
   (``role.curator-only``) and changing any item's status away from ``quarantined``.
@@ -43,6 +44,7 @@ from typing import Any, Literal
 from engram.errors import Forbidden, InvalidInput
 from engram.store.model import Engram
 from engram.store.settings import SETTINGS_FILE, Settings
+from mergedriver import codec
 
 Role = Literal["reader", "writer", "curator"]
 ROLES: tuple[Role, ...] = ("reader", "writer", "curator")
@@ -50,11 +52,12 @@ DEFAULT_ROLE: Role = "writer"
 #: The key in ``roles`` that names the role of every actor not listed.
 EVERYONE = "*"
 
-#: Fields a writer may change on an item someone else created.
+#: Fields a writer may change on an item someone else created: feedback, verification,
+#: recall evidence and endorsements (vouching for another's item is what they are for).
 FEEDBACK_FIELDS = frozenset(
-    {"tags", "importance", "confidence", "verificationStatus", "reinforcementScore",
-     "retrievalCount", "effectiveRetrievals", "failedUses", "lastRetrievedAt",
-     "lastEffectiveAt", "lastVerifiedAt", "mergeConflicts"}
+    {"tags", "importance", "confidence", "verificationStatus", "verifications", "reinforcementScore",
+     "retrievalCount", "effectiveRetrievals", "failedUses", "lastRetrievedAt", "lastFailedAt",
+     "lastEffectiveAt", "lastVerifiedAt", "mergeConflicts", "recalledBy", "recallDays", "endorsements"}
 )
 #: Statuses that retire an item: only its author or a curator may set them.
 RETIRING = frozenset({"archived", "superseded", "forgotten", "frozen", "draft", "quarantined"})
@@ -198,6 +201,19 @@ def check_supersede(actor: str, role: Role, target: Engram) -> None:
         )
 
 
+def check_promote(actor: str, role: Role, item: Engram, scope: str) -> None:
+    """May ``actor`` move ``item`` up into ``scope`` (team or org)? Promotion moves an
+    item (its visibility), so, as for any move: its author and curators may."""
+    require_writer(actor, role, f"promote {item.id}")
+    if role != "curator" and not owns(actor, item):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"promote {item.id} to {scope}, which {item.created_by or 'someone else'} created",
+            f"Endorse it instead (`engram endorse {item.id} --note WHY`) so its author or a curator promotes it. "
+            + _ASK_CURATOR,
+        )
+
+
 def check_unlink(actor: str, role: Role, created_by: str, synapse_id: str) -> None:
     """May ``actor`` remove an edge ``created_by`` someone? Its author and curators may."""
     require_writer(actor, role, f"remove synapse {synapse_id}")
@@ -208,13 +224,9 @@ def check_unlink(actor: str, role: Role, created_by: str, synapse_id: str) -> No
         )
 
 
-_BUILTIN = frozenset(
-    {"title", "slug", "domainTags", "kind", "tags", "summary", "importance", "confidence",
-     "sourceType", "status", "verificationStatus", "visibility", "validWhile", "source",
-     "activatedAt", "deactivatedAt", "supersededBy", "content", "mergeConflicts",
-     "reinforcementScore", "retrievalCount", "effectiveRetrievals", "failedUses",
-     "lastRetrievedAt", "lastEffectiveAt", "lastVerifiedAt"}
-)
+#: Every built-in frontmatter key (the codec's list): a field engram adds later is barred
+#: on others' items until it is named in FEEDBACK_FIELDS, never let through as an extra.
+_BUILTIN = frozenset({"content", *(key for key, _ in codec.ENGRAM_KEYS)})
 
 
 def _extra_key(name: str) -> bool:
