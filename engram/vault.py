@@ -204,10 +204,11 @@ class Vault:
     merge_stats = delegate(mergelog.merge_stats)
     merge_anomalies = delegate(mergelog.merge_anomalies)
 
-    # health and repairs — engram.doctor, engram.items.repair
-    # engram.adopt: an existing folder of notes, adopted in place
+    # an existing folder of notes, adopted in place — engram.adopt.adopting
     adopt = delegate(adopting.adopt)
     adoption = delegate(adopting.summary)
+
+    # health and repairs — engram.doctor, engram.items.repair
     doctor = delegate(diagnose)
     rewrite_derived = delegate(repair.rewrite_derived)
     rewrite_item = delegate(repair.rewrite_item)

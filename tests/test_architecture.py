@@ -34,8 +34,8 @@ LAYERS = (
     "engram.vault",
     "engram.demo",
 )
-#: engram.loopback holds the loopback checks the two HTTP adapters share (stdlib only).
-ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback")
+#: engram.loopback and engram.httpserve hold what the two HTTP adapters share (checks, timed serving).
+ADAPTERS = ("engram.cli", "engram.mcp", "engram.viewer", "engram.loopback", "engram.httpserve")
 ADAPTER_LIBS = ("click", "mcp", "starlette", "uvicorn", "pydantic", "anyio")
 PACKAGE = ROOT / "engram"
 
@@ -148,14 +148,22 @@ def test_core_modules_stay_small() -> None:
 
 
 def test_vault_is_a_table_of_contents_not_a_mixin_stack() -> None:
-    """Vault has no base class, fits on a screen, and every public method is a function
-    of the vault's state in the module that owns it."""
+    """Vault has no base class and no logic of its own: apart from a handful of lines
+    (opening, the root and actor, the context manager) it is one ``name =
+    delegate(module.fn)`` line per method, under a comment naming the module, and every
+    method is a function of the vault's state in the module that owns it. The API is
+    broad (a hundred methods), so the class is a table of contents, not one screen."""
     from engram.items.state import VaultState
     from engram.vault import Vault, delegate
 
     assert Vault.__bases__ == (object,)
     source, _ = inspect.getsourcelines(Vault)
-    assert len(source) <= 130
+    other = [
+        line for line in source
+        if line.strip() and not line.strip().startswith("#") and " = delegate(" not in line
+    ]
+    assert len(other) <= 30, "Vault holds delegations; put logic in the module that owns it"
+    assert all(len(line) <= 110 for line in source if " = delegate(" in line)  # one line each
     delegated = {name: attr for name, attr in vars(Vault).items() if isinstance(attr, delegate)}
     assert len(delegated) >= 25
     for name, attr in delegated.items():

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from engram.cli._common import AppContext
-from engram.loopback import check_loopback
+from engram.loopback import check_loopback, check_token
 
 
 @click.command()
@@ -18,8 +20,16 @@ from engram.loopback import check_loopback
     metavar="TOKEN",
     help="Require this token (open the viewer once as /?token=TOKEN). Prefer the ENGRAM_VIEWER_TOKEN variable.",
 )
+@click.option(
+    "--request-timeout",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Close a connection whose request takes longer to arrive.",
+)
 @click.pass_obj
-def viewer(app: AppContext, host: str, port: int, token: str | None) -> None:
+def viewer(app: AppContext, host: str, port: int, token: str | None, request_timeout: float) -> None:
     """Browse the vault in a web browser: items, graph, search, conflicts, audit, merges, health.
 
     Listens on loopback only and refuses requests under any other host name (DNS
@@ -33,9 +43,12 @@ def viewer(app: AppContext, host: str, port: int, token: str | None) -> None:
       ENGRAM_VIEWER_TOKEN=s3cret engram viewer --port 9000
     """
     check_loopback(host)  # before opening anything
+    if token is None and "ENGRAM_VIEWER_TOKEN" in os.environ:
+        token = os.environ["ENGRAM_VIEWER_TOKEN"]  # click drops an empty variable: refuse it
+    check_token(token, "ENGRAM_VIEWER_TOKEN")
     from engram.viewer import serve
 
-    serve(app.vault(), host=host, port=port, token=token)
+    serve(app.vault(), host=host, port=port, token=token, request_timeout=request_timeout)
 
 
 COMMANDS = [viewer]

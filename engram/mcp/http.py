@@ -14,10 +14,8 @@ Security, in layers:
   ``--token ''``) is an error, not "no authentication" (:func:`engram.loopback.check_token`);
   without a token the server says on stderr that any local process can use the port.
 - **Timeouts.** A request's headers and body must arrive within ``--request-timeout``
-  seconds (15 by default) of its first byte — or of the connection opening — else the
-  connection is closed, so connections that trickle headers (slowloris) or send nothing
-  cannot pile up. An idle keep-alive connection closes after 5 s (or the request timeout,
-  if shorter). Responses (long SSE streams included) are not limited.
+  seconds (15 by default), else the connection is closed (:mod:`engram.httpserve`, shared
+  with the viewer).
 
 The listening socket is bound before the server starts, so ``--port 0`` works: the
 actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:PORT/mcp``).
@@ -25,66 +23,19 @@ actual URL is printed on stderr (``engram: MCP over HTTP at http://127.0.0.1:POR
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import sys
 
-import anyio
-import h11
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from engram.errors import InvalidInput
+from engram.httpserve import REQUEST_TIMEOUT, check_timeout, serve_asgi
 from engram.loopback import bind, check_loopback, check_token, host_names
 
 __all__ = ["MCP_PATH", "BearerToken", "build_app", "check_loopback", "check_token", "serve_http"]
 
 MCP_PATH = "/mcp"
-#: Seconds a request (headers and body) may take to arrive.
-REQUEST_TIMEOUT = 15.0
-#: Seconds an idle keep-alive connection stays open.
-IDLE_TIMEOUT = 5
-
-
-class _TimedH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline on receiving each request (see the
-    module docstring): uvicorn times out idle keep-alive connections, not slow requests."""
-
-    request_timeout = REQUEST_TIMEOUT
-    _deadline: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
-            self._arm()  # a request is (or may be) on its way: it has until the deadline
-        else:
-            self._disarm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def _arm(self) -> None:
-        if self._deadline is None:
-            self._deadline = self.loop.call_later(self.request_timeout, self._expire)
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _expire(self) -> None:
-        self._deadline = None
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
-            self.transport.close()
-
-
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
     names = host_names(host)
     return TransportSecuritySettings(
@@ -140,12 +91,9 @@ def serve_http(
     request_timeout: float = REQUEST_TIMEOUT,
 ) -> None:
     """Serve until interrupted (blocking)."""
-    import uvicorn
-
     host = check_loopback(host)
     token = check_token(token)
-    if not request_timeout > 0:
-        raise InvalidInput("the request timeout must be more than 0 seconds.", field="request_timeout", hint="e.g. 15")
+    check_timeout(request_timeout)
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     app = build_app(server, host=host, port=actual, token=token)
@@ -157,9 +105,4 @@ def serve_http(
             file=sys.stderr, flush=True,
         )
     print(f"engram: MCP over HTTP at http://{shown}:{actual}{MCP_PATH}", file=sys.stderr, flush=True)
-    protocol = type("TimedH11", (_TimedH11,), {"request_timeout": request_timeout})
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", http=protocol,
-        timeout_keep_alive=max(1, int(min(IDLE_TIMEOUT, request_timeout))),
-    )
-    anyio.run(uvicorn.Server(config).serve, [sock])
+    serve_asgi(app, sock, request_timeout=request_timeout, lifespan=True)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from engram.errors import GitError, InvalidInput, StorageError
 from engram.items.state import VaultState
-from engram.store.fsio import atomic_write, ensure_ignored
+from engram.store.fsio import atomic_write, ensure_ignored, read_regular
+from engram.store.settings import MAX_SETTINGS_BYTES
 
 #: Template files whose missing lines are appended to a user's existing copy.
 _LINE_MERGED = frozenset({".gitattributes"})
@@ -73,7 +74,7 @@ def init_vault(path: Path) -> Path:
         if not target.exists():
             atomic_write(target, data)
         elif rel in _LINE_MERGED:
-            _append_missing_lines(target, data)
+            _append_missing_lines(target, rel, data)
     (root / ".engram").mkdir(exist_ok=True)
     ensure_ignored(root / ".engram")
     from engram.team import gitstore, hooks
@@ -110,10 +111,12 @@ def has_notes(root: Path) -> bool:
     return False
 
 
-def _append_missing_lines(target: Path, template: bytes) -> None:
+def _append_missing_lines(target: Path, rel: str, template: bytes) -> None:
+    # read_regular: a .gitattributes that is a symlink to /dev/zero or a FIFO must not hang
+    # init or make it read someone else's file; such a file is an UnsafeFile error.
     try:
-        existing = target.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        existing = read_regular(target, rel, MAX_SETTINGS_BYTES)[1].decode("utf-8")
+    except (FileNotFoundError, UnicodeDecodeError) as exc:
         raise StorageError(f"cannot read {target}: {exc}.", hint="Fix or remove the file and retry.") from exc
     have = {line.strip() for line in existing.splitlines()}
     missing = [

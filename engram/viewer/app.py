@@ -33,7 +33,7 @@ from engram.errors import (
     InvalidInput,
     NotFound,
 )
-from engram.loopback import host_names
+from engram.loopback import check_token, host_names
 from engram.vault import Vault
 from engram.viewer import actions, pages
 from engram.viewer.context import Viewer, viewer_of
@@ -77,7 +77,7 @@ def _bug(request: Request, exc: Exception) -> Response:
 def build_app(vault: Vault, *, host: str = "127.0.0.1", port: int, token: str | None = None) -> Starlette:
     """The viewer for ``vault`` as an ASGI app, guarded for ``host:port`` (see
     :mod:`engram.viewer.security`)."""
-    guard = Guard.for_server(host_names(host), port, token)
+    guard = Guard.for_server(host_names(host), port, check_token(token, "ENGRAM_VIEWER_TOKEN"))
     routes = [
         Route("/", pages.overview),
         Route("/items", pages.items),

@@ -73,7 +73,7 @@ class Guard:
             hosts=frozenset(f"{n}:{port}" for n in names),
             origins=frozenset(f"http://{n}:{port}" for n in names),
             secret=secrets.token_bytes(32),
-            token=token or None,
+            token=token,
             cookie_name=f"engram_viewer_{port}",
         )
 

@@ -6,6 +6,8 @@ import itertools
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engram.lifecycle import schedule
 from engram.lifecycle.freshness import freshness, half_life_days
@@ -63,6 +65,22 @@ def test_half_life_depends_on_kind_importance_and_versions() -> None:
     assert half_life_days(fact, settings) < half_life_days(important, settings) < half_life_days(pattern, settings)
     old = Engram(id="d", title="x", kind="fact", created_at="2020-01-01T00:00:00.000Z")
     assert freshness(old, settings, "2026-01-01T00:00:00.000Z")[0] < 0.01
+
+
+@given(st.text(alphabet="0123456789.vVersionERSION \n-_ab", max_size=40))
+def test_the_version_hint_is_in_every_text_that_names_a_version(text: str) -> None:
+    """The fast pre-scan never hides a version: a half-life shortened before is still."""
+    from engram.lifecycle.freshness import _VERSION, _VERSION_HINT
+
+    if _VERSION.search(text):
+        assert _VERSION_HINT.search(text)
+
+
+def test_a_version_in_any_case_shortens_the_half_life() -> None:
+    settings = lifecycle_settings_default()
+    plain = half_life_days(Engram(id="a", title="Deploys use the blue pool", kind="fact"), settings)
+    for title in ("Deploys use pool v2.3", "Deploys use VERSION 4", "Pool 10.0 is the default"):
+        assert half_life_days(Engram(id="b", title=title, kind="fact"), settings) < plain, title
 
 
 def lifecycle_settings_default():  # type: ignore[no-untyped-def]

@@ -101,3 +101,23 @@ def test_a_vault_in_a_folder_another_repository_ignores_gets_its_own(tmp_path: P
     with Vault.init(outer / "team-memory") as shared:
         assert git(shared.root, "rev-parse", "--show-toplevel").strip() == str(outer.resolve())
         assert not (shared.root / ".git").exists()
+
+
+@pytest.mark.parametrize("kind", ["symlink to /dev/zero", "fifo"])
+def test_init_never_reads_a_gitattributes_that_is_not_a_file(tmp_path: Path, kind: str) -> None:
+    """Reading /dev/zero or a FIFO would hang init; it is a clear error and nothing is laid down."""
+    import os
+
+    from engram.errors import UnsafeFile
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    attributes = root / ".gitattributes"
+    if kind == "fifo":
+        os.mkfifo(attributes)
+    else:
+        attributes.symlink_to("/dev/zero")
+    with pytest.raises(UnsafeFile, match=r"\.gitattributes"):
+        Vault.init(root)
+    assert attributes.is_symlink() or attributes.is_fifo()  # left as it was
+    assert not (root / ".git").exists()

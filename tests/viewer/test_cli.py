@@ -66,3 +66,50 @@ def test_a_port_in_use_is_a_clear_error(vault: Vault) -> None:
         )
     assert proc.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_empty_viewer_token_is_an_error_not_an_open_viewer(vault: Vault) -> None:
+    for env_token, args in (("", ()), (None, ("--token", "")), (None, ("--token", "two words"))):
+        env = {k: v for k, v in os.environ.items() if k != "ENGRAM_VIEWER_TOKEN"}
+        if env_token is not None:
+            env["ENGRAM_VIEWER_TOKEN"] = env_token
+        proc = subprocess.run(
+            engram_command("--vault", str(vault.root), "viewer", "--port", "0", *args),
+            env=env, capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert proc.returncode == 2, proc.stderr
+        expected = (
+            "error: the bearer token must be printable ASCII" if args[-1:] == ("two words",)
+            else "error: the bearer token is empty, which would serve the vault without authentication."
+        )
+        assert proc.stderr.startswith(expected), proc.stderr
+        assert "ENGRAM_VIEWER_TOKEN" in proc.stderr or args[-1:] == ("two words",)  # the hint names its variable
+
+
+def test_slow_or_silent_viewer_connections_are_closed(vault: Vault) -> None:
+    """Without a request deadline each connection stays open for ever (the generous
+    socket timeout would fail the test); no timing is asserted."""
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if k != "ENGRAM_VIEWER_TOKEN"}
+    proc = subprocess.Popen(
+        engram_command("--vault", str(vault.root), "viewer", "--port", "0", "--request-timeout", "1"),
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        match = re.search(r"at http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
+        assert match
+        port = int(match.group(1))
+        for sent in (
+            b"",  # connects and says nothing
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n",  # headers that never end
+        ):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+                conn.sendall(sent)
+                assert conn.recv(100) == b"", sent  # closed by the server, nothing answered
+        assert status(f"http://127.0.0.1:{port}/")[0] == 200  # a request in time is served
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
