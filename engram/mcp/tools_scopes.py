@@ -215,8 +215,10 @@ def register(box: Toolbox) -> None:
         'ran the tests', command lines, output, text seen before or already in the
         vault), then a necessity check keeps what states a reason, an alternative, a
         rule or a finding. Call it freely at decision points; the answer says which
-        layer decided and why. To record knowledge you are sure of, use engram_create;
-        accept a proposal with engram_accept_proposal.
+        layer decided and why. Text holding a secret or personal data, or written as
+        instructions to the agent that would read it, is refused (a tool error; nothing
+        filed): proposals are committed and read by agents. To record knowledge you are
+        sure of, use engram_create; accept a proposal with engram_accept_proposal.
         """
         v = box.vault().observe(text, domain=[p for p in domain.split("/") if p], tags=tags or ())
         return ObserveOut(decision=v.decision, layer=v.layer, reason=v.reason,  # type: ignore[arg-type]

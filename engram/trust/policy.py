@@ -206,10 +206,10 @@ def _handle_sensitive(
 
 
 def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -> str:
-    """A text that is not an item (a synapse's evidence): the text to store, redacted
-    if the settings say so. Nothing can be quarantined or made private on its own here,
-    so instruction-shaped text raises InstructionShaped, and a secret raises
-    SensitiveData unless the setting is ``redact``."""
+    """A text that is not an item (a synapse's evidence, an observation filed as a
+    proposal): the text to store, redacted if the settings say so. Nothing can be
+    quarantined or made private on its own here, so instruction-shaped text raises
+    InstructionShaped, and a secret raises SensitiveData unless the setting is ``redact``."""
     if settings.screen:
         screening = screen_fields({name: text})
         if screening.quarantine:
@@ -217,7 +217,7 @@ def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -
                 f"the {name} is instruction-shaped text: {screening.reason()}.",
                 field=name,
                 rule=",".join(screening.rules),
-                hint=f"State why the link holds as a plain fact; {name} is shown to every agent that reads the link.",
+                hint=f"Say it as a plain fact or procedure: the {name} is shown to every agent that reads it.",
             )
     if not shared:
         return text

@@ -195,3 +195,27 @@ async def test_mcp_frames_org_text_and_refuses_a_promotion_as_a_tool_error(tmp_p
         swept = ok(await client.call_tool("promote", {}))
         assert swept["frame"] == UNTRUSTED_FRAME and swept["promotions"][0]["status"] == "refused"
     assert carol.get(secret.id).visibility == "private"
+
+
+def test_an_observation_with_a_secret_or_instructions_files_no_proposal(tmp_path: Path) -> None:
+    origin = bare(tmp_path, "team")
+    vault = Vault.init(tmp_path / "v", actor="alice-agent")
+    git(vault.root, "remote", "add", "origin", str(origin))
+    lesson = "Turns out the deploy failed because the CI key {} expired, so we rotate it monthly instead of yearly."
+    with pytest.raises(SensitiveData, match="AWS Access Key in observation line 1"):
+        vault.observe(lesson.format(AWS))
+    with pytest.raises(InstructionShaped, match="instruction-shaped"):
+        vault.observe(f"The cache was stale because of the TTL, so we lowered it. {ATTACK}")
+    assert vault.proposals() == []
+    assert [e.action for e in vault.audit(refused=True)] == ["observe", "observe"]
+    assert vault.observe(lesson.format("from the vault")).decision == "proposed"  # the same lesson, clean
+    assert vault.sync().pushed and AWS not in whole_history(vault.root, origin)
+    vault.close()
+    with Vault.init(tmp_path / "r") as made:
+        add_settings(made.root, "trust:\n  secrets: redact\n")
+    redacting = Vault.open(made.root, actor="alice-agent")
+    verdict = redacting.observe(lesson.format(AWS))
+    (proposal,) = redacting.proposals()
+    assert verdict.proposal == proposal.id and AWS not in str(proposal.payload)
+    assert "[redacted: aws access key]" in str(proposal.payload)
+    redacting.close()
