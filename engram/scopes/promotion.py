@@ -24,14 +24,14 @@ and not folded yet; and ``endorsements`` (``{by, at, note}``: someone vouched fo
 
 ``promote()`` with no id promotes every eligible item one step (to ``to``, default team).
 
-Trust (:mod:`engram.trust`): before either step writes anything, :func:`_guard` runs the
-checks a write to a shared item runs, on all of the text that will cross (a move makes
-every word new to the wider scope): the actor's role (its author or a curator moves an
-item; endorsing is feedback, open to writers), secrets and personal data (refused
-whatever the setting: a move never rewrites its author's text) and the instruction
-screen (refused, not quarantined: the item stays as it is). Into org, this vault's and
-the org vault's ``trust`` settings both apply, and the org's roles must let the actor
-write. ``force`` overrides eligibility and the gate, never these.
+Trust (:mod:`engram.trust`): before either step writes anything, it runs the checks a
+write to a shared item runs, on all of the text that will cross (a move makes every
+word new to the wider scope): the actor's role (its author or a curator moves an item;
+endorsing is feedback, open to writers), then (:func:`_guard`) secrets and personal data
+(refused whatever the setting: a move never rewrites its author's text) and the
+instruction screen (refused, not quarantined: the item stays as it is). Into org, this
+vault's and the org vault's ``trust`` settings both apply, and the org's roles must let
+the actor write. ``force`` overrides eligibility and the gate, never these.
 """
 
 from __future__ import annotations
@@ -320,24 +320,21 @@ def _record(state: VaultState, src: str, to: str, **more: Any) -> dict[str, Any]
             **{k: v for k, v in more.items() if v not in (None, False, (), [])}}
 
 
-def _guard(state: VaultState, item: Engram, scope: str, *settings: TrustSettings) -> None:
-    """The checks a write to a shared item passes, for ``item`` moving into ``scope``:
-    the actor's role (its author or a curator moves an item), then, under each vault's
-    ``trust`` settings, secrets and personal data (refused) and the instruction screen
-    (refused too: a promoted item is read by every agent of the wider scope). Raises
-    Forbidden, SensitiveData, InstructionShaped; nothing is written before it returns."""
-    roles.check_promote(state.actor, state.role, item, scope)
-    for trust in settings:
-        screening = policy.check_move(item, scope, trust)
-        if screening.quarantine:
-            raise InstructionShaped(
-                f"{item.id} reads as instructions to whoever recalls it ({screening.reason()}), and {scope} "
-                "knowledge is read by every agent there, so it was not promoted and nothing was changed.",
-                field="content",
-                rule=",".join(screening.rules),
-                hint=f"Restate it as a plain fact or procedure (`engram update {item.id} --body -`) and promote it "
-                "again.",
-            )
+def _guard(item: Engram, scope: str, trust: TrustSettings) -> None:
+    """The trust checks a write to a shared item passes, for ``item`` moving into
+    ``scope`` under one vault's ``trust`` settings: secrets and personal data (refused)
+    and the instruction screen (refused too: a promoted item is read by every agent of
+    the wider scope). Raises SensitiveData, InstructionShaped. The role check
+    (:func:`engram.trust.roles.check_promote`) runs first, apart."""
+    screening = policy.check_move(item, scope, trust)
+    if screening.quarantine:
+        raise InstructionShaped(
+            f"{item.id} reads as instructions to whoever recalls it ({screening.reason()}), and {scope} "
+            "knowledge is read by every agent there, so it was not promoted and nothing was changed.",
+            field="content",
+            rule=",".join(screening.rules),
+            hint=f"Restate it as a plain fact or procedure (`engram update {item.id} --body -`) and promote it again.",
+        )
 
 
 def _refusal(state: VaultState, item: Engram, check: Callable[[], None], *, single: bool,
@@ -365,7 +362,7 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
             raise NotEligible(f"{item.id} has not earned team scope yet: it needs {st.needs[0]}.",
                               needs=st.needs, hint=f"Endorse it (`engram endorse {item.id} --note WHY`), or pass force.")
         return item, Promotion(item.id, item.title, "private", "team", "not_eligible", st.needs[0])
-    refused = _refusal(state, item, lambda: _guard(state, item, "team", state.trust), single=single, base=base)
+    refused = _refusal(state, item, lambda: _guard(item, "team", state.trust), single=single, base=base)
     if refused is not None:
         return item, refused
     record = _record(state, "private", "team", forced=force and not st.eligible)
@@ -410,14 +407,14 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
         return Promotion(**base, status="refused", message=msg, tells=reasons, suggestion=suggestion)
     # What the org copy will hold: the (restated) body, the concrete one as the example.
     bound = replace(item, content=body, example=item.content if org_content is not None else item.example)
-    refused = _refusal(state, item, lambda: _guard(state, bound, "org", state.trust), single=single, base=base)
+    refused = _refusal(state, item, lambda: _guard(bound, "org", state.trust), single=single, base=base)
     if refused is not None:
         return refused
     org = ensure_clone(state)
 
     def org_checks() -> None:  # the org vault's own roles and trust settings
         roles.require_writer(state.actor, org.role, f"promote {item.id} into the org vault")
-        _guard(state, bound, "org", org.trust)
+        _guard(bound, "org", org.trust)
 
     refused = _refusal(state, item, org_checks, single=single, base=base)
     if refused is not None:
