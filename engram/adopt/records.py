@@ -54,7 +54,7 @@ def parse(text: str, origin: str, *, fmt: str = "auto", default_domain: tuple[st
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                f"not valid JSON: {exc.msg} at line {exc.lineno}.", hint="Fix the file, or pass --format jsonl."
+                f"not valid JSON: {exc.msg} at line {exc.lineno}.", hint="Fix the file, or pass --from jsonl."
             ) from None
         if not isinstance(data, list):
             raise InvalidInput("a JSON import must be a list of objects.", hint="Wrap the records in [ ].")

@@ -123,7 +123,7 @@ def verify(vault: Vault, ref: str, note: str | None, valid_while: str | None, ev
 
 @click.command()
 @click.option("--all", "include_fresh", is_flag=True, help="List every shared item, not only stale ones.")
-@click.option("--limit", "-n", type=int, default=None, help="At most this many.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most this many.")
 @json_option
 @pass_vault
 def stale(vault: Vault, include_fresh: bool, limit: int | None, as_json: bool) -> None:
@@ -311,7 +311,7 @@ purge = _status_command("purge", "Delete a forgotten item for good (to .engram/t
 @click.command()
 @click.argument("task", required=False)
 @click.option("--domain", "-d", metavar="A/B", help="Only skills under this domain (listing).")
-@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
 @json_option
 @pass_vault
 def skills(vault: Vault, task: str | None, domain: str | None, limit: int, as_json: bool) -> None:

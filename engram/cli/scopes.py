@@ -211,7 +211,12 @@ def observe(vault: Vault, text: str, domain: str, tags: tuple[str, ...], as_json
 
 @click.group()
 def scopes() -> None:
-    """Scopes (private, team, org) and capture sources: status, setup, sync."""
+    """Scopes (private, team, org) and capture sources: status, setup, sync.
+
+    \b
+    Example:
+      engram scopes status
+    """
 
 
 @scopes.command("status")

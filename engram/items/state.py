@@ -133,10 +133,16 @@ def locate(path: str | Path | None) -> Path:
         raise VaultNotFound(
             f"no folder at {start}.", hint="Check the path, or create a vault with `engram init PATH`."
         )
-    if start.is_file():
+    named_file = start.is_file()
+    if named_file:
         start = start.parent
     root = find_root(start)
     if root is None:
+        if named_file:  # a file outside any vault: opening its folder would write .engram/ there
+            raise VaultNotFound(
+                f"{path} is a file, and no engram vault is at or above it.",
+                hint="Pass the vault's folder to --vault, or create one with `engram init FOLDER`.",
+            )
         if path is None:
             raise VaultNotFound(
                 f"no engram vault at or above {start}.",

@@ -69,17 +69,37 @@ def failure(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-# CLI phrasing in core hints, said the way an MCP client can act on it.
+# CLI phrasing in core hints, said the way an MCP client can act on it. More specific
+# forms of a command come before its plain form.
 _CLI_TO_TOOLS = (
     (re.compile(r"`engram doctor --fix`"), "engram_doctor(fix=true)"),
     (re.compile(r"`engram doctor`"), "engram_doctor()"),
     (re.compile(r"`engram reindex`"), "engram_reindex()"),
     (re.compile(r"`engram sync`"), "engram_sync()"),
     (re.compile(r"`engram scopes sync`"), "sync_scopes()"),
+    (re.compile(r"`engram scopes setup --org PATH_OR_URL`(?: \(MCP: setup\(org_repo=\.\.\.\)\))?"),
+     "setup(org_repo='<path or URL of the org vault>')"),
+    (re.compile(r"`engram init PATH`"), "setup(vault_path='PATH')"),
+    (re.compile(r"`engram init`"), "setup(vault_path='<the vault folder>')"),
     (re.compile(r"`engram endorse ([^` ]+)[^`]*`"), r"endorse(ref='\1', note='why it holds')"),
     (re.compile(r"`engram conflicts --resolve ([^`]+)`"), r"engram_resolve_conflict(ref='\1')"),
     (re.compile(r"`engram conflicts`"), "engram_conflicts()"),
+    (re.compile(r'`engram search "([^"`]*)"`'), r"engram_search(query='\1')"),
+    (re.compile(r"`engram get ([^` ]+)`"), r"engram_get(ref='\1')"),
+    (re.compile(r"`engram list --status forgotten`"), "engram_list(statuses=['forgotten'])"),
+    (re.compile(r"`engram list`"), "engram_list()"),
+    (re.compile(r"`engram trash list`"), "engram_trash_list()"),
+    (re.compile(r"`engram proposals --all`"), "engram_list_proposals(status=null)"),
+    (re.compile(r"`engram proposals[^`]*`"), "engram_list_proposals()"),
+    (re.compile(r"`engram dismiss ([^` ]+)`"), r"engram_dismiss_proposal(id='\1')"),
+    (re.compile(r"`engram forget ([^` ]+)`"), r"engram_update(ref='\1', status='forgotten')"),
+    (re.compile(r"`engram resolve ([^` ]+) OTHER --keep [^`]*`"),
+     r"contradiction_resolve(old='\1', new='<the other item>', resolution='keep_new', 'keep_old', 'merge' or 'archive')"),
+    (re.compile(r"`engram synapses ITEM`"), "synapse_list(ref='<item>')"),
+    (re.compile(r"`engram synapses ([^` ]+)`"), r"synapse_list(ref='\1')"),
     (re.compile(r"\(or pass --force "), "(or pass force=true "),
+    (re.compile(r"Fix the file, or pass --(?:format|from) jsonl\."),
+     "Fix the text (a JSON list of records, or one JSON object per line), or pass records=[...]."),
 )
 
 
@@ -103,6 +123,11 @@ def next_step(exc: EngramError) -> str:
     if isinstance(exc, NotFound):
         if exc.ref and exc.ref.startswith("syn-"):
             return "synapse_list(ref='<item>') lists an item's synapses with their ids."
+        if "`engram proposals" in (exc.hint or ""):
+            return ("engram_list_proposals() lists the open proposals with their ids "
+                    "(status=null lists decided ones too).")
+        if "`engram trash list`" in (exc.hint or ""):
+            return "engram_trash_list() lists what the trash holds, with the ids engram_restore takes."
         return (
             "Find the item with engram_search or engram_list; a ref is an id (or its first 6+ "
             "characters), a vault-relative path, or the exact title."

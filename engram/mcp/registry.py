@@ -152,6 +152,20 @@ def _adapt(server: MCPServer, name: str) -> None:
             return {_INVALID: render_invalid(name, exc, schema)}
 
     object.__setattr__(meta, "validate_arguments", validate_arguments)  # an instance hook
+    if tool.resolved_params:
+        # The SDK runs a tool's resolvers (engram_learn's sampling question) on the
+        # validated arguments before the body: on arguments that failed validation they
+        # would look up what is not there and crash. Answer the refusal before them.
+        run = tool.run
+
+        async def run_checked(arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+            checked = validate_arguments(arguments)
+            if _INVALID in checked:
+                invalid: CallToolResult = checked[_INVALID]
+                return meta.convert_result(invalid) if convert_result else invalid
+            return await run(arguments, context, convert_result)
+
+        object.__setattr__(tool, "run", run_checked)
 
 
 #: The keyword a failed validation hands the tool body instead of its arguments.

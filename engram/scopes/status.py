@@ -47,8 +47,12 @@ def _call(**kwargs: str) -> str:
 
 
 def _git(cwd: Path, *args: str) -> str | None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL)
+    """git's output in ``cwd``, or None when git fails or ``cwd`` is not a folder."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+    except OSError:  # cwd is a file or gone: no repository there
+        return None
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 

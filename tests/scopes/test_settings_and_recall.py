@@ -103,3 +103,17 @@ def test_an_org_vault_that_half_answers_does_not_outrank_a_full_answer(tmp_path:
     assert org_hit.explanation.parts["relevance"] < hits[0].explanation.parts["relevance"] * 0.5
     alice.close()
     carol.close()
+
+
+def test_an_org_repo_that_is_a_file_is_refused_with_what_to_pass(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engram.cli import cli
+
+    vault = Vault.init(tmp_path / "team")
+    settings = (vault.root / "engram.yaml").read_bytes()
+    (tmp_path / "org.txt").write_text("not a repository\n")
+    out = CliRunner().invoke(cli, ["--vault", str(vault.root), "scopes", "setup", "--org", str(tmp_path / "org.txt")])
+    assert out.exit_code == 2, out.output
+    assert "is not a git repository" in out.output and "Traceback" not in out.output
+    assert (vault.root / "engram.yaml").read_bytes() == settings
