@@ -1,8 +1,8 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
-``learn``, ``adoption``, ``scopes``, ``redteam`` or ``all`` (every one of them, in that order; ``refresh`` and
-``mcp`` reuse the vaults ``scale`` generates).
+``learn``, ``adoption``, ``import``, ``scopes``, ``tokens``, ``redteam`` or ``all`` (every one of them, in
+that order; ``refresh`` and ``mcp`` reuse the vaults ``scale`` generates).
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
 ``<kind>-latest.json``, and ``<kind>-latest.svg`` charts. Each JSON records the machine
@@ -28,7 +28,10 @@ from benchmarks import plot
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first four are modules ``benchmarks/bench_<kind>.py``.
-KINDS = ("quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "import", "scopes", "redteam")
+KINDS = (
+    "quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "import", "scopes", "tokens",
+    "redteam",
+)
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 
 

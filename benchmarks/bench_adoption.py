@@ -38,6 +38,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks.bench_mcp import percentiles
+from benchmarks.mcp_search import answer_of
 from engram.vault import Vault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,11 +100,11 @@ async def recall(root: Path, queries: list[tuple[str, str]]) -> dict[str, Any]:
             t0 = time.perf_counter()
             result = await client.call_tool("engram_search", {"query": query})
             samples.append((time.perf_counter() - t0) * 1000)
-            hits = (result.structured_content or {}).get("hits", [])
+            hits = answer_of(result).get("hits", [])
             top1 += bool(hits) and hits[0]["id"] == item_id
             # The same query again with explanations (not timed: the default is off).
             explained = await client.call_tool("engram_search", {"query": query, "explain": True})
-            hits = (explained.structured_content or {}).get("hits", [])
+            hits = answer_of(explained).get("hits", [])
             via_links += any(
                 step.get("kind") == "links_to"
                 for hit in hits for step in (hit.get("explanation") or {}).get("path", [])

@@ -4,12 +4,13 @@
 :func:`stdio_search` starts the server on a vault and yields a blocking ``search``
 function (the client runs in an event loop on a portal thread, so the harness stays
 plain code). Every call goes through JSON-RPC framing, argument validation, the search
-with usage recording on, and the structured result the client checks against the
-tool's output schema — what an agent gets, including the heat earlier answers leave.
+with usage recording on, and the answer's JSON text — what an agent gets, including
+the heat earlier answers leave.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from typing import Any
 
 from anyio.from_thread import start_blocking_portal
 from mcp import Client, StdioServerParameters
-from mcp.types import TextContent
+from mcp.types import CallToolResult, TextContent
 
 #: ``search(query, **arguments)`` → the structured answer of ``engram_search``.
 Search = Callable[..., dict[str, Any]]
@@ -42,11 +43,18 @@ def stdio_search(root: Path) -> Iterator[Search]:
             if result.is_error:
                 block = result.content[0]
                 raise RuntimeError(block.text if isinstance(block, TextContent) else str(block))
-            answer: dict[str, Any] | None = result.structured_content
-            assert answer is not None
-            return answer
+            return answer_of(result)
 
         yield search
+
+
+def answer_of(result: CallToolResult) -> dict[str, Any]:
+    """A tool's answer: the JSON of its text block (structured content, when the server
+    sends it, is the same JSON)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    answer: dict[str, Any] = json.loads(block.text)
+    return answer
 
 
 def hit_ids(answer: dict[str, Any]) -> list[str]:

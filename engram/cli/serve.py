@@ -37,10 +37,17 @@ from engram.mcp.profiles import PROFILES
     help="Tool set: minimal, standard or full (default: ENGRAM_MCP_PROFILE, the vault's "
     "mcp.profile setting, else standard).",
 )
+@click.option(
+    "--structured-output/--no-structured-output",
+    default=None,
+    help="Publish output schemas and send each answer as structured content too, for clients "
+    "that validate it (default: ENGRAM_MCP_STRUCTURED_OUTPUT, the vault's mcp.structuredOutput "
+    "setting, else off: each answer once, as compact JSON text).",
+)
 @click.pass_obj
 def serve(
     app: AppContext, use_http: bool, host: str, port: int, token: str | None, request_timeout: float,
-    profile: str | None,
+    profile: str | None, structured_output: bool | None,
 ) -> None:
     """Run the MCP server: the vault as tools for an AI agent.
 
@@ -70,7 +77,7 @@ def serve(
     from engram.lifecycle.schedule import Scheduler
     from engram.mcp.server import toolbox
 
-    server = build_server(app.vault_path, profile=profile, actor=app.actor)
+    server = build_server(app.vault_path, profile=profile, actor=app.actor, structured_output=structured_output)
     holder = toolbox(server).holder
     # Maintenance stages on the vault's lifecycle.schedule (off unless configured).
     scheduler = Scheduler(lambda: holder.vault.state if holder.vault is not None else None).start()

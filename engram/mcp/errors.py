@@ -3,7 +3,8 @@
 Every tool body returns a pydantic model or raises; :func:`guarded` (applied to every
 tool by :mod:`engram.mcp.registry`) turns the outcome into a ``CallToolResult``:
 
-- a model → structured content (``None`` fields left out) plus the same JSON as text;
+- a model → its compact JSON (``None`` fields left out) as text, once; with structured
+  output on (see :mod:`engram.mcp.profiles`), also as structured content;
 - an :class:`~engram.errors.EngramError` → ``isError`` with one message that says what
   was wrong and what to do next, in terms of this server's tools (a stale
   ``engram_update`` names the current version and the call that re-reads the item);
@@ -59,10 +60,14 @@ def to_json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_none=True)
 
 
-def ok(model: BaseModel) -> CallToolResult:
+def ok(model: BaseModel, *, structured: bool = False) -> CallToolResult:
+    """A result: the JSON as text; with ``structured``, also as structured content (the
+    protocol asks a tool with an output schema for both)."""
     data = to_json(model)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data if structured else None
+    )
 
 
 def failure(text: str) -> CallToolResult:
@@ -180,17 +185,18 @@ def render_guidance(tool: str, status: StatusOut) -> CallToolResult:
     return failure(text)
 
 
-def guarded(name: str, fn: Callable[P, M]) -> Callable[P, CallToolResult]:
+def guarded(name: str, fn: Callable[P, M], *, structured: bool = False) -> Callable[P, CallToolResult]:
     """Wrap a tool body so every outcome is rendered here (see the module docstring).
 
     The wrapper keeps ``fn``'s signature (``functools.wraps``), so the SDK still derives
-    the input schema and the output schema from the body's annotations.
+    the input schema (and, with ``structured``, the output schema) from the body's
+    annotations.
     """
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
-            return ok(fn(*args, **kwargs))
+            return ok(fn(*args, **kwargs), structured=structured)
         except SetupRequired as exc:
             return render_guidance(name, exc.status)
         except EngramError as exc:

@@ -325,7 +325,8 @@ class HitWarningOut(_Out):
 
 class SearchHitOut(_Out):
     """One hit; fields that are empty or implied are left out (the domain is the path's
-    folders; ``status`` is absent for active items, ``via`` for lexical hits)."""
+    folders; ``status`` is absent for active items, ``via`` for lexical hits, ``tier``
+    for hits that carry their body, ``scope`` for team items)."""
 
     id: str
     path: str
@@ -339,10 +340,12 @@ class SearchHitOut(_Out):
     via: Literal["graph"] | None = Field(
         default=None, description="graph: reached through synapses, not by the query's words."
     )
-    tier: str
-    scope: Literal["private", "team", "org"] = Field(
-        default="team",
-        description="Where the knowledge lives: private (this machine), team (this vault), org (shared by many teams).",
+    tier: Literal["catalog", "digest"] | None = Field(
+        default=None, description="Absent when the hit carries its body (content tier)."
+    )
+    scope: Literal["private", "org"] | None = Field(
+        default=None,
+        description="Absent for team items (this vault); private: this machine only; org: shared by many teams.",
     )
     tags: list[str] | None = None
     summary: str | None = None
@@ -360,12 +363,17 @@ class SearchOut(_Out):
         description="no_confident_match: nothing in the vault answers the query confidently."
     )
     hits: list[SearchHitOut]
-    near_misses: list[SearchHitOut] = Field(
-        default_factory=list, description="The closest items when nothing matched confidently."
+    near_misses: list[SearchHitOut] | None = Field(
+        default=None, description="The closest items when nothing matched confidently."
     )
     terms: list[str]
-    ignored: list[str] = Field(default_factory=list, description="Stopwords left out of the query.")
-    truncated: bool = False
+    ignored: list[str] | None = Field(default=None, description="Stopwords left out of the query.")
+    truncated: Literal[True] | None = Field(
+        default=None, description="The query was cut to its first 32 terms (or 2,000 characters)."
+    )
+    budget_reached: Literal[True] | None = Field(
+        default=None, description="token_budget ran out: some hits come as catalog lines (engram_get reads one)."
+    )
     best_relevance: float | None = None
     expanded: bool
     tokens: int

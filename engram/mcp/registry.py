@@ -63,6 +63,8 @@ class Toolbox:
     holder: VaultHolder
     profile: Profile
     status: Callable[[], StatusOut]
+    #: Publish output schemas and send structured content (see :mod:`engram.mcp.profiles`).
+    structured: bool = False
     registered: list[ToolInfo] = field(default_factory=list)
     #: Every tool declared, including those the profile left out (for the catalog).
     declared: list[ToolInfo] = field(default_factory=list)
@@ -101,7 +103,7 @@ class Toolbox:
                     self.vault()
                 return fn(*args, **kwargs)
 
-            body = guarded(name, checked)
+            body = guarded(name, checked, structured=self.structured)
             holder = self.holder
 
             @functools.wraps(body)  # the SDK follows __wrapped__ to fn's signature
@@ -118,6 +120,7 @@ class Toolbox:
                 title=title,
                 description=inspect.cleandoc(fn.__doc__ or ""),
                 annotations=annotations.model_copy(update={"title": title}),
+                structured_output=self.structured,
             )
             _adapt(self.server, name)
             self.registered.append(info)

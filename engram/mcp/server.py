@@ -39,7 +39,7 @@ from engram.mcp import (
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
 from engram.mcp.overview import instructions
-from engram.mcp.profiles import Profile, resolve_profile
+from engram.mcp.profiles import Profile, resolve_profile, resolve_structured_output
 from engram.mcp.registry import Toolbox
 from engram.vault import Vault
 
@@ -63,6 +63,7 @@ def build_server(
     profile: str | None = None,
     actor: str | None = None,
     config_file: Path | None = None,
+    structured_output: bool | None = None,
 ) -> MCPServer:
     """Build the engram MCP server.
 
@@ -73,8 +74,12 @@ def build_server(
             ``mcp.profile`` setting, then standard.
         actor: the agent id writes are attributed to (default: see ``open_holder``).
         config_file: the user config file setup writes (default under XDG_CONFIG_HOME).
+        structured_output: publish output schemas and send structured content too; None
+            resolves ENGRAM_MCP_STRUCTURED_OUTPUT, the vault's ``mcp.structuredOutput``,
+            then off (each answer goes out once, as compact JSON text).
 
-    Raises InvalidInput for an unknown profile.
+    Raises InvalidInput for an unknown profile or a structured-output setting that is
+    not a yes or no.
     """
     if isinstance(vault_or_path, Vault):
         holder = holder_for(vault_or_path, config_file=config_file)
@@ -85,10 +90,10 @@ def build_server(
             config_file=config_file,
         )
     chosen = resolve_profile(profile, holder.vault)
-    return _assemble(holder, chosen)
+    return _assemble(holder, chosen, structured=resolve_structured_output(structured_output, holder.vault))
 
 
-def _assemble(holder: VaultHolder, profile: Profile) -> MCPServer:
+def _assemble(holder: VaultHolder, profile: Profile, *, structured: bool = False) -> MCPServer:
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title="engram team memory",
@@ -107,6 +112,7 @@ def _assemble(holder: VaultHolder, profile: Profile) -> MCPServer:
         holder=holder,
         profile=profile,
         status=lambda: tools_setup.build_status(holder, profile),
+        structured=structured,
     )
     for module in TOOL_MODULES:
         module.register(box)

@@ -29,8 +29,7 @@ from engram.store.model import ENGRAM_KINDS, STATUSES, VERIFICATION_STATUSES, VI
 Ref = Annotated[
     str,
     Field(
-        description="The item: its id (26-character ULID, or its first 6+ characters), its "
-        "vault-relative path (ops/postgres/use-pg-repack.md), or its exact title."
+        description="An item id (or its first 6+ characters), vault-relative path, or exact title."
     ),
 ]
 Domain = Annotated[
@@ -43,15 +42,15 @@ Unit = Annotated[float, Field(description="A number from 0 to 1.")]
 ExpectedVersion = Annotated[
     int | None,
     Field(
-        description="The version you read (from engram_get / engram_list). If the item changed "
-        "since, nothing is written and the error names the current version."
+        description="The version you read; if the item changed since, nothing is written."
     ),
 ]
 
 
 def _choices(allowed: tuple[str, ...], *, optional: bool = False) -> Any:
+    """One of ``allowed``: the enum says so (a description would only repeat it)."""
     enum: list[JsonValue] = [*allowed, None] if optional else list(allowed)
-    return Field(description=f"One of: {', '.join(allowed)}.", json_schema_extra={"enum": enum})
+    return Field(json_schema_extra={"enum": enum})
 
 
 def register(box: Toolbox) -> None:
@@ -132,10 +131,9 @@ def register(box: Toolbox) -> None:
         tier: Annotated[
             views.TierArg,
             Field(
-                description="catalog: id/title/kind/domain/path/status/version. digest: plus "
-                "summary (or the start of the body), tags, scores, last change. content: plus "
-                "the full body, provenance and synapses. auto: the deepest tier that fits "
-                "token_budget."
+                description="catalog: id, title, kind, path, status, version. digest: + summary (or "
+                "the body's start), tags, scores, last change. content: + body, provenance, "
+                "synapses. auto: the deepest that fits token_budget."
             ),
         ] = "auto",
         token_budget: Annotated[
@@ -194,10 +192,9 @@ def register(box: Toolbox) -> None:
 
         Use it to correct, extend or retire knowledge (status 'archived' or 'superseded')
         instead of creating a near-copy. Pass expected_version (the version you read): if
-        someone changed the item since, nothing is written and the error tells you the
-        current version to re-read. `content` replaces the whole body, so send the full
-        new text; `tags` is the complete new list. Changing title, domain or visibility
-        moves the file; the id never changes. Returns the item at the digest tier.
+        the item changed since, nothing is written and the error names the version to
+        re-read. `content` replaces the whole body and `tags` the whole list. Changing
+        title, domain or visibility moves the file; the id stays. Returns the digest tier.
         """
         changes: dict[str, Any] = {
             key: value
@@ -230,10 +227,9 @@ def register(box: Toolbox) -> None:
     def engram_delete(ref: Ref, expected_version: ExpectedVersion = None) -> DeleteOut:
         """Delete an item and its synapses (moved to the vault's .engram/trash/ folder).
 
-        Use it only for items that should never have existed: mistakes, duplicates,
-        leaked secrets. Knowledge that became wrong or outdated should stay visible as
-        history: use engram_update with status='superseded' or 'archived' instead. Pass
-        expected_version to be sure you delete what you read.
+        Only for items that should never have existed: mistakes, duplicates, leaked
+        secrets. Wrong or outdated knowledge stays visible as history: engram_update it to
+        status 'superseded' or 'archived' instead. Pass expected_version.
         """
         gone = box.vault().delete(ref, expected_version=expected_version)
         return DeleteOut(
@@ -260,10 +256,8 @@ def register(box: Toolbox) -> None:
         include_hidden: Annotated[
             bool, Field(description="Also list frozen, forgotten and quarantined items.")
         ] = False,
-        tier: Annotated[
-            Tier, Field(description="Detail per item: catalog (default) or digest or content.")
-        ] = "catalog",
-        limit: Annotated[int, Field(ge=1, le=500, description="Items per page, 1 to 500.")] = 50,
+        tier: Annotated[Tier, Field(description="Detail per item (as engram_get).")] = "catalog",
+        limit: Annotated[int, Field(ge=1, le=500, description="Items per page.")] = 50,
         offset: Annotated[int, Field(ge=0, description="Items to skip: the next_offset of the previous page.")] = 0,
     ) -> ItemList:
         """List items matching metadata filters, most recently updated first.
@@ -292,7 +286,7 @@ def register(box: Toolbox) -> None:
             next_offset=offset + limit if len(found) > limit else None,
         )
 
-    @box.tool("engram_history", title="An item's change history", profile="standard", annotations=READ)
+    @box.tool("engram_history", title="An item's change history", profile="full", annotations=READ)
     def engram_history(ref: Ref) -> HistoryOut:
         """The history of one item: this machine's audit trail (who created, updated,
         reinforced or moved it, when, at which version, which fields) and the git commits

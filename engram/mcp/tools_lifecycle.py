@@ -29,9 +29,9 @@ from engram.mcp import models_lifecycle as m
 from engram.mcp.registry import ADD, CHANGE, READ, OptionalText, Toolbox
 from engram.store.model import ENGRAM_KINDS
 
-Ref = Annotated[str, Field(description="The item: id (or its first 6+ characters), vault-relative path, or exact title.")]
+Ref = Annotated[str, Field(description="An item id (or its first 6+ characters), vault-relative path, or exact title.")]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, description="How sure you are, 0 to 1: scales the importance change.")]
-Note = Annotated[OptionalText, Field(description="Why, in a sentence (kept in the journal and audit log).")]
+Note = Annotated[OptionalText, Field(description="Why, in a sentence (kept in the audit log).")]
 PropRef = Annotated[str, Field(description="The proposal id (prop-…), or its first 8+ characters.")]
 
 #: Questions asked over the modern protocol, by their text: when they were first asked,
@@ -164,13 +164,12 @@ def register(box: Toolbox) -> None:
     ) -> m.LearnOut:
         """Record what you learned; engram decides whether it is new, known, an extension or a correction.
 
-        Use it instead of engram_create for lessons and facts that may already be in the
-        vault in some form. The lesson is compared with the closest items: a duplicate
-        reinforces the original (its text kept, new sentences appended after it); a
-        contradiction supersedes the old item (kept as history, linked) — or, if another
-        author wrote it, records a disputed draft for a curator; anything else is
-        inserted and linked to the nearest related item. Unsure verdicts never replace
-        anything. The result says what happened, why, and which path decided.
+        Use it instead of engram_create for lessons and facts the vault may hold in some
+        form. Against the closest items: a duplicate reinforces the original (new
+        sentences appended); a contradiction supersedes the old item (kept as history,
+        linked) or, for another author's item, records a disputed draft for a curator;
+        anything else is inserted and linked to the nearest related item. Unsure verdicts
+        never replace anything. The result says what happened, why, and what decided.
         """
         vault = box.vault()
         result = vault.learn(
@@ -188,7 +187,7 @@ def register(box: Toolbox) -> None:
             message=result.message,
         )
 
-    @box.tool("engram_reinforce", title="It helped", profile="standard", annotations=ADD)
+    @box.tool("engram_reinforce", title="It helped", profile="full", annotations=ADD)
     def engram_reinforce(ref: Ref, confidence: Confidence = 1.0, note: Note = None) -> m.FeedbackOut:
         """Say that an item helped: its importance rises (a bounded step scaled by confidence),
         strongly linked items share a little, and for a skill its success count grows.
@@ -199,7 +198,7 @@ def register(box: Toolbox) -> None:
         """
         return _feedback(ref, "helped", confidence, note)
 
-    @box.tool("engram_report_failure", title="It did not help", profile="standard", annotations=ADD)
+    @box.tool("engram_report_failure", title="It did not help", profile="full", annotations=ADD)
     def engram_report_failure(ref: Ref, confidence: Confidence = 1.0, note: Note = None) -> m.FeedbackOut:
         """Say that an item was used and did not help (or was wrong): its importance falls.
 
@@ -212,14 +211,17 @@ def register(box: Toolbox) -> None:
     @box.tool("close_learning_loop", title="Report how knowledge worked out", profile="standard", annotations=ADD)
     def close_learning_loop(
         id: Ref,
-        outcome: Annotated[str, Field(description="success, partial or failure.", json_schema_extra={"enum": ["success", "partial", "failure"]})],
-        effectiveness: Annotated[float | None, Field(ge=0.0, le=1.0, description="How well it worked, 0 to 1 (default 1 for success, 0.5 partial, 0 failure).")] = None,
+        outcome: Annotated[str, Field(json_schema_extra={"enum": ["success", "partial", "failure"]})],
+        effectiveness: Annotated[float | None, Field(ge=0.0, le=1.0, description="How well it worked (default 1 success, 0.5 partial, 0 failure).")] = None,
         reason: Note = None,
     ) -> m.FeedbackOut:
-        """Co-Engram's feedback call: success and partial reinforce (scaled by effectiveness;
-        partial counts half), failure reports a failure (scaled by 1 − effectiveness).
+        """Report how an item you relied on worked out: success or partial raises its
+        importance (scaled by effectiveness; partial counts half), failure lowers it
+        (scaled by 1 − effectiveness).
 
-        Use it at the end of a task that relied on an item.
+        Use it at the end of a task that used an item from engram_search / engram_get. If
+        the item was wrong, not just unhelpful, also record the right lesson with
+        engram_learn (it supersedes the item). Not for editing it: engram_update.
         """
         if outcome not in ("success", "partial", "failure"):
             from engram.errors import InvalidInput
@@ -231,7 +233,7 @@ def register(box: Toolbox) -> None:
             return _feedback(id, "failed", round(1.0 - eff, 6), reason)
         return _feedback(id, "helped", round(eff * (0.5 if outcome == "partial" else 1.0), 6), reason)
 
-    @box.tool("get_evolution_lineage", title="Where an item came from", profile="standard", annotations=READ)
+    @box.tool("get_evolution_lineage", title="Where an item came from", profile="full", annotations=READ)
     def get_evolution_lineage(ref: Ref) -> m.LineageOut:
         """An item's lineage: what it superseded, absorbed or derives from (ancestors), and
         what superseded, absorbed or derives from it (descendants).
@@ -242,7 +244,7 @@ def register(box: Toolbox) -> None:
         data = box.vault().lineage(ref).to_json()
         return m.LineageOut(**data)
 
-    @box.tool("verify_entry", title="Confirm an item still holds", profile="standard", annotations=CHANGE)
+    @box.tool("verify_entry", title="Confirm an item still holds", profile="full", annotations=CHANGE)
     def verify_entry(
         id: Ref,
         note: Note = None,
@@ -258,7 +260,7 @@ def register(box: Toolbox) -> None:
                            verification_status=item.verification_status,
                            last_verified_at=item.last_verified_at, message=f"{item.id} verified.")
 
-    @box.tool("upgrade_verification", title="Raise an item's verification", profile="standard", annotations=CHANGE)
+    @box.tool("upgrade_verification", title="Raise an item's verification", profile="full", annotations=CHANGE)
     def upgrade_verification(ref: Ref, evidence: Annotated[str, Field(description="What shows it holds.")]) -> m.VerifyOut:
         """Move an item one verification step up on evidence.
 
@@ -272,7 +274,7 @@ def register(box: Toolbox) -> None:
                            last_verified_at=item.last_verified_at,
                            message=f"{item.id} is now {item.verification_status}.")
 
-    @box.tool("contradiction_resolve", title="Settle two items that disagree", profile="standard", annotations=CHANGE)
+    @box.tool("contradiction_resolve", title="Settle two items that disagree", profile="full", annotations=CHANGE)
     def contradiction_resolve(
         old: Annotated[str, Field(description="The item that was there first.")],
         new: Annotated[str, Field(description="The item that contradicts it (e.g. a disputed lesson).")],
@@ -289,7 +291,7 @@ def register(box: Toolbox) -> None:
         data = done.to_json()
         return m.ResolveOut(**data, message=f"{resolution}: kept {len(done.kept)}, retired {len(done.retired)}.")
 
-    @box.tool("stale_report", title="Knowledge that may be out of date", profile="standard", annotations=READ)
+    @box.tool("stale_report", title="Knowledge that may be out of date", profile="full", annotations=READ)
     def stale_report(
         include_fresh: Annotated[bool, Field(description="List every shared item, not only stale ones.")] = False,
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many.")] = 50,
@@ -324,7 +326,7 @@ def register(box: Toolbox) -> None:
             created_at=p.created_at, decided_by=p.decided_by, decided_at=p.decided_at, note=p.note,
         )
 
-    @box.tool("engram_list_proposals", title="Changes maintenance proposes", profile="standard", annotations=READ)
+    @box.tool("engram_list_proposals", title="Changes maintenance proposes", profile="full", annotations=READ)
     def engram_list_proposals(
         status: Annotated[str | None, Field(description="open (default), accepted, dismissed, or null for all.", json_schema_extra={"enum": ["open", "accepted", "dismissed", None]})] = "open",
         kind: Annotated[str | None, Field(description="Only this kind.", json_schema_extra={"enum": [*PROPOSAL_KINDS, None]})] = None,
@@ -338,7 +340,7 @@ def register(box: Toolbox) -> None:
         return m.ProposalList(proposals=[_prop(p) for p in found], count=len(found),
                               message=f"{len(found)} proposal(s).")
 
-    @box.tool("engram_accept_proposal", title="Carry out a proposal", profile="standard", annotations=CHANGE)
+    @box.tool("engram_accept_proposal", title="Carry out a proposal", profile="full", annotations=CHANGE)
     def engram_accept_proposal(
         id: PropRef,
         note: Note = None,
@@ -351,7 +353,7 @@ def register(box: Toolbox) -> None:
         """
         return _prop(box.vault().accept(id, note=note, resolution=resolution))
 
-    @box.tool("engram_dismiss_proposal", title="Decline a proposal", profile="standard", annotations=CHANGE)
+    @box.tool("engram_dismiss_proposal", title="Decline a proposal", profile="full", annotations=CHANGE)
     def engram_dismiss_proposal(id: PropRef, note: Note = None) -> m.ProposalOut:
         """Record a proposal dismissed; nothing else changes.
 

@@ -19,13 +19,12 @@ def register(box: Toolbox) -> None:
     ) -> DoctorOut:
         """Check the vault for problems and optionally fix the safe ones.
 
-        Finds files that do not parse, copies sharing one id, links to missing items,
-        misnamed link files, stale derived sections, private items outside private/,
-        and leftover temp files. Use it when a tool reports a broken
-        file or an ambiguous id, or after editing files by hand. fix=false only reports.
-        Unparseable files are never touched: a person must look at them. The adoption
-        summary counts notes indexed without an id of their own and lists wikilinks that
-        point at no note (or at two); those are not problems.
+        Use it when a tool reports a broken file or an ambiguous id, or after files were
+        edited by hand. Finds unparseable files, copies sharing an id, links to missing
+        items, misnamed link files, stale derived sections, private items outside
+        private/ and leftover temp files. fix=false only reports; unparseable files are
+        never touched (a person must look). The adoption summary (notes without an id of
+        their own, wikilinks to no note or to two) reports no problems.
         """
         report = box.vault().doctor(fix=fix)
         a = report.adoption

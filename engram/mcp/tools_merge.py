@@ -27,13 +27,13 @@ Ref = Annotated[str, Field(description="The flagged item: id (or 6+ leading char
 def register(box: Toolbox) -> None:
     @box.tool("engram_conflicts", title="Items a merge flagged", profile="standard", annotations=READ)
     def engram_conflicts() -> ConflictsOut:
-        """List the items a merge flagged for review: where two people changed the same
-        lines (both versions are kept in a '> [!conflict]' block in the body), or the
-        same field, or edited an item someone else deleted.
+        """List the items a merge flagged for review: two people changed the same lines
+        (both versions kept in a '> [!conflict]' block in the body) or the same field, or
+        one edited what the other deleted.
 
         Use it after engram_sync reports flagged items, or before relying on an item
-        whose body shows a conflict block. To fix one: read it (engram_get, content
-        tier), engram_update its content to what is right without the block, then
+        whose body shows a conflict block. To fix one: engram_get it (content tier),
+        engram_update its content to what is right without the block, then
         engram_resolve_conflict.
         """
         found = box.vault().conflicts()

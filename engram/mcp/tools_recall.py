@@ -33,11 +33,11 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
         title=hit.title,
         kind=hit.kind,
         status=hit.status if hit.status != "active" else None,
-        score=hit.score,
-        relevance=hit.relevance,
+        score=round(hit.score, 3),  # the order is the ranking; three places tell hits apart
+        relevance=round(hit.relevance, 3) if hit.relevance is not None else None,
         via="graph" if hit.via == "graph" else None,
-        tier=hit.tier,
-        scope=hit.scope,  # type: ignore[arg-type]  # one of VISIBILITIES
+        tier=hit.tier if hit.tier != "content" else None,  # type: ignore[arg-type]  # catalog or digest
+        scope=hit.scope if hit.scope != "team" else None,  # type: ignore[arg-type]  # private or org
         tags=list(hit.tags) or None,
         summary=hit.summary or None,
         content=hit.content,
@@ -72,17 +72,20 @@ def search_out(result: SearchResult, explain: bool) -> SearchOut:
         message = "No items match these filters."
     else:
         warned = sum(bool(h.warnings) for h in result.hits)
-        message = f"{len(result.hits)} hit(s), best first. Read one in full with engram_get(ref=id)."
+        message = f"{len(result.hits)} hit(s), best first."
+        if any(h.tier != "content" for h in result.hits):
+            message += " engram_get(ref=id) reads one in full."
         if warned:
             message += f" {warned} hit(s) have contradicting items (warnings): weigh both."
     return SearchOut(
         query=result.query,
         status=result.status,
         hits=[hit_out(h, explain) for h in result.hits],
-        near_misses=[hit_out(h, False) for h in result.near_misses],
+        near_misses=[hit_out(h, False) for h in result.near_misses] or None,
         terms=list(result.terms),
-        ignored=list(result.ignored),
-        truncated=result.truncated,
+        ignored=list(result.ignored) or None,
+        truncated=True if result.truncated else None,
+        budget_reached=True if result.budget_reached else None,
         best_relevance=result.best_relevance,
         expanded=result.expanded,
         tokens=result.tokens,
@@ -117,7 +120,7 @@ def register(box: Toolbox) -> None:
         include_hidden: Annotated[bool, Field(description="Also frozen, forgotten, quarantined items.")] = False,
         as_of: Annotated[
             str | None,
-            Field(description="Recall what the vault held at this instant (ISO 8601, e.g. 2026-03-01T00:00:00Z)."),
+            Field(description="Recall what the vault held at this instant (ISO 8601)."),
         ] = None,
         tier: Annotated[
             str,
@@ -135,20 +138,19 @@ def register(box: Toolbox) -> None:
         ] = True,
         explain: Annotated[
             bool,
-            Field(description="Add why each hit ranks where it does: matched and missing terms, score "
-                  "parts, the synapse path of graph hits (costs tokens)."),
+            Field(description="Add why each hit ranks where it does (matched and missing terms, score "
+                  "parts, graph path; costs tokens)."),
         ] = False,
         raw: Annotated[bool, Field(description="Take the query as SQLite FTS5 syntax (advanced).")] = False,
     ) -> SearchOut:
         """Find what the team already knows about a topic: ranked items, best first.
 
         Use it before answering from your own assumptions and before engram_create (to
-        avoid duplicates). Matches words in titles, tags, summaries and bodies (also
-        substrings and identifiers), then follows synapses so linked knowledge surfaces
-        too; superseded items yield to their successors, and contradicting items come
-        back as warnings. Each hit says its scope: private (this machine), team (this
-        vault) or org (the vault many teams share, when one is configured; read it with
-        engram_get like any hit). status 'no_confident_match' means the vault does not know:
+        avoid duplicates). Matches words (also substrings and identifiers), then follows
+        synapses so linked knowledge surfaces too; superseded items yield to their
+        successors; contradicting items come back as warnings. A hit that is not a team
+        item says its scope (private: this machine only; org: shared by many teams;
+        engram_get reads it like any hit). status 'no_confident_match' means the vault does not know:
         say so rather than guess. To browse a whole domain without a query, use
         engram_list; to read one hit in full, engram_get.
 
@@ -183,11 +185,11 @@ def register(box: Toolbox) -> None:
         ] = 2,
         include_hidden: Annotated[bool, Field(description="Count frozen, forgotten, quarantined items too.")] = False,
     ) -> DomainNodeOut:
-        """The vault's domain folders as a tree, each with its item counts (count: filed
-        exactly there; total: there and below). No item text.
+        """The vault's domain folders as a tree with item counts (count: filed there;
+        total: there and below).
 
-        Use it to see what the memory covers and where knowledge concentrates before
-        searching or filing something new (pick an existing domain over inventing a new
-        one). To see the items of a domain, use engram_list(domain=...).
+        Use it to see what the memory covers before searching or filing something new
+        (pick an existing domain over inventing one). For a domain's items, use
+        engram_list(domain=...).
         """
         return node_out(box.vault().paths(domain=domain, depth=depth, include_hidden=include_hidden))

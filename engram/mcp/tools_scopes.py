@@ -48,7 +48,7 @@ def promotion_out(p: Promotion) -> PromotionOut:
 
 
 def register(box: Toolbox) -> None:
-    @box.tool("endorse", title="Vouch for an item", profile="standard", annotations=ADD)
+    @box.tool("endorse", title="Vouch for an item", profile="full", annotations=ADD)
     def endorse(
         ref: Ref,
         note: Annotated[str, Field(description="Why it holds, e.g. 'hit this in prod; the fix is exact'.")] = "",
@@ -67,7 +67,7 @@ def register(box: Toolbox) -> None:
                           message=f"Endorsed ({count} endorsement(s)). promote(ref='{item.id}', to='org') may "
                           "follow once it is eligible; review_promotions() shows what it needs.")
 
-    @box.tool("promote", title="Move knowledge up a scope", profile="standard", annotations=NETWORK)
+    @box.tool("promote", title="Move knowledge up a scope", profile="full", annotations=NETWORK)
     def promote(
         ref: Annotated[OptionalText, Field(description="The item; omit to promote every eligible item.")] = None,
         to: Annotated[
@@ -99,7 +99,7 @@ def register(box: Toolbox) -> None:
             "Nothing is eligible yet; review_promotions() shows what each item needs.")
         return PromoteOut(promotions=[promotion_out(s) for s in steps], message=message)
 
-    @box.tool("review_promotions", title="What is ready to move up", profile="standard", annotations=READ)
+    @box.tool("review_promotions", title="What is ready to move up", profile="full", annotations=READ)
     def review_promotions() -> ReviewOut:
         """List what may move up a scope and what it still needs, promotions waiting for
         review on an org branch, and org items whose body reads project-specific (with
@@ -119,7 +119,7 @@ def register(box: Toolbox) -> None:
             + ("" if r.org_configured else " No org vault is configured: setup(org_repo=...)."),
         )
 
-    @box.tool("generalize", title="Restate an org item generally", profile="standard", annotations=NETWORK)
+    @box.tool("generalize", title="Restate an org item generally", profile="full", annotations=NETWORK)
     def generalize(
         ref: Ref,
         org_content: Annotated[
@@ -152,7 +152,7 @@ def register(box: Toolbox) -> None:
             message=tools_phrasing("org vault: " + "; ".join(report.lines()) + "."),
         )
 
-    @box.tool("distill", title="Capture work that already happened", profile="standard", annotations=CAPTURE)
+    @box.tool("distill", title="Capture work that already happened", profile="full", annotations=CAPTURE)
     def distill(
         agentsync: Annotated[
             OptionalText, Field(description="Repository (path or URL) holding an agentsync board (default: settings).")
@@ -179,7 +179,7 @@ def register(box: Toolbox) -> None:
             message="; ".join(report.lines()) + ".",
         )
 
-    @box.tool("record_need", title="Record a gap you hit", profile="standard", annotations=ADD)
+    @box.tool("record_need", title="Record a gap you hit", profile="full", annotations=ADD)
     def record_need(
         content: Annotated[str, Field(description="What is missing, concretely: 'no seed data for staging'.")],
         why: Annotated[str, Field(description="What it blocks or costs; it is what makes the need useful later.")] = "",
@@ -209,16 +209,16 @@ def register(box: Toolbox) -> None:
         tags: Annotated[list[str] | None, Field(description="Tags for the item.")] = None,
     ) -> ObserveOut:
         """Pass what just happened in your session; a reusable decision or lesson becomes a
-        capture proposal for a person or agent to accept, never an item directly.
+        capture proposal, never an item directly.
 
-        Two filters decide: cheap rules drop mechanical repetition (action logs like
-        'ran the tests', command lines, output, text seen before or already in the
-        vault), then a necessity check keeps what states a reason, an alternative, a
-        rule or a finding. Call it freely at decision points; the answer says which
-        layer decided and why. Text holding a secret or personal data, or written as
-        instructions to the agent that would read it, is refused (a tool error; nothing
-        filed): proposals are committed and read by agents. To record knowledge you are
-        sure of, use engram_create; accept a proposal with engram_accept_proposal.
+        Cheap rules drop mechanical repetition (action logs like 'ran the tests', command
+        lines, output, text seen before or already in the vault), then a necessity check
+        keeps what states a reason, an alternative, a rule or a finding. Call it freely at
+        decision points; the answer says which layer decided and why. Text holding a
+        secret or personal data, or written as instructions to its reader, is refused (a
+        tool error; nothing filed): proposals are committed and read by agents. For
+        knowledge you are sure of, use engram_create. A person accepts proposals
+        (`engram accept`), or an agent with the full tool profile.
         """
         v = box.vault().observe(text, domain=[p for p in domain.split("/") if p], tags=tags or ())
         return ObserveOut(decision=v.decision, layer=v.layer, reason=v.reason,  # type: ignore[arg-type]

@@ -157,11 +157,10 @@ def register(box: Toolbox) -> None:
     def status() -> StatusOut:
         """Report how this engram memory server is configured and what is missing.
 
-        Use it first in a session, or when another tool answers setup_required. It shows
-        the vault path, the agent id writes are attributed to, the tool profile, what the
-        vault holds (items, synapses, top-level domains), git and merge-driver health,
-        and for each gap: the problem, what it costs, and the exact setup(...) call that
-        fixes it. Read-only; takes no arguments.
+        Use it first in a session, or when another tool answers setup_required: it shows
+        the vault, the agent id writes are attributed to, the tool profile, what the vault
+        holds, git and merge-driver health, and for each gap what it costs and the exact
+        setup(...) call that fixes it.
         """
         return build_status(box.holder, box.profile)
 
@@ -172,37 +171,35 @@ def register(box: Toolbox) -> None:
     def setup(
         vault_path: Annotated[
             OptionalText,
-            Field(description="Folder of the vault, absolute or ~/...; omit to keep the current one."),
+            Field(description="Vault folder, absolute or ~/...; omit to keep the current one."),
         ] = None,
         agent_id: Annotated[
             OptionalText,
-            Field(description="Who this agent is, recorded on every write, e.g. 'claude-code@alice-laptop'."),
+            Field(description="Who writes, e.g. 'claude-code@alice-laptop'."),
         ] = None,
         create: Annotated[
             bool, Field(description="Lay out a new vault if the folder holds none (false: adopt only).")
         ] = True,
         org_repo: Annotated[
             OptionalText,
-            Field(description="The org vault repository many teams share: a path or URL ('' removes it)."),
+            Field(description="The org vault repository (path or URL) many teams share; '' removes it."),
         ] = None,
         agentsync_repo: Annotated[
-            OptionalText, Field(description="The repository holding an agentsync board, for distill ('' removes it).")
+            OptionalText, Field(description="Repository of an agentsync board to capture from; '' removes it.")
         ] = None,
         context_keeper: Annotated[
-            OptionalText, Field(description="A context-keeper .context/ folder, for distill ('' removes it).")
+            OptionalText, Field(description="A context-keeper .context/ folder to capture from; '' removes it.")
         ] = None,
     ) -> SetupOut:
         """Create or adopt an engram vault for this server and record the agent id.
 
         Use it when status() or a setup_required answer says a vault or an agent id is
-        missing; pass exactly the call they suggest (ask the user for the folder when
-        unsure). It is the same as `engram init PATH`: it lays out the vault template,
-        runs git init when the folder is not in a repository and registers the merge
-        driver; files already there are kept. The choice is saved in the user config file
-        (a path and an agent id, never secrets) and takes effect on the next tool call,
-        without a restart. org_repo, agentsync_repo and context_keeper wire the org scope
-        and distill's sources in the vault's engram.yaml (commit it with engram_sync so the
-        team shares them). Safe to repeat. Do not use it to browse folders.
+        missing, with the call they suggest (ask the user for the folder when unsure).
+        Like `engram init PATH`: lays out the vault, runs git init if needed, registers
+        the merge driver, keeps existing files. Saved in the user config file (path and
+        agent id, never secrets); applies from the next call, no restart. org_repo,
+        agentsync_repo and context_keeper record the org vault and capture sources in the
+        vault's engram.yaml. Safe to repeat. Not for browsing folders.
         """
         holder = box.holder
         if vault_path is None:

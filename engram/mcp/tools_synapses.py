@@ -41,15 +41,15 @@ def register(box: Toolbox) -> None:
         """Create the typed link source --kind--> target between two existing items.
 
         Use it when one item extends, depends on, causes, contradicts, supersedes or
-        exemplifies another: recall follows these links, so linked knowledge surfaces
-        together. Creating a link that exists adds your evidence to it instead of a copy.
-        Both items must exist (create them first); an item cannot link to itself.
+        exemplifies another: recall follows links, so linked knowledge surfaces together.
+        An existing link gets your evidence added instead of a copy. Both items must
+        exist; an item cannot link to itself.
         """
         vault = box.vault()
         syn = vault.link(source, kind, target, weight=weight, evidence=evidence, confidence=confidence)
         return views.synapse_view(syn, title_lookup(vault))
 
-    @box.tool("synapse_get", title="Read one link", profile="standard", annotations=READ)
+    @box.tool("synapse_get", title="Read one link", profile="full", annotations=READ)
     def synapse_get(synapse_id: SynapseId) -> SynapseView:
         """Read one synapse by id: its endpoints (with titles), kind, weight and evidence.
 
@@ -59,7 +59,7 @@ def register(box: Toolbox) -> None:
         vault = box.vault()
         return views.synapse_view(vault.synapse(synapse_id), title_lookup(vault))
 
-    @box.tool("synapse_list", title="List links", profile="standard", annotations=READ)
+    @box.tool("synapse_list", title="List links", profile="full", annotations=READ)
     def synapse_list(
         ref: Annotated[str | None, Field(description="The item whose links to list; omit for all links.")] = None,
         kind: Annotated[
@@ -81,7 +81,7 @@ def register(box: Toolbox) -> None:
         title = title_lookup(vault)
         return SynapseList(synapses=[views.synapse_view(s, title) for s in found], count=len(found))
 
-    @box.tool("synapse_delete", title="Remove a link", profile="standard", annotations=REMOVE)
+    @box.tool("synapse_delete", title="Remove a link", profile="full", annotations=REMOVE)
     def synapse_delete(
         synapse_id: Annotated[str | None, Field(description="The synapse id; or give source, kind and target.")] = None,
         source: Annotated[str | None, Field(description=_ITEM_REF)] = None,

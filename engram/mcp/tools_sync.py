@@ -22,11 +22,10 @@ def register(box: Toolbox) -> None:
         """Share the vault with teammates: commit local changes, fetch, merge, push.
 
         Use it when the user asks to share or pull the team's knowledge, or at the end of
-        a session that recorded things others need. Other sessions on this machine do not
-        need it (they read the same files). Concurrent edits are merged field by field;
-        where both sides changed the same lines, both versions are kept and the item is
-        flagged for a person — nothing is lost. With no remote it only commits; offline,
-        your commits stay for the next sync. Not for reading: use engram_search.
+        a session that recorded what others need (sessions on this machine share the
+        files already). Concurrent edits merge field by field; where both sides changed
+        the same lines, both are kept and the item is flagged for a person. With no remote
+        it only commits; offline, commits wait for the next sync. Not for reading.
         """
         report = box.vault().sync(
             remote=remote, branch=branch, push=push, message=message

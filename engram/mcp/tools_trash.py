@@ -15,7 +15,7 @@ from engram.mcp.registry import ADD_IDEMPOTENT, READ, Toolbox
 
 
 def register(box: Toolbox) -> None:
-    @box.tool("engram_trash_list", title="List deleted items", profile="standard", annotations=READ)
+    @box.tool("engram_trash_list", title="List deleted items", profile="full", annotations=READ)
     def engram_trash_list() -> TrashOut:
         """List the items deleted on this machine that can still be restored, newest first.
 
@@ -30,7 +30,7 @@ def register(box: Toolbox) -> None:
             if found else "The trash is empty.",
         )
 
-    @box.tool("engram_restore", title="Restore a deleted item", profile="standard", annotations=ADD_IDEMPOTENT)
+    @box.tool("engram_restore", title="Restore a deleted item", profile="full", annotations=ADD_IDEMPOTENT)
     def engram_restore(
         ref: Annotated[str, Field(description="The deleted item's id, or its first 6+ characters (see engram_trash_list).")],
     ) -> RestoreOut:

@@ -24,7 +24,7 @@ MAX_AUDIT = 500
 
 
 def register(box: Toolbox) -> None:
-    @box.tool("engram_quarantine_list", title="Quarantined items", profile="standard", annotations=READ)
+    @box.tool("engram_quarantine_list", title="Quarantined items", profile="full", annotations=READ)
     def engram_quarantine_list() -> QuarantineList:
         """Items the instruction screen quarantined, with the rules that fired and where.
 
@@ -63,7 +63,7 @@ def register(box: Toolbox) -> None:
             + ("" if curator else " Only a curator can read or release them."),
         )
 
-    @box.tool("engram_quarantine_release", title="Release a quarantined item", profile="standard", annotations=CHANGE)
+    @box.tool("engram_quarantine_release", title="Release a quarantined item", profile="full", annotations=CHANGE)
     def engram_quarantine_release(
         ref: Annotated[str, Field(description="The quarantined item: id, id prefix, path or exact title.")],
         status: Annotated[str, Field(description="The status to give it: active (default), draft or archived.")] = "active",
@@ -83,7 +83,7 @@ def register(box: Toolbox) -> None:
             message=f"Released as {item.status}: recall returns it again.",
         )
 
-    @box.tool("engram_audit", title="The audit log", profile="standard", annotations=READ)
+    @box.tool("engram_audit", title="The audit log", profile="full", annotations=READ)
     def engram_audit(
         actor: Annotated[str | None, Field(description="Only writes by this actor.")] = None,
         item: Annotated[str | None, Field(description="Only entries about this item (id or ref).")] = None,

@@ -233,11 +233,18 @@ async def test_profile_prose_in_the_docs_holds(vault: Vault, tmp_path: Path) -> 
             sets[profile] = set(await tools(c))
     # minimal: first contact, look up, read and write.
     assert {"status", "setup", "engram_search", "engram_get", "engram_list", "engram_create", "engram_update"} <= sets["minimal"]
-    # standard: plus the domain tree, deleting, history, links, health, sync, flagged merges.
-    assert {"engram_list_paths", "engram_delete", "engram_history", "synapse_list", "synapse_delete",
-            "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict"} <= sets["standard"] - sets["minimal"]
-    # full: everything, including the index rebuild, bulk import and merge statistics.
-    assert {"engram_reindex", "engram_import", "engram_merge_stats"} <= sets["full"] - sets["standard"]
+    # standard: the everyday loop — plus the domain tree, deleting, feedback, skills, passive
+    # capture, sharing (team and org), and what their answers send an agent to: vault health
+    # and the items a merge flagged.
+    assert {"engram_list_paths", "engram_delete", "close_learning_loop", "engram_find_skill", "engram_create_skill",
+            "observe", "engram_sync", "sync_scopes", "engram_doctor", "engram_conflicts",
+            "engram_resolve_conflict"} <= sets["standard"] - sets["minimal"]
+    # full: everything, adding curation, promotion and endorsement, the trash, single links,
+    # needs, distill, bulk import, maintenance, the index rebuild and merge statistics.
+    assert {"verify_entry", "stale_report", "get_evolution_lineage", "contradiction_resolve", "engram_list_proposals",
+            "promote", "endorse", "engram_trash_list", "synapse_list", "synapse_delete", "record_need", "distill",
+            "engram_import", "engram_maintain", "engram_reindex", "engram_merge_stats",
+            "engram_history"} <= sets["full"] - sets["standard"]
     assert sets["minimal"] < sets["standard"] < sets["full"]
 
 

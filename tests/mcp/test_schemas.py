@@ -47,17 +47,20 @@ async def test_a_missing_argument_reads_in_the_house_style(client: Client, vault
     assert ok(await client.call_tool("engram_search", {"query": "pool", "limit": 1}))["hits"]
 
 
-async def test_published_schemas_are_compact_and_still_validate(client: Client) -> None:
-    tools = await client.list_tools()
-    listed = json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools.tools])
-    assert '"title": "Ref"' not in listed and '"default": null' not in listed
-    search = next(t for t in tools.tools if t.name == "engram_search")
-    assert search.input_schema["properties"]["domain"]["type"] == ["string", "null"]
-    assert search.input_schema["required"] == ["query"]
-    assert search.output_schema is not None and "title" in search.output_schema["$defs"]["SearchHitOut"]["properties"]
-    # None-valued optional arguments are still accepted as the full schema accepted them.
-    result = await client.call_tool("engram_search", {"query": "nothing here", "domain": None})
-    assert not result.is_error
+async def test_published_schemas_are_compact_and_still_validate(vault: Vault, tmp_path: Path) -> None:
+    server = build_server(vault, structured_output=True, config_file=tmp_path / "mcp.yaml")
+    async with Client(server) as client:
+        tools = await client.list_tools()
+        listed = json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools.tools])
+        assert '"title": "Ref"' not in listed and '"default": null' not in listed
+        search = next(t for t in tools.tools if t.name == "engram_search")
+        assert search.input_schema["properties"]["domain"]["type"] == ["string", "null"]
+        assert search.input_schema["required"] == ["query"]
+        hit = search.output_schema["$defs"]["SearchHitOut"]["properties"] if search.output_schema else {}
+        assert "title" in hit and hit["tier"]["enum"] == ["catalog", "digest"]
+        # None-valued optional arguments are still accepted as the full schema accepted them.
+        result = await client.call_tool("engram_search", {"query": "nothing here", "domain": None})
+        assert not result.is_error and result.structured_content is not None
 
 
 def test_compact_schema_keeps_fields_named_title_and_drops_only_noise() -> None:

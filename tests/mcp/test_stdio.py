@@ -50,6 +50,19 @@ async def test_profile_flag(vault: Vault) -> None:
         assert "engram_delete" not in {t.name for t in (await c.list_tools()).tools}
 
 
+async def test_structured_output_flag(vault: Vault) -> None:
+    vault.create("Structured over stdio", "body", domain=["ops"])
+    async with Client(serve_params("--vault", str(vault.root)), read_timeout_seconds=60) as c:
+        assert all(t.output_schema is None for t in (await c.list_tools()).tools)
+        plain = await c.call_tool("engram_search", {"query": "structured"})
+        assert plain.structured_content is None and ok(plain)["hits"]
+    params = serve_params("--vault", str(vault.root), serve=("--structured-output",))
+    async with Client(params, read_timeout_seconds=60) as c:
+        assert all(t.output_schema is not None for t in (await c.list_tools()).tools)
+        both = await c.call_tool("engram_search", {"query": "structured"})  # validated by the client
+        assert both.structured_content is not None and ok(both) == both.structured_content
+
+
 async def test_first_contact_then_setup_without_restart(tmp_path: Path, hermetic: Path) -> None:
     empty = tmp_path / "elsewhere"
     empty.mkdir()

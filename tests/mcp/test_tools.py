@@ -38,21 +38,25 @@ MINIMAL = {
     "status", "setup", "engram_search", "engram_create", "engram_get", "engram_update", "engram_list",
     "synapse_create", "engram_learn",
 }
+#: The default profile: the everyday loop (look, read, write, link, feedback, share)
+#: and what its answers send an agent to (doctor, merge review, the org vault's sync).
 STANDARD = MINIMAL | {
-    "engram_list_paths", "engram_delete", "engram_history", "synapse_get", "synapse_list", "synapse_delete",
-    "engram_doctor", "engram_sync", "engram_conflicts", "engram_resolve_conflict",
-    "engram_reinforce", "engram_report_failure", "close_learning_loop", "get_evolution_lineage",
-    "verify_entry", "upgrade_verification", "contradiction_resolve", "stale_report",
-    "engram_list_proposals", "engram_accept_proposal", "engram_dismiss_proposal", "engram_find_skill",
-    "engram_create_skill", "engram_quarantine_list",
-    "engram_quarantine_release", "engram_audit",
-    "engram_trash_list", "engram_restore",
+    "engram_list_paths", "engram_delete", "close_learning_loop", "engram_find_skill", "engram_create_skill",
+    "engram_doctor",
+    "engram_sync", "engram_conflicts", "engram_resolve_conflict", "sync_scopes", "observe",
 }
-STANDARD |= {"endorse", "promote", "review_promotions", "generalize", "sync_scopes", "distill", "record_need",
-             "observe"}
+#: Curation, scope promotion, trash, link maintenance, bulk and admin tools.
+FULL_ONLY = {
+    "engram_history", "engram_reinforce", "engram_report_failure", "get_evolution_lineage", "verify_entry",
+    "upgrade_verification", "contradiction_resolve", "stale_report", "engram_list_proposals",
+    "engram_accept_proposal", "engram_dismiss_proposal", "synapse_get", "synapse_list",
+    "synapse_delete", "engram_trash_list", "engram_restore", "endorse", "promote", "review_promotions",
+    "generalize", "distill", "record_need", "engram_reindex", "engram_import", "engram_merge_stats",
+    "engram_maintain", "engram_quarantine_list", "engram_quarantine_release", "engram_audit",
+}
 #: Tools that reach other repositories (git remotes, the org vault, capture sources).
 OPEN_WORLD = {"engram_sync", "promote", "generalize", "sync_scopes", "distill"}
-FULL = STANDARD | {"engram_reindex", "engram_import", "engram_merge_stats", "engram_maintain"}
+FULL = STANDARD | FULL_ONLY
 
 
 @pytest.fixture
@@ -98,7 +102,7 @@ async def test_profiles_nest_and_every_tool_is_described(vault: Vault, config_fi
                 assert tool.annotations.read_only_hint is not None
                 assert tool.annotations.open_world_hint is (tool.name in OPEN_WORLD)
                 assert tool.description and "\n\n" in tool.description  # a summary, then when to use
-                assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+                assert tool.output_schema is None  # structured output is off by default
 
 
 def test_unknown_profile_is_refused(vault: Vault) -> None:
@@ -268,12 +272,14 @@ async def test_search_ranks_explains_expands_and_abstains(client: Client, vault:
     assert "status" not in top and "warnings" not in top and "domain" not in top  # implied or empty
     graph = [h for h in found["hits"] if h.get("via") == "graph"]
     assert [h["id"] for h in graph] == [window["id"]] and graph[0]["explanation"]["path"][0]["kind"] == "depends_on"
-    assert "engram_get" in found["message"]
+    # Both hits carry their bodies: the tier is implied and nothing is left to read.
+    assert found["message"] == "2 hit(s), best first." and "tier" not in top
     lean = ok(await client.call_tool("engram_search", {
         "query": "vacuum", "tier": "catalog", "expand": False, "kinds": ["procedure"],
     }))
-    assert [h["id"] for h in lean["hits"]] == [repack["id"]]
+    assert [h["id"] for h in lean["hits"]] == [repack["id"]] and lean["hits"][0]["tier"] == "catalog"
     assert "explanation" not in lean["hits"][0] and "summary" not in lean["hits"][0]
+    assert "engram_get(ref=id) reads one in full" in lean["message"]
     full = ok(await client.call_tool("engram_search", {"query": "sunday window", "tier": "content"}))
     assert full["hits"][0]["content"] == "Schedule table rewrites then.\n"
     nothing = ok(await client.call_tool("engram_search", {"query": "kubernetes ingress certificates"}))

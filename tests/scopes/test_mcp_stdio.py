@@ -27,8 +27,10 @@ def anyio_backend() -> str:
 
 
 def serve(vault: Path, actor: str) -> StdioServerParameters:
+    """The full profile: promotion, generalization, distill and needs are curator tools."""
     return StdioServerParameters(
-        command=sys.executable, args=["-c", "from engram.cli import main; main()", "--vault", str(vault), "serve"],
+        command=sys.executable,
+        args=["-c", "from engram.cli import main; main()", "--vault", str(vault), "serve", "--profile", "full"],
         env={**os.environ, "ENGRAM_ACTOR": actor},
     )
 

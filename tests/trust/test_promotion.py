@@ -183,7 +183,7 @@ async def test_mcp_frames_org_text_and_refuses_a_promotion_as_a_tool_error(tmp_p
     secret = carol.create("CI credentials", f"The CI role uses {AWS}.", visibility="private").item
     carol.endorse(secret.id, "ok")
     config = tmp_path / "mcp.yaml"
-    async with Client(build_server(carol, config_file=config)) as client:
+    async with Client(build_server(carol, config_file=config, profile="full")) as client:
         found = ok(await client.call_tool("engram_search", {"query": "idempotent retries jitter"}))
         assert found["frame"] == UNTRUSTED_FRAME and found["hits"][0]["scope"] == "org"
         got = ok(await client.call_tool("engram_get", {"ref": item.id, "tier": "content"}))

@@ -116,7 +116,7 @@ def test_the_cli_lists_and_releases(team: Path) -> None:
 @pytest.mark.anyio
 async def test_mcp_frames_stored_text_and_withholds_quarantined_text(team: Path, tmp_path: Path) -> None:
     config = tmp_path / "mcp.yaml"
-    async with Client(build_server(str(team), actor="wes", config_file=config)) as client:
+    async with Client(build_server(str(team), actor="wes", config_file=config, profile="full")) as client:
         created = ok(await client.call_tool("engram_create", {"title": "Cache warmup", "content": ATTACK}))
         assert "QUARANTINED" in created["message"]
         ok(await client.call_tool("engram_create", {"title": "Pool sizes", "content": "Keep pools at 20."}))
@@ -131,7 +131,7 @@ async def test_mcp_frames_stored_text_and_withholds_quarantined_text(team: Path,
         assert refusal.startswith("forbidden: wes (writer) may not release quarantined items.")
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "untrusted data" in (tools["engram_search"].description or "")
-    async with Client(build_server(str(team), actor="carol", config_file=config)) as curator:
+    async with Client(build_server(str(team), actor="carol", config_file=config, profile="full")) as curator:
         got = ok(await curator.call_tool("engram_get", {"ref": created["id"], "tier": "content"}))
         assert "get_config" in got["content"]
         released = ok(await curator.call_tool("engram_quarantine_release", {"ref": created["id"]}))

@@ -1,0 +1,162 @@
+"""What answers cost an agent (issue 14, item 7).
+
+By default tools publish no output schema and an answer is its compact JSON once, as
+text; with structured output on (flag, environment, vault setting) every tool publishes
+its output schema and every answer carries the same JSON as structured content too.
+Descriptions in a profile point only at tools that profile offers. And the default
+profile's tools/list and a default ``engram_search`` answer stay within half of what the
+issue measured (tools/list ≈ 15.5k tokens; an answer ≈ 2.5k tokens sent twice), with the
+project's estimate (``ceil(characters / 4)``), over a real stdio session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from engram.errors import InvalidInput
+from engram.mcp import build_server
+from engram.mcp.catalog import _catalog_server
+from engram.mcp.profiles import PROFILES, includes
+from engram.mcp.server import toolbox
+from engram.vault import Vault
+from tests.conftest import DATASETS, shared
+from tests.mcp_helpers import error, ok, text
+
+pytestmark = pytest.mark.anyio
+
+#: Half of what issue 14 measured for the default profile's tools/list (≈ 15.5k tokens)
+#: and for a default search answer (≈ 2.5k tokens, sent twice).
+TOOLS_LIST_BUDGET = 7_750
+SEARCH_ANSWER_BUDGET = 2_500
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def structured(vault: Vault, tmp_path: Path) -> AsyncIterator[Client]:
+    server = build_server(vault, profile="full", structured_output=True, config_file=tmp_path / "mcp.yaml")
+    async with Client(server) as c:
+        yield c
+
+
+def _compact(answer: str) -> bool:
+    return answer == json.dumps(json.loads(answer), ensure_ascii=False, separators=(",", ":"))
+
+
+async def test_by_default_no_output_schemas_and_each_answer_is_its_json_once(vault: Vault, tmp_path: Path) -> None:
+    vault.create("Pool sizing", "Size pools from p99 latency.", domain=["ops"], tags=["postgres"])
+    async with Client(build_server(vault, profile="full", config_file=tmp_path / "mcp.yaml")) as c:
+        tools = (await c.list_tools()).tools
+        assert tools and all(t.output_schema is None for t in tools)
+        for name, args in (("engram_search", {"query": "pool"}), ("engram_list", {}), ("status", {})):
+            result = await c.call_tool(name, args)
+            assert not result.is_error and result.structured_content is None and len(result.content) == 1
+            assert _compact(text(result))
+        found = ok(await c.call_tool("engram_search", {"query": "pool sizing"}))
+        hit = found["hits"][0]
+        # Implied fields are left out: a team item's scope, the tier of a hit carrying its body.
+        assert hit["content"].startswith("Size pools") and "tier" not in hit and "scope" not in hit
+        assert "near_misses" not in found and "truncated" not in found
+        assert error(await c.call_tool("engram_get", {"ref": "nope"})).startswith("not_found:")
+
+
+async def test_a_search_answer_says_when_the_budget_ran_out(vault: Vault, tmp_path: Path) -> None:
+    for n in range(6):
+        vault.create(f"Replica lag note {n}", "Replica lag grows when the WAL sender stalls. " * 20, domain=["ops"],
+                     dedupe=False)
+    async with Client(build_server(vault, config_file=tmp_path / "mcp.yaml")) as c:
+        roomy = ok(await c.call_tool("engram_search", {"query": "replica lag", "token_budget": 100_000}))
+        assert len(roomy["hits"]) == 6 and "budget_reached" not in roomy
+        assert all("tier" not in h for h in roomy["hits"])  # every hit carries its body
+        tight = ok(await c.call_tool("engram_search", {"query": "replica lag", "token_budget": 400}))
+        assert len(tight["hits"]) == 6 and tight["budget_reached"] is True
+        assert "tier" not in tight["hits"][0] and tight["hits"][-1]["tier"] == "catalog"
+        assert "engram_get(ref=id) reads one in full" in tight["message"]
+
+
+async def test_structured_output_publishes_schemas_and_sends_the_same_json_twice(
+    structured: Client, vault: Vault
+) -> None:
+    tools = (await structured.list_tools()).tools
+    assert all(t.output_schema is not None and t.output_schema["type"] == "object" for t in tools)
+    made = ok(await structured.call_tool("engram_create", {"title": "Structured", "content": "body"}))
+    for name, args in (
+        ("engram_get", {"ref": made["id"], "tier": "content"}),
+        ("engram_search", {"query": "structured"}),
+        ("engram_list", {}),
+        ("status", {}),
+        ("engram_list_paths", {}),
+    ):
+        result = await structured.call_tool(name, args)  # the SDK client validates against the schema
+        assert not result.is_error
+        assert result.structured_content == json.loads(text(result))
+    failed = await structured.call_tool("engram_get", {"ref": "nope"})
+    assert failed.is_error and failed.structured_content is None  # clients validate errors too
+
+
+def test_structured_output_is_chosen_by_flag_environment_or_vault(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "mcp.yaml"
+    assert toolbox(build_server(vault, config_file=config)).structured is False
+    assert toolbox(build_server(vault, structured_output=True, config_file=config)).structured is True
+    settings = vault.root / "engram.yaml"
+    settings.write_text(settings.read_text() + "mcp:\n  structuredOutput: true\n")
+    reopened = Vault.open(vault.root)
+    assert toolbox(build_server(reopened, config_file=config)).structured is True
+    monkeypatch.setenv("ENGRAM_MCP_STRUCTURED_OUTPUT", "off")  # the environment overrides the vault
+    assert toolbox(build_server(reopened, config_file=config)).structured is False
+    assert toolbox(build_server(reopened, structured_output=True, config_file=config)).structured is True
+    monkeypatch.setenv("ENGRAM_MCP_STRUCTURED_OUTPUT", "maybe")
+    with pytest.raises(InvalidInput, match="ENGRAM_MCP_STRUCTURED_OUTPUT is 'maybe'") as bad_env:
+        build_server(reopened, config_file=config)
+    assert "1 or 0" in (bad_env.value.hint or "")
+    monkeypatch.delenv("ENGRAM_MCP_STRUCTURED_OUTPUT")
+    settings.write_text(settings.read_text().replace("structuredOutput: true", "structuredOutput: 'yes'"))
+    with pytest.raises(InvalidInput, match=r"mcp\.structuredOutput to 'yes', not true or false"):
+        build_server(Vault.open(vault.root), config_file=config)
+    reopened.close()
+
+
+def test_descriptions_point_only_at_tools_their_profile_offers() -> None:
+    box = toolbox(_catalog_server())
+    smallest = {info.name: info.profile for info in box.declared}
+    tools = {t.name: t for t in box.server._tool_manager.list_tools()}
+    assert set(tools) == set(smallest)
+    named = re.compile(r"\b(" + "|".join(sorted(smallest, key=len, reverse=True)) + r")\b")
+    for name, tool in tools.items():
+        said = (tool.description or "") + json.dumps(tool.parameters)
+        for other in set(named.findall(said)) - {name}:
+            for profile in PROFILES:
+                if includes(profile, smallest[name]):
+                    assert includes(profile, smallest[other]), (
+                        f"{name} ({profile} profile) points at {other}, which {profile} does not offer"
+                    )
+
+
+def test_default_tools_list_and_search_answers_stay_within_half_the_issue_baseline(tmp_path: Path) -> None:
+    shared(DATASETS / "vaults" / "dendron-site")  # the synthetic vault's text comes from there
+    from benchmarks import synth
+    from benchmarks.bench_mcp import make_queries
+    from benchmarks.bench_tokens import profile_cost
+
+    data = synth.generate(300, root=tmp_path / "vault")
+    with Vault.open(data.root) as vault:
+        vault.refresh()
+    cost = profile_cost(data.root, "standard", make_queries(data, 12), [])
+    listed, answers = cost["tools_list"], cost["engram_search"]
+    assert listed["output_schema_tokens"] == 0
+    assert listed["tokens"] <= TOOLS_LIST_BUDGET, listed
+    # The answers are full (ten hits, most of the 2,000-token budget spent on bodies), so
+    # the bound says something, and each is sent once.
+    assert answers["hits"] == 10 and answers["text_tokens"] >= 1_500 and answers["structured_tokens"] == 0
+    assert answers["tokens"] <= SEARCH_ANSWER_BUDGET, answers
