@@ -137,6 +137,14 @@ _Dumper.yaml_implicit_resolvers = {
 _UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
+def reads_typed(text: str) -> bool:
+    """Whether :class:`Loader` would read ``text``, written plain, as null, a boolean or
+    a number. The writer quotes such text: PyYAML's own resolver is YAML 1.1's, which
+    takes ``1e3`` or ``0E0`` (no dot) for text, so it would write them plain and this
+    reader would give back a float."""
+    return bool(_NULL_RE.match(text) or _BOOL_RE.match(text) or INT_RE.match(text) or _FLOAT_RE.match(text))
+
+
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     if _UNSAFE_CHARS.search(data):
         # YAML treats NEL and the Unicode separators as line breaks and folds them
@@ -144,7 +152,7 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
         style: str | None = '"'
     elif "\n" in data:
         style = "|"
-    elif _TIMESTAMP_LIKE.match(data):
+    elif _TIMESTAMP_LIKE.match(data) or reads_typed(data):
         style = "'"
     else:
         style = None
@@ -294,7 +302,8 @@ def _plain_scalar(value: Any) -> str | None:
     if isinstance(value, Instant):
         return str(value)
     if isinstance(value, str):
-        if not _PLAIN_SAFE.fullmatch(value) or _PLAIN_TYPED.search(value) or _TIMESTAMP_LIKE.match(value):
+        if (not _PLAIN_SAFE.fullmatch(value) or _PLAIN_TYPED.search(value) or _TIMESTAMP_LIKE.match(value)
+                or reads_typed(value)):
             return None  # fullmatch: "$" alone would let a trailing newline through
         if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[no-untyped-call,arg-type]
             return None
@@ -320,7 +329,7 @@ def _quoted_scalar(value: str) -> str | None:
     is a mapping value or a block sequence item."""
     if not value.isprintable() or _UNSAFE_CHARS.search(value):
         return None  # escapes or a block: _represent_str's other styles
-    if _TIMESTAMP_LIKE.match(value):
+    if _TIMESTAMP_LIKE.match(value) or reads_typed(value):
         return "'" + value.replace("'", "''") + "'"  # quoted by _represent_str
     analysis = _ANALYZER.analyze_scalar(value)
     if analysis.multiline:

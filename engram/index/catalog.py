@@ -53,6 +53,7 @@ import itertools
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -417,8 +418,12 @@ class Index:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in known_subdirs:
                         dirs.add(prefix + entry.name)  # new or moved in: its files are unknown
+                    if entry.name in known_children:
+                        files.add(prefix + entry.name)  # a note that became a folder: drop it
                 else:
                     files.add(prefix + entry.name)
+                    if entry.name in known_subdirs:
+                        dirs.add(prefix + entry.name)  # a folder that became a file: drop its notes
             files.update(prefix + name for name in known_children - present)
             dirs.update(prefix + name for name in known_subdirs - present)
         return self.refresh_paths(files, sorted(dirs))
@@ -460,6 +465,10 @@ class Index:
                 try:
                     st = os.stat(self.root / rel, follow_symlinks=False)
                 except OSError:
+                    if rel in known:
+                        gone.append(rel)
+                    continue
+                if stat.S_ISDIR(st.st_mode):  # a folder by that name now: no file is there
                     if rel in known:
                         gone.append(rel)
                     continue

@@ -65,6 +65,7 @@ _IDENTIFIER = re.compile(r"^[^\W_]+(?:[_\-./:#@+]+[^\W_]+)+$|^[a-z]+[A-Z]\w*$|^[
 # A hyphenated English compound ("two-dimensional", "re-entry"): its words, not an identifier.
 _COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
 _EDGE_PUNCT = "\"'`([{<>}])!?,;:.*^~"
+_WRAPPERS = "\"'`()[]{},;"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +133,8 @@ def parse(text: str) -> ParsedQuery:
     text = text[:MAX_CHARS]
     terms: list[Term] = []
     stop: list[str] = []
-    for chunk in text.split():
-        chunk = chunk.strip(_EDGE_PUNCT)
+    for raw in text.split():
+        chunk = raw.strip(_EDGE_PUNCT)
         if not chunk:
             continue
         if _IDENTIFIER.match(chunk) and not _UNSPACED_RUN.search(chunk) and not _COMPOUND.match(chunk):
@@ -153,10 +154,12 @@ def parse(text: str) -> ParsedQuery:
                 stop.append(lowered)
             else:
                 terms.append(Term(lowered, "word"))
-        if not words and not _UNSPACED_RUN.search(chunk) and (
-            len(chunk) >= 3 or not chunk.isascii()
-        ):
-            terms.append(Term(chunk.lower(), "substring"))  # "::=", "->>", an emoji
+        if not words and not _UNSPACED_RUN.search(chunk):
+            # An operator is searched whole ("->>" and "::=" are not "->" and "="): only
+            # the quotes, brackets and commas around it are not part of it.
+            fragment = raw.strip(_WRAPPERS) if chunk.isascii() else chunk
+            if len(fragment) >= 3 or not fragment.isascii():
+                terms.append(Term(fragment.lower(), "substring"))  # "::=", "->>", an emoji
     if not terms and stop:
         terms = [Term(w, "word") for w in stop]
         stop = []

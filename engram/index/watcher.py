@@ -278,8 +278,9 @@ def changed_since(root: Path, since_ns: int, skip: Iterable[str] = ()) -> Change
         prune: list[str] = ["-name", ".*"]
         for name in skip:
             prune += ["-o", "-name", name]
+        # -H: a root given as a symlink is entered (links below it are still not followed).
         proc = subprocess.run(
-            [finder, str(root), "-mindepth", "1", "(", *prune, ")", "-prune",
+            [finder, "-H", str(root), "-mindepth", "1", "(", *prune, ")", "-prune",
              "-o", "-cnewer", reference, "-print0"],
             capture_output=True, check=False,
         )

@@ -48,6 +48,7 @@ from engram.recall.usage import flush as flush_usage
 from engram.store import rules
 from engram.store.fsio import append_line
 from engram.store.model import Engram, instant, now
+from mergedriver.codec import CodecError, format_time
 
 JOURNAL = "feedback.jsonl"
 FLUSHING = "feedback.flushing.jsonl"
@@ -136,8 +137,18 @@ def _read_lines(path: os.PathLike[str] | str) -> list[dict[str, Any]]:
             except ValueError:
                 continue  # a torn or foreign line
             if isinstance(entry, dict) and isinstance(entry.get("changes"), list):
+                entry["at"] = _stamp(entry.get("at"))
                 out.append(entry)
     return out
+
+
+def _stamp(value: Any) -> str:
+    """An entry's time in canonical form, or "" when it is not one: the counts of a
+    line with a bad stamp still fold, but its stamp must not reach (and break) the file."""
+    try:
+        return format_time(str(value)) if value else ""
+    except CodecError:
+        return ""
 
 
 def _aggregate(entries: list[dict[str, Any]]) -> dict[str, Pending]:

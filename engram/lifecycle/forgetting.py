@@ -4,7 +4,9 @@
   vault (and in git) exactly as it was.
 - ``forget`` sets ``status: forgotten``: the team's trash. Hidden everywhere unless asked
   for; the file stays, so a teammate can restore it from any clone.
-- ``restore`` brings a frozen or forgotten item back to ``active``.
+- ``restore`` brings a frozen or forgotten item back to ``active`` — or to
+  ``superseded`` when it has a successor (``supersededBy``): restoring undoes the
+  forgetting, not the succession, so the chain keeps one current item.
 - ``purge`` is the only removal, explicit and audited: it deletes a *forgotten* item
   (its file and synapses move to ``.engram/trash/`` on this machine, and git history
   keeps it). Automation never calls it: maintenance only proposes archive and forget.
@@ -42,7 +44,8 @@ def forget(state: VaultState, ref: str, *, expected_version: int | None = None) 
 
 
 def restore(state: VaultState, ref: str, *, expected_version: int | None = None) -> Engram:
-    """Bring a frozen or forgotten item back (``status: active``). Raises InvalidInput otherwise."""
+    """Bring a frozen or forgotten item back (``status: active``, or ``superseded`` when
+    it has a successor). Raises InvalidInput otherwise."""
     with state.lock.hold():
         item = _current(state, ref)
         if item.status not in ("frozen", "forgotten", "archived"):
@@ -50,7 +53,8 @@ def restore(state: VaultState, ref: str, *, expected_version: int | None = None)
                 f"{item.id} is {item.status}, not frozen or forgotten: nothing to restore.",
                 hint="`engram list --status forgotten` lists the trash.",
             )
-        return writing.update(state, item.id, {"status": "active"}, expected_version=expected_version)
+        status = "superseded" if item.superseded_by else "active"
+        return writing.update(state, item.id, {"status": status}, expected_version=expected_version)
 
 
 def purge(state: VaultState, ref: str, *, expected_version: int | None = None) -> Engram:

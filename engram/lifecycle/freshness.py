@@ -106,6 +106,9 @@ def stale_report(
     Only stale ones (below ``lifecycle.staleBelow``, or marked ``stale``) unless
     ``include_fresh``. Reports; changes nothing.
     """
+    if limit is not None and limit < 1:  # a slice would drop the oldest entry (-1) or none (0)
+        raise InvalidInput(f"limit must be at least 1, not {limit!r}.", field="limit",
+                           hint="Leave it out to list every stale item.")
     settings = lifecycle_settings(state)
     state.ensure_fresh()
     items = state.index.items("visibility IN ('team', 'org') AND status = 'active'")

@@ -370,13 +370,14 @@ def create(
             "disputed": "DISPUTED",
         }.get(learned.action, "NEW")
         rest = {k: v for k, v in (fields or {}).items() if k != "situation"}
-        if outcome == "NEW" and (summary or extra or rest or source is not None or status != "active"
-                                 or source_type != "firsthand"):
-            changes: dict[str, Any] = {**dict(extra or {}), **rest}
-            for key, value, default in (("summary", summary, ""), ("status", status, "active"),
-                                        ("source_type", source_type, "firsthand"), ("source", source, None)):
-                if value != default:
-                    changes[key] = value
+        # The caller's fields belong on the item the decision wrote — a new one, a
+        # successor or a disputed draft — never on an existing item it reinforced; and a
+        # successor or a draft keeps the status the decision gave it.
+        given = (("summary", summary, ""), ("source_type", source_type, "firsthand"), ("source", source, None),
+                 *((("status", status, "active"),) if outcome == "NEW" else ()))
+        changes: dict[str, Any] = {**dict(extra or {}), **rest}
+        changes.update({key: value for key, value, default in given if value != default})
+        if outcome in ("NEW", "SUPERSEDED", "DISPUTED") and changes:
             item = writing.update(state, item.id, changes, expected_version=item.version)
         return CreateResult(
             outcome,  # type: ignore[arg-type]

@@ -107,17 +107,21 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
     import networkx as nx
 
     graph: nx.Graph[str] = nx.Graph()
-    by_fp: dict[str, list[str]] = {}
+    known = {i.id: i for i in items}
+    # Duplicates are looked for within one visibility: merging copies the absorbed items'
+    # text into the kept one, and a private note's text must never land in a shared item.
+    by_fp: dict[tuple[str, str], list[str]] = {}
     for row in state.index.item_rows("status IN ('active', 'draft')"):
-        by_fp.setdefault(row.fingerprint, []).append(row.id)
+        if row.id in known:
+            by_fp.setdefault((row.fingerprint, known[row.id].visibility), []).append(row.id)
     for ids in by_fp.values():
         for a, b in itertools.pairwise(sorted(ids)):
             graph.add_edge(a, b)
     threshold = state.dedup_settings.near_threshold
-    known = {i.id: i for i in items}
     for item in items:
         for cand in find_candidates(state, compared_text(item), item.situation, 5, exclude=[item.id]):
-            if cand.id in known and similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold:
+            if (cand.id in known and cand.visibility == item.visibility
+                    and similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold):
                 graph.add_edge(*sorted((item.id, cand.id)))
     return sorted(tuple(sorted(c)) for c in nx.connected_components(graph) if len(c) > 1)
 
@@ -166,9 +170,11 @@ def _rem(state: VaultState, items: list[Engram], by_id: dict[str, Engram], clust
     for cluster in clusters:
         members = [by_id[i] for i in cluster.ids if i in by_id and by_id[i].kind != "pattern"]
         if len(members) >= PATTERN_MIN and not set(cluster.ids) <= consolidated:
+            # The pattern names its members' titles: it is as private as its most private member.
+            visibility = proposals.narrowest([m.visibility for m in members])
             add("pattern", list(cluster.ids), f"A pattern over {len(members)} related items in {cluster.domain or 'the vault'}",
                 "these items link to each other or say nearly the same: one pattern item could state what they share",
-                {"domain": cluster.domain, "members": list(cluster.ids),
+                {"domain": cluster.domain, "members": list(cluster.ids), "visibility": visibility,
                  "title": f"Pattern: {members[0].title}", "content": "\n".join(f"- {m.title}" for m in members)},
                 len(members) / 10)
     linked = {(s.source, s.target) for s in state.index.synapses("1")}

@@ -30,7 +30,7 @@ from engram.errors import FormatError, InvalidInput, NotFound
 from engram.items.state import VaultState
 from engram.store.format import read_proposal, write_proposal
 from engram.store.fsio import remove
-from engram.store.model import now
+from engram.store.model import VISIBILITIES, now
 
 FOLDER = "proposals"
 PROPOSAL_KINDS = (
@@ -98,6 +98,13 @@ class Proposal:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.to_meta(), "path": self.path}
+
+
+def narrowest(visibilities: Sequence[str]) -> str:
+    """The most private of ``visibilities`` (``VISIBILITIES`` runs private, team, org):
+    what a proposal may make of several items — a pattern naming them, a merge of them —
+    must not be seen wider than any of them."""
+    return min(visibilities or ("team",), key=lambda v: VISIBILITIES.index(v) if v in VISIBILITIES else 0)
 
 
 def proposal_id(kind: str, targets: Sequence[str], discriminator: str = "") -> str:

@@ -80,6 +80,13 @@ def contradiction_resolve(
                                  expected_version=old.version)
             kept, retired = (old,), (new,)
         elif resolution == "merge":
+            if proposals.narrowest([new.visibility, old.visibility]) != old.visibility:
+                # new's sentences would be shared wider than new is (a private note into a team item).
+                raise InvalidInput(
+                    f"merging would copy {new.visibility} item {new.id} into {old.visibility} item {old.id}.",
+                    field="resolution",
+                    hint="Give the two items one visibility first, or keep_new / keep_old instead.",
+                )
             known = analyse(old.content or old.title).stems
             fresh = [s for s in sentences(new.content) if not analyse(s).stems <= known]
             changes: dict[str, Any] = {

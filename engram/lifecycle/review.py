@@ -32,6 +32,10 @@ def accept(state: VaultState, ref: str, *, note: str | None = None, resolution: 
             raise InvalidInput("resolution applies to dispute proposals: keep_new, keep_old, merge or archive.",
                                field="resolution", hint="Leave it out for other kinds.")
         try:
+            # Every item first, so a proposal with one item gone changes nothing (a merge
+            # used to absorb the items before the missing one, a pattern to be created).
+            for named in _named(prop):
+                state.resolve(named)
             _apply(state, prop, resolution)
         except NotFound as exc:
             raise InvalidInput(f"proposal {prop.id} names an item that is gone: {exc.message}",
@@ -48,9 +52,27 @@ def dismiss(state: VaultState, ref: str, *, note: str | None = None) -> Proposal
         prop = proposals.get_proposal(state, ref)
         _open(prop)
         if prop.kind == "dispute":
-            contradiction_resolve(state, str(prop.payload["old"]), str(prop.payload["new"]), "keep_old", note=note)
+            try:
+                contradiction_resolve(state, str(prop.payload["old"]), str(prop.payload["new"]), "keep_old",
+                                      note=note)
+            except NotFound:  # one of the two is gone: nothing to keep, only the decision to record
+                return proposals.record_decision(state, prop, "dismissed", note)
             return proposals.get_proposal(state, prop.id)
         return proposals.record_decision(state, prop, "dismissed", note)
+
+
+#: The payload keys that name items, by proposal kind (the targets name the others).
+_PAYLOAD_ITEMS = {"merge": ("keep", "absorb"), "pattern": ("members",), "link": ("source", "target"),
+                  "retype": ("source", "target"), "dispute": ("old", "new")}
+
+
+def _named(prop: Proposal) -> list[str]:
+    """Every item a proposal would touch: its targets and the ids its payload names."""
+    refs = [*prop.targets]
+    for key in _PAYLOAD_ITEMS.get(prop.kind, ()):
+        value = prop.payload.get(key)
+        refs += [str(ref) for ref in value] if isinstance(value, list) else [str(value)] if value else []
+    return list(dict.fromkeys(refs))
 
 
 def _open(prop: Proposal) -> None:
@@ -84,6 +106,7 @@ def _apply(state: VaultState, prop: Proposal, resolution: str | None) -> None:
         created = writing.create(
             state, str(payload.get("title", prop.title))[:300], str(payload.get("content", "")),
             domain=[p for p in str(payload.get("domain", "")).split("/") if p], kind="pattern", dedupe=False,
+            visibility=_pattern_visibility(state, [str(m) for m in payload.get("members", [])]),
         ).item
         for member in payload.get("members", []):
             links.link(state, created.id, "consolidates", str(member), evidence=f"proposal {prop.id}")
@@ -98,8 +121,20 @@ def _apply(state: VaultState, prop: Proposal, resolution: str | None) -> None:
         raise InvalidInput(f"cannot apply a {prop.kind} proposal.", hint="Dismiss it.")
 
 
+def _pattern_visibility(state: VaultState, members: list[str]) -> str:
+    """A pattern lists its members' titles: it is as private as its most private member."""
+    return proposals.narrowest([state.read(state.resolve(m))[0].visibility for m in members])
+
+
 def _merge(state: VaultState, keep_ref: str, absorb: list[str], prop: Proposal) -> None:
     keep = state.read(state.resolve(keep_ref))[0]
+    for ref in absorb:  # before any write: the kept item must not be seen wider than what it absorbs
+        other = state.read(state.resolve(ref))[0]
+        if proposals.narrowest([other.visibility, keep.visibility]) != keep.visibility:
+            raise InvalidInput(
+                f"proposal {prop.id} would copy {other.visibility} item {other.id} into {keep.visibility} item"
+                f" {keep.id}.", hint=f"Dismiss it (`engram dismiss {prop.id}`), or give the items one visibility first.",
+            )
     for ref in absorb:
         other = state.read(state.resolve(ref))[0]
         known = analyse(f"{keep.title}. {keep.content}").stems

@@ -16,6 +16,7 @@ tuned to any data set.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -190,7 +191,9 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
 )
 _TOKEN = re.compile(
-    r"#?v?\d+(?:[.,]\d+)*(?:%|[a-z]+\b)?|[a-z_][a-z0-9_]*(?:[.\-/@][a-z0-9_]+)*|[%<>=]|[.;:!?,()]"
+    # Words in any script ("[^\W\d]\w*": a letter or _, then letters, digits, _), so a
+    # lesson in Russian or with "café" has content words, not ASCII fragments.
+    r"#?v?\d+(?:[.,]\d+)*(?:%|[a-z]+\b)?|[^\W\d]\w*(?:[.\-/@]\w+)*|[%<>=]|[.;:!?,()]"
 )
 _NUMBER = re.compile(r"^(v?)(\d+(?:[.,]\d+)*)([a-z%]*)$")
 _CLAUSE_END = frozenset(".;:!?,()") | {"but", "and", "while", "whereas", "although", "though"}
@@ -247,7 +250,8 @@ class Text:
 
 
 def _words(text: str) -> list[str]:
-    low = text.lower().replace("’", "'").replace("`", " ")
+    # NFC first: "café" typed or pasted as e + combining accent is the same word.
+    low = unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " ")
     for pattern, replacement in _CONTRACTIONS:
         low = pattern.sub(replacement, low)
     return _TOKEN.findall(low)

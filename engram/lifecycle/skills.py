@@ -85,8 +85,14 @@ def create_skill(
     )
 
 
+def _check_limit(limit: int) -> None:
+    if limit < 1:  # a slice would return nothing (0) or drop the last skill (-1), silently
+        raise InvalidInput(f"limit must be at least 1, not {limit!r}.", field="limit", hint="e.g. 5")
+
+
 def skills(state: VaultState, *, domain: str | None = None, limit: int = 50) -> list[Skill]:
-    """Every visible skill, best success rate first (then most used)."""
+    """Every visible skill, best success rate first (then most used). Raises InvalidInput."""
+    _check_limit(limit)
     state.ensure_fresh()
     where, params = rules.Filters.of(kinds=["skill"], domain=domain).sql()
     found = [_skill(state, item) for item in state.index.items(where, params)]
@@ -95,7 +101,9 @@ def skills(state: VaultState, *, domain: str | None = None, limit: int = 50) -> 
 
 
 def find_skill(state: VaultState, task: str, *, limit: int = 5) -> list[Skill]:
-    """Skills for ``task``, best first: recall over skills × (0.5 + success rate)."""
+    """Skills for ``task``, best first: recall over skills × (0.5 + success rate).
+    Raises InvalidInput."""
+    _check_limit(limit)
     state.ensure_fresh()
     result = recall_run(state, task, rules.Filters.of(kinds=["skill"]), limit=max(limit * 2, 10),
                         tier="catalog", expand=False, record=True)

@@ -225,6 +225,8 @@ def _join(title: str, body: str) -> str:
 def _similarity(a: str, b: str, floor: float) -> float:
     if not a or not b:
         return 1.0 if a == b else 0.0
+    if a > b:  # one order for both directions: difflib's ratios are not symmetric
+        a, b = b, a
     words_a, words_b = a.split(), b.split()
     shared = sum((Counter(words_a) & Counter(words_b)).values())
     bound = 2 * shared / (len(words_a) + len(words_b))  # ≥ the word-level ratio and Jaccard

@@ -123,11 +123,12 @@ def parse_proposal(data: bytes, relpath: str) -> dict[str, Any]:
     try:
         return codec.parse_proposal(data)
     except codec.CodecError as exc:
-        raise FormatError(relpath, str(exc)) from exc
+        raise format_error(relpath, exc) from exc
 
 
 def read_proposal(path: Path, relpath: str) -> dict[str, Any]:
-    return parse_proposal(read_bytes(path, relpath), relpath)
+    # Bounded like a synapse file, as the codec parses it: a larger one is refused unread.
+    return parse_proposal(read_bytes(path, relpath, codec.MAX_SYNAPSE_BYTES), relpath)
 
 
 def write_proposal(path: Path, data: Mapping[str, Any]) -> bool:

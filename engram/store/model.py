@@ -66,7 +66,7 @@ def new_id() -> str:
 
 def is_valid_id(value: str) -> bool:
     """Whether ``value`` can be an item id (ULIDs and ids from other tools qualify)."""
-    return bool(_ID_PATTERN.match(value))
+    return bool(_ID_PATTERN.fullmatch(value))  # not match: '$' also matches before a final "\n"
 
 
 def now() -> str:

@@ -36,8 +36,9 @@ MAX_DOMAIN_DEPTH = 8
 RESERVED_TOP = frozenset({"synapses", "private", "trash"})
 _WINDOWS_RESERVED = frozenset(
     {"con", "prn", "aux", "nul"}
-    | {f"com{i}" for i in range(10)}
-    | {f"lpt{i}" for i in range(10)}
+    # Windows also reserves COM¹-COM³ and LPT¹-LPT³ (superscript digits; see Microsoft's
+    # "Naming Files, Paths, and Namespaces"), which a slug keeps as letters and digits.
+    | {f"{port}{n}" for port in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
 )
 
 

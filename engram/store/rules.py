@@ -96,7 +96,9 @@ def text(name: str, raw: Any, limit: int, *, required: bool = False, single_line
 
 
 def unit(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool):  # float(True) is 1.0: a yes/no is not a weight
+        raise InvalidInput(f"{name} must be a number from 0 to 1, not {value!r}.", field=name, hint="e.g. 0.7")
+    if not isinstance(value, (int, float)):
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -229,7 +231,9 @@ def _storable(name: str, value: Any) -> Any:
     if quick is not NotImplemented:
         return quick  # new lists and mappings; the cached leaves are immutable
     try:
-        return codec.load_yaml(codec.dump_yaml(value))
+        # The reader also rounds floats to six places (codec.normalize_unknown): the value
+        # a write returns must be the value every later read gives.
+        return codec.normalize_unknown(codec.load_yaml(codec.dump_yaml(value)))
     except Exception:  # noqa: BLE001 - any unrepresentable value
         raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
 

@@ -75,6 +75,8 @@ class Settings:
             return cls(path=path, problem=f"is not UTF-8 (byte {exc.start} is invalid)")
         except codec.CodecError as exc:
             return cls(path=path, problem=f"is not valid YAML: {str(exc).removeprefix('invalid YAML: ')}")
+        if data is None:  # only comments (every setting commented out): all defaults
+            data = {}
         if not isinstance(data, dict):
             return cls(path=path, problem="must be a mapping of settings")
         return cls(data=MappingProxyType(data), path=path)
@@ -116,12 +118,20 @@ class Settings:
 
 
 def _coerce(key: str, value: Any, default: Any) -> Any:
+    what = type(default).__name__
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
-    elif isinstance(default, (int, float)):
+    elif isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return type(default)(value) if isinstance(default, float) else value
+            return float(value)
+    elif isinstance(default, int):
+        # A count or a limit: 2.5 would reach SQL's LIMIT or range() and fail far from here.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        what = "whole number"
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
@@ -137,7 +147,7 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
     else:
         return value
     raise InvalidInput(
-        f"{SETTINGS_FILE}: {key} is {value!r}, expected a {type(default).__name__}.",
+        f"{SETTINGS_FILE}: {key} is {value!r}, expected a {what}.",
         field=key,
         hint="Fix the settings file.",
     )

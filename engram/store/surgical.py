@@ -11,7 +11,8 @@ change:
 - keys engram adds go after the last existing key, in canonical order; keys it removes
   lose their lines; every other line — other keys, comments, blank lines — is kept byte
   for byte, and so are the original line endings and a UTF-8 byte-order mark;
-- the body is kept byte for byte unless the content or the derived section changed;
+- the body is kept byte for byte unless the content or the derived section changed; a
+  new body takes the note's line endings (a Windows note stays CRLF throughout);
 - a note without frontmatter gets a ``---`` block at the top; nothing else moves.
 
 Safety: the edited frontmatter is read back, and every key engram did not mean to
@@ -140,8 +141,17 @@ def edit_frontmatter(
     head = (opening or "---" + newline) + "".join(out) + (closing or "---" + newline)
     if closing is not None and not closing.endswith("\n"):
         head += newline  # the closing fence was the last line, without a newline
+    if body is not None and _crlf_body(old_body, newline):
+        body = body.replace("\r\n", "\n").replace("\n", "\r\n")  # the note's own line endings
     result = head + (old_body if body is None else body)
     return (b"\xef\xbb\xbf" if bom else b"") + result.encode("utf-8")
+
+
+def _crlf_body(old_body: str, newline: str) -> bool:
+    """Whether a new body should have CRLF line endings: the old body's, where it had
+    lines (all CRLF), else the frontmatter's."""
+    lines = old_body.count("\n")
+    return old_body.count("\r\n") == lines if lines else newline == "\r\n"
 
 
 def _plain(value: Any) -> Any:

@@ -1,0 +1,134 @@
+"""From files to rows: which paths are read, what each kind of file becomes, what the
+trigram index keeps of a body.
+
+:mod:`engram.index.rows` never raises for file content: every file becomes a row or a
+recorded problem of one of :data:`BAD_KINDS`; a just-written file is stamped racy so the
+next refresh re-reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.index.catalog import Index
+from engram.index.rows import (
+    BAD_KINDS,
+    RACY_NS,
+    FileStamp,
+    classify,
+    identifiers,
+    parse_all,
+    parse_file,
+)
+from engram.index.settings import IndexSettings
+from mergedriver import codec
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        ("note.md", "item"),
+        ("ops/db/note.md", "item"),
+        ("private/me/note.md", "item"),
+        ("synapses/extends/syn-1.yaml", "synapse"),
+        ("private/synapses/extends/syn-1.yaml", "synapse"),
+        ("synapses/extends/notes.md", None),  # the synapse folder holds no items
+        ("ops/synapses/x.yaml", None),
+        ("ops/config.yaml", None),
+        (".obsidian/workspace.md", None),
+        ("ops/.hidden/x.md", None),
+        ("ops/.x.md.swp", None),
+        ("README.txt", None),
+        ("note.MD", None),
+    ],
+)
+def test_classify_reads_items_and_synapses_only(rel: str, kind: str | None) -> None:
+    assert classify(rel) == kind
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=300))
+def test_identifiers_keep_only_tokens_of_the_text_and_never_plain_words(text: str) -> None:
+    kept = identifiers(text).split(" ") if identifiers(text) else []
+    assert len(kept) == len(set(kept))
+    for token in kept:
+        assert token in text
+        assert not (token.isalpha() and (token.islower() or token.istitle()) and token.isascii())
+        assert len(token) > 1
+
+
+def test_identifiers_keep_code_and_non_latin_text() -> None:
+    assert identifiers("call `os.path.join()` with PATH_MAX; see RFC-7231 and 東京") == "os.path.join PATH_MAX RFC-7231 東京"
+    assert identifiers("Plain English Words only.") == ""
+
+
+def write(root: Path, rel: str, data: bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def test_every_kind_of_file_becomes_a_row_or_a_named_problem(tmp_path: Path) -> None:
+    root = tmp_path
+    write(root, "good.md", b"---\nid: 01JGOOD0000000000000000000\ntitle: Good\n---\nbody\n")
+    write(root, "plain.md", b"Just words.\n")
+    write(root, "broken.md", b"---\nid: 01JBROKEN\ntitle: [unclosed\n---\n")
+    write(root, "binary.md", b"\x00\x01\x02")
+    write(root, "latin1.md", b"caf\xe9\n")
+    write(root, "big.md", b"x" * (codec.MAX_ITEM_BYTES + 1))
+    write(root, "synapses/extends/ok.yaml", b"id: s\nfrom: A\nto: B\nkind: extends\n")
+    write(root, "synapses/extends/bad.yaml", b"- not a mapping\n")
+    os.symlink("/etc/hostname", root / "link.md")
+    os.mkfifo(root / "fifo.md")
+    (root / "real").mkdir()
+    write(root, "real/inside.md", b"inside\n")
+    os.symlink(root / "real", root / "linked")
+    rels = ["good.md", "plain.md", "broken.md", "binary.md", "latin1.md", "big.md", "synapses/extends/ok.yaml",
+            "synapses/extends/bad.yaml", "link.md", "fifo.md", "linked/inside.md", "gone.md"]
+    got = {p.rel: p for p in parse_all(root, rels)}
+    kinds = {rel: p.kind for rel, p in got.items()}
+    assert kinds == {
+        "good.md": "item", "plain.md": "item", "broken.md": "bad", "binary.md": "binary", "latin1.md": "bad",
+        "big.md": "oversize", "synapses/extends/ok.yaml": "synapse", "synapses/extends/bad.yaml": "bad",
+        "link.md": "unsafe", "fifo.md": "unsafe", "linked/inside.md": "unsafe", "gone.md": "gone",
+    }
+    for rel, parsed in got.items():
+        if parsed.kind in BAD_KINDS:
+            assert parsed.error and parsed.values is None and parsed.stamp is not None, rel
+    assert "linked" in (got["linked/inside.md"].error or "")
+    assert "not UTF-8" in (got["latin1.md"].error or "")
+    assert got["gone.md"].stamp is None
+
+
+def test_a_file_written_just_now_is_stamped_racy_and_re_read_by_the_next_refresh(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "new.md", b"first\n")
+    parsed = parse_file(root, "new.md")
+    assert parsed.stamp is not None and parsed.stamp.ctime_ns == -1
+    assert FileStamp.of(os.stat(root / "new.md")).ino == os.stat(root / "new.md").st_ino
+    index = Index(root, tmp_path / "db.sqlite", IndexSettings())
+    try:
+        index.refresh()
+        assert index.query("SELECT ctime_ns FROM files WHERE path = 'new.md'")[0]["ctime_ns"] == -1
+        # Within the file system's timestamp granularity a same-size rewrite can leave
+        # (ctime, size, inode) equal; the racy stamp makes the next refresh read it anyway.
+        with open(root / "new.md", "r+b") as fh:
+            fh.write(b"again")
+        assert index.refresh().changed == 1
+        assert index.query("SELECT body FROM items WHERE path = 'new.md'")[0]["body"] == "again\n"
+    finally:
+        index.close()
+    assert RACY_NS == 2 * 10**9
+
+
+def test_a_notes_row_carries_its_links_unresolved(tmp_path: Path) -> None:
+    write(tmp_path, "ops/Trip.md", b"---\ncategories: ['[[Trips]]']\n---\nTo [[Lisbon|the city]] and ![[map.png]].\n")
+    parsed = parse_file(tmp_path, "ops/Trip.md")
+    assert parsed.kind == "item"
+    texts = sorted((link[2], link[4], link[5]) for link in parsed.links)
+    assert texts == [("Lisbon", 0, 0), ("Trips", 0, 1), ("map.png", 1, 0)]
