@@ -172,19 +172,21 @@ def timestamp(name: str, value: Any) -> str:
         raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
 
 
-def _depth(value: Any, limit: int) -> int:
-    """How deeply ``value`` nests mappings and lists (counting stops past ``limit``)."""
-    stack = [(value, 0)]
+def _depth(value: Any, limit: int) -> int | None:
+    """How deeply ``value`` nests mappings and lists (counting stops past ``limit``), or
+    None when a list or mapping contains itself (no file can hold that)."""
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
     deepest = 0
     while stack:
-        node, depth = stack.pop()
+        node, depth, above = stack.pop()
         deepest = max(deepest, depth)
         if deepest > limit:
             return deepest
-        if isinstance(node, Mapping):
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend((v, depth + 1) for v in node)
+        if isinstance(node, (Mapping, list, tuple)):
+            if id(node) in above:
+                return None
+            inner = (*above, id(node))
+            stack.extend((v, depth + 1, inner) for v in (node.values() if isinstance(node, Mapping) else node))
     return deepest
 
 
@@ -217,7 +219,11 @@ def _storable(name: str, value: Any) -> Any:
     :data:`MAX_FRONTMATTER_BYTES`."""
     if value is None:
         return None
-    if _depth(value, MAX_VALUE_DEPTH) > MAX_VALUE_DEPTH:
+    depth = _depth(value, MAX_VALUE_DEPTH)
+    if depth is None:
+        raise InvalidInput(f"{name} cannot be stored: it contains itself.", field=name,
+                           hint="Use text, numbers, lists or mappings.")
+    if depth > MAX_VALUE_DEPTH:
         raise InvalidInput(
             f"{name} nests more than {MAX_VALUE_DEPTH} levels deep.", field=name,
             hint="Flatten it; put structured detail in the body.",
