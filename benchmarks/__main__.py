@@ -1,7 +1,7 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
-``learn``, ``adoption``, ``import``, ``scopes``, ``tokens`` or ``all`` (every one of them, in
+``learn``, ``adoption``, ``import``, ``scopes``, ``tokens``, ``redteam`` or ``all`` (every one of them, in
 that order; ``refresh`` and ``mcp`` reuse the vaults ``scale`` generates).
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
@@ -30,6 +30,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first four are modules ``benchmarks/bench_<kind>.py``.
 KINDS = (
     "quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "import", "scopes", "tokens",
+    "redteam",
 )
 CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
 

@@ -2,7 +2,8 @@
 
 The library is a pure core in layers — :mod:`engram.store` (values, files),
 :mod:`engram.index` (the derived SQLite catalog), :mod:`engram.items` (reading and
-changing items and synapses), :mod:`engram.recall`, :mod:`engram.team` (git) — with the
+changing items and synapses; :mod:`engram.trust` checks every write), :mod:`engram.recall`,
+:mod:`engram.team` (git) — with the
 CLI (``engram.cli``) and the MCP server (``engram.mcp``) as thin adapters on top; the core
 never imports them. Start with :class:`engram.vault.Vault`, whose methods name the module
 that implements each one::
@@ -19,12 +20,15 @@ from engram.errors import (
     Conflict,
     EngramError,
     FileTooLarge,
+    Forbidden,
     FormatError,
     GitError,
+    InstructionShaped,
     InvalidInput,
     NotEligible,
     NotFound,
     NotGeneral,
+    SensitiveData,
     StorageError,
     UnknownKind,
     UnsafeFile,
@@ -44,12 +48,15 @@ __all__ = [
     "EngramError",
     "Evidence",
     "FileTooLarge",
+    "Forbidden",
     "FormatError",
     "GitError",
+    "InstructionShaped",
     "InvalidInput",
     "NotEligible",
     "NotFound",
     "NotGeneral",
+    "SensitiveData",
     "StorageError",
     "Synapse",
     "UnknownKind",

@@ -39,6 +39,15 @@ Checks (each problem has a stable ``code``):
   --resolve ID``.
 - ``superseded-active`` — an item something supersedes that is still ``active``. Not
   fixed automatically (which one is current is a judgement): set its status.
+- ``unauthorized-change`` — one of the last 200 commits changed an item another author
+  created in a way the committer's role does not allow (``roles`` in ``engram.yaml``;
+  see :mod:`engram.team.authorship`). Roles do not bind the git remote, so this is how
+  such a change gets seen. Never fixed automatically: a curator reviews the commit.
+- ``secret-in-shared-file`` — an item bound for a shared file holds a credential (written
+  by hand, or before the check existed). Not fixed automatically: remove it and rotate
+  it (it may be in git's history), or make the item private. Personal data a note
+  already holds is not a problem here: writes and commits apply the ``trust`` settings
+  to what they add.
 
 Not problems, and so listed in the adoption summary instead (:mod:`engram.adopt`): notes
 indexed with a derived id, wikilinks that point at no note yet or at two, properties
@@ -62,7 +71,7 @@ from pathlib import Path
 
 from engram.adopt.adopting import Adoption
 from engram.adopt.adopting import summary as adoption_summary
-from engram.errors import EngramError
+from engram.errors import EngramError, GitError
 from engram.index.catalog import SKIP_DIRS
 from engram.items import derived, links, repair
 from engram.items.state import VaultState
@@ -70,8 +79,9 @@ from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
 from engram.store.settings import SETTINGS_FILE
-from engram.team import conflicts
+from engram.team import authorship, conflicts
 from engram.team.committed import History
+from engram.team.gitstore import GitRepo
 from mergedriver import codec
 
 
@@ -137,6 +147,7 @@ def diagnose(
     problems += _item_problems(state)
     problems += _leftover_temps(state)
     problems += _review_needed(state)
+    problems += _trust_problems(state)
     accepted = {path.strip().removeprefix("./") for path in accept}
     if fix or accepted:
         for problem in problems:
@@ -384,4 +395,33 @@ def _leftover_temps(state: VaultState) -> list[Problem]:
                 _fix=partial(remove, path),
             )
         )
+    return problems
+
+
+def _trust_problems(state: VaultState) -> list[Problem]:
+    """Secrets in shared items, and commits that broke the role rules (both need the
+    settings: with a broken engram.yaml, ``bad-settings`` is the finding)."""
+    from engram.trust import policy
+
+    if state.settings.problem is not None:
+        return []
+    problems = []
+    for item in state.index.items("visibility != 'private'", (), "ORDER BY path"):
+        # Credentials only: personal data a note already holds is the person's business
+        # (writes and commits apply the trust settings to what is new).
+        found = [d for d in policy.scan_new_text(item, None, state.trust) if d.kind == "secret"]
+        if found:
+            problems.append(Problem(
+                "secret-in-shared-file", item.path or "",
+                "holds " + "; ".join(d.describe() for d in found[:5])
+                + " — remove it (rotate a credential: it is in git's history) or make the item private",
+                fixable=False,
+            ))
+    try:
+        with GitRepo(state.root) as repo:
+            if repo.rev("HEAD") is not None:
+                for u in authorship.check_commits(repo, state, "HEAD", limit=authorship.DOCTOR_COMMITS):
+                    problems.append(Problem("unauthorized-change", u.path, u.describe(), fixable=False))
+    except GitError:
+        pass
     return problems

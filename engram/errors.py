@@ -12,6 +12,8 @@ translated into this tree once, in the module that uses the library, and chained
     EngramError                      exit 1
      ├── InvalidInput                exit 2   bad argument or field value
      │    ├── UnknownKind                     a kind that is not one of the known kinds
+     │    ├── SensitiveData                   a secret or personal data bound for a shared path
+     │    ├── InstructionShaped               text the screen flags where it cannot be quarantined
      │    ├── NotGeneral                      a body bound for org that names one project's things
      │    └── NotEligible                     a promotion the item has not earned (yet)
      ├── NotFound                    exit 3   no item, synapse or vault where named
@@ -25,7 +27,8 @@ translated into this tree once, in the module that uses the library, and chained
      │    └── BinaryFile                      NUL bytes: not a text file
      ├── Busy                        exit 6   the vault lock could not be taken in time
      ├── StorageError                exit 7   the derived index or the file system failed
-     └── GitError                    exit 8   a git operation failed
+     ├── GitError                    exit 8   a git operation failed
+     └── Forbidden                   exit 9   the actor's role does not allow the operation
 """
 
 from __future__ import annotations
@@ -173,6 +176,34 @@ class GitError(EngramError):
     code = "git_error"
 
 
+class SensitiveData(InvalidInput):
+    """A write would put a secret or personal data into a shared (committed) file.
+
+    ``findings`` lists what was found and where (``"content line 3: AWS access key"``);
+    the secret itself is never repeated in the message.
+    """
+
+    code = "sensitive_data"
+
+    def __init__(self, message: str, *, findings: Sequence[str], rule: str, hint: str | None = None):
+        self.findings = tuple(findings)
+        self.rule = rule
+        super().__init__(message, field="content", hint=hint)
+
+
+class InstructionShaped(InvalidInput):
+    """Instruction-shaped text where nothing can be quarantined (a synapse's evidence).
+
+    Items are quarantined instead of refused; this is for the few texts that are not items.
+    """
+
+    code = "instruction_shaped"
+
+    def __init__(self, message: str, *, field: str, rule: str, hint: str | None = None):
+        self.rule = rule
+        super().__init__(message, field=field, hint=hint)
+
+
 class NotGeneral(InvalidInput):
     """A body bound for the org vault names its own project, a file, a test, a ticket or a
     decision id (:mod:`engram.scopes.gate`). ``tells`` says what was found;
@@ -193,4 +224,21 @@ class NotEligible(InvalidInput):
 
     def __init__(self, message: str, *, needs: Sequence[str], hint: str | None = None):
         self.needs = tuple(needs)
+        super().__init__(message, hint=hint)
+
+
+class Forbidden(EngramError):
+    """The actor's role (``roles`` in ``engram.yaml``) does not allow this operation.
+
+    ``rule`` names the rule that refused it (``role.reader-writes``,
+    ``role.others-item``, ``role.curator-only``); nothing was changed.
+    """
+
+    exit_code = 9
+    code = "forbidden"
+
+    def __init__(self, message: str, *, actor: str, role: str, rule: str, hint: str | None = None):
+        self.actor = actor
+        self.role = role
+        self.rule = rule
         super().__init__(message, hint=hint)

@@ -22,7 +22,7 @@ from engram.adopt import adopting, export
 from engram.adopt import batch as adopt_batch
 from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
-from engram.items import links, reading, repair, writing
+from engram.items import links, quarantine, reading, repair, writing
 from engram.items import trash as item_trash
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
@@ -175,6 +175,11 @@ class Vault:
     create_skill = delegate(lc_skills.create_skill)
     skills = delegate(lc_skills.skills)
     find_skill = delegate(lc_skills.find_skill)
+
+    # trust — engram.items.quarantine, engram.items.reading (the audit log)
+    quarantined = delegate(quarantine.listing)
+    release = delegate(quarantine.release)
+    audit = delegate(reading.audit_entries)
 
     # scopes and capture — engram.scopes.promotion / .distill / .capture / .status
     endorse = delegate(promotion.endorse)

@@ -9,6 +9,7 @@ and every write command something to change.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,8 +84,25 @@ def tree(root: Path, *, allow: tuple[str, ...] = DERIVED) -> dict[str, bytes]:
     }
 
 
+AUDIT_LOG = ".engram/audit.jsonl"
+
+
 def changed(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
-    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    """The files that differ. A refusal changes nothing but records itself: audit-log
+    lines that only append ``outcome: refused`` entries (issue 11: every refused write is
+    audited, with the rule that fired) do not count as a change."""
+    return sorted(
+        k for k in before.keys() | after.keys()
+        if before.get(k) != after.get(k) and not (k == AUDIT_LOG and _only_refusals(before.get(k), after.get(k)))
+    )
+
+
+def _only_refusals(old: bytes | None, new: bytes | None) -> bool:
+    old = old or b""
+    if new is None or not new.startswith(old):
+        return False
+    added = [json.loads(line) for line in new[len(old):].splitlines() if line.strip()]
+    return bool(added) and all(entry.get("outcome") == "refused" and entry.get("rule") for entry in added)
 
 
 def git_state(root: Path) -> tuple[str, str]:

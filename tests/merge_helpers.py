@@ -139,7 +139,9 @@ def side_of(draw: st.DrawFn, base_meta: dict[str, Any], base_lines: list[str], b
     if draw(st.booleans()):
         changes["importance"] = draw(st.sampled_from((0.0, 0.3, 0.55, 0.8, 1.0)))
     if draw(st.booleans()):
-        changes["status"] = draw(st.sampled_from(("active", "archived", "draft")))
+        changes["status"] = draw(st.sampled_from(("active", "archived", "draft", "quarantined")))
+    if draw(st.booleans()):  # a curator's release (engram.trust): an extra key like any other
+        changes["quarantineReleased"] = draw(st.sampled_from(("sha256:aa11", "sha256:bb22")))
     if draw(st.booleans()):
         changes["title"] = draw(st.sampled_from(("Copying a frozen dataclass", "Frozen copies", "Replace it")))
     if draw(st.booleans()):

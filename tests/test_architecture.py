@@ -22,6 +22,7 @@ from tests.conftest import ROOT
 LAYERS = (
     "engram.errors",
     "engram.store",
+    "engram.trust",
     "engram.index",
     "engram.items",
     "engram.recall",

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from engram.errors import EngramError, NotFound
+from engram.errors import EngramError, Forbidden, InvalidInput, NotFound
 from engram.items import links as item_links
 from engram.items import writing
 from engram.items.state import VaultState
@@ -226,6 +226,7 @@ def _one(
                 writing.check_path(kwargs["path"])
             fields = {k: v for k, v in kwargs.items() if k not in ("path", "title", "content")}
             item = writing.build(state, kwargs.get("title", ""), kwargs.get("content", ""), **fields)
+            item = writing.admit_new(state, item).item  # a secret refuses the record here too
             found = writing.classify(state, item, shared) if dedupe else None
             if found is None:
                 return RecordResult(record.key, record.where, "NEW")
@@ -263,8 +264,11 @@ def _link(state: VaultState, batch: Batch, ids: Mapping[str, str]) -> tuple[int,
             if target_id is None or link.kind not in SYNAPSE_KINDS or target_id == source_id:
                 unresolved.append(f"{record.where}: {link.kind} → {link.target}")
                 continue
-            if item_links.ensure(state, source_id, link.kind, target_id, weight=link.weight, evidence=link.evidence):
-                made += 1
+            try:
+                if item_links.ensure(state, source_id, link.kind, target_id, weight=link.weight, evidence=link.evidence):
+                    made += 1
+            except (InvalidInput, Forbidden) as exc:  # evidence refused by the trust checks
+                unresolved.append(f"{record.where}: {link.kind} → {link.target} refused: {exc.message.rstrip('.')}")
     return made, unresolved
 
 
@@ -283,4 +287,6 @@ def _carry_synapses(state: VaultState, batch: Batch, unresolved: list[str]) -> i
                 made += 1
         except NotFound:
             unresolved.append(f"{syn.path}: an end of {syn.source} --{syn.kind}--> {syn.target} is not in the vault")
+        except (InvalidInput, Forbidden) as exc:  # evidence refused by the trust checks
+            unresolved.append(f"{syn.path}: {syn.source} --{syn.kind}--> {syn.target} refused: {exc.message.rstrip('.')}")
     return made

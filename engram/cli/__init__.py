@@ -27,7 +27,7 @@ from engram.cli._common import AppContext
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = ("items", "adopt", "maintenance", "serve", "search", "gitcmds", "scopes", "viewer", "lifecycle")
+COMMAND_MODULES = ("items", "adopt", "maintenance", "serve", "search", "gitcmds", "scopes", "viewer", "lifecycle", "trust")
 
 
 class EngramGroup(click.Group):
@@ -123,8 +123,11 @@ def _add_late_options(command: click.Command) -> None:
         for sub in command.commands.values():
             _add_late_options(sub)
         return
-    command.params.append(_late_option("--vault", "vault_path", "Same as the global --vault."))
-    command.params.append(_late_option("--actor", "actor", "Same as the global --actor."))
+    taken = {opt for param in command.params for opt in param.opts}
+    for name, attr, text in (("--vault", "vault_path", "Same as the global --vault."),
+                             ("--actor", "actor", "Same as the global --actor.")):
+        if name not in taken:  # `engram audit --actor NAME` filters by actor instead
+            command.params.append(_late_option(name, attr, text))
 
 
 for _name in COMMAND_MODULES:

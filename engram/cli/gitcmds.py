@@ -26,7 +26,7 @@ def sync(vault: Vault, remote: str | None, branch: str | None, no_push: bool, me
     says so and keeps your commits for the next sync. Items where both sides changed the
     same lines are kept with both versions and listed by `engram conflicts`. Files that
     are not whole (still being written, not parsing, editor temp files, symlinks) are
-    held back and named; the sync then exits 9 ("partial").
+    held back and named; the sync then exits 10 ("partial").
 
     \b
     Example:
@@ -223,7 +223,7 @@ def _show_hooks(found: tuple[hooks.HookStatus, ...], as_json: bool) -> None:
 
 @click.group("hooks")
 def hooks_group() -> None:
-    """Hooks that refresh the index and report problems after `git pull` (and --rebase).
+    """Hooks that report problems after `git pull` (and --rebase), and refuse commits carrying secrets.
 
     \b
     Example:
@@ -235,8 +235,8 @@ def hooks_group() -> None:
 @json_option
 @pass_vault
 def hooks_install(vault: Vault, as_json: bool) -> None:
-    """Install the post-merge and post-rewrite hooks; existing ones are kept and run first."""
-    _show_hooks(hooks.install(vault.root), as_json)
+    """Install the post-merge, post-rewrite and pre-commit hooks; existing ones are kept and run first."""
+    _show_hooks(hooks.install(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 @hooks_group.command("uninstall")
@@ -244,7 +244,7 @@ def hooks_install(vault: Vault, as_json: bool) -> None:
 @pass_vault
 def hooks_uninstall(vault: Vault, as_json: bool) -> None:
     """Remove engram's hooks and restore the ones they chained, if any."""
-    _show_hooks(hooks.uninstall(vault.root), as_json)
+    _show_hooks(hooks.uninstall(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 @hooks_group.command("status")
@@ -252,7 +252,7 @@ def hooks_uninstall(vault: Vault, as_json: bool) -> None:
 @pass_vault
 def hooks_status(vault: Vault, as_json: bool) -> None:
     """Show whether the hooks are installed and what they chain."""
-    _show_hooks(hooks.statuses(vault.root), as_json)
+    _show_hooks(hooks.statuses(vault.root, hooks.ALL_HOOKS), as_json)
 
 
 # --------------------------------------------------------------------------- conflicts

@@ -150,6 +150,14 @@ def add(
         )
         return
     click.echo(result.id)
+    if result.item.status == "quarantined" and result.outcome == "NEW":
+        click.echo(
+            f"quarantined: {result.item.path} reads like instructions to an AI reader, so recall will not "
+            "return it until a curator releases it (`engram quarantine list` says why).",
+            err=True,
+        )
+    elif result.item.visibility == "private" and visibility != "private":
+        click.echo(f"stored private ({result.item.path}): it holds data the trust settings keep off shared files.", err=True)
     if result.note:
         click.echo(f"{result.outcome.lower()}: {result.note}", err=True)
     elif result.outcome == "DUPLICATE":

@@ -18,6 +18,7 @@ from engram.items.state import VaultState
 from engram.store import rules
 from engram.store.fsio import prune_empty_dirs, remove
 from engram.store.model import SYMMETRIC_KINDS, SYNAPSE_KINDS, Evidence, Synapse, now, synapse_id
+from engram.trust import policy, roles
 
 
 def link(
@@ -34,8 +35,9 @@ def link(
 
     Re-creating an edge adds the new evidence (a set, keyed by description and
     author) instead of duplicating the edge; a given ``weight`` replaces the old one.
-    Re-creating it with nothing new writes nothing. Raises UnknownKind, NotFound (either
-    endpoint), InvalidInput (a self-link).
+    Re-creating it with nothing new writes nothing. A writer may not supersede an item
+    someone else created. Raises UnknownKind, NotFound (either endpoint), InvalidInput (a
+    self-link), Forbidden, SensitiveData and InstructionShaped (the evidence).
     """
     return _link(state, source_ref, kind, target_ref, weight, evidence, confidence)[0]
 
@@ -69,7 +71,9 @@ def _link(
     confidence = rules.unit("confidence", confidence) if confidence is not None else None
     if evidence is not None:
         evidence = rules.text("evidence", evidence, rules.MAX_SUMMARY_CHARS, required=True)
-    with state.lock.hold():
+    with state.refusals_audited("link", f"{source_ref} {kind} {target_ref}", target="synapse") as refusal, \
+            state.lock.hold():
+        roles.require_writer(state.actor, state.role, "link items")
         state.ensure_indexed()
         # A typed link names both ends by id: a note with only a derived id is adopted.
         source = state.claim(state.resolve(source_ref))
@@ -82,6 +86,12 @@ def _link(
         if kind in SYMMETRIC_KINDS:
             a, b = sorted((a, b))
         sid = synapse_id(a, b, kind)
+        refusal.id = sid
+        if kind == "supersedes":
+            roles.check_supersede(state.actor, state.role, target)
+        if evidence is not None:
+            shared = "private" not in (source.visibility, target.visibility)
+            evidence = policy.admit_text(evidence, "evidence", state.trust, shared=shared)
         stamp = now()
         existing = state.existing_synapse(sid)
         entries = builtins.list(existing.evidence) if existing else []
@@ -120,10 +130,12 @@ def _link(
 def adopt_synapse(state: VaultState, syn: Synapse) -> bool:
     """Bring in an edge from another engram vault as it is (id, weight, evidence,
     authors), or add its evidence to the edge already here. True when something was
-    written. Raises NotFound when an endpoint is not in this vault, UnknownKind."""
+    written. Raises NotFound when an endpoint is not in this vault, UnknownKind, and, as
+    :func:`link` does for new evidence, Forbidden, SensitiveData and InstructionShaped."""
     if syn.kind not in SYNAPSE_KINDS:
         raise UnknownKind(syn.kind, SYNAPSE_KINDS, "synapse kind")
-    with state.lock.hold():
+    with state.refusals_audited("link", syn.id, target="synapse"), state.lock.hold():
+        roles.require_writer(state.actor, state.role, "link items")
         state.ensure_indexed()
         ends = {row.id: row for row in state.index.item_rows("id IN (?, ?)", (syn.source, syn.target))}
         missing = [end for end in (syn.source, syn.target) if end not in ends]
@@ -139,7 +151,13 @@ def adopt_synapse(state: VaultState, syn: Synapse) -> bool:
                 return False
             syn = replace(existing, evidence=existing.evidence + tuple(new), updated_at=now(), updated_by=state.actor)
         visibility = state.index.query("SELECT visibility FROM items WHERE id IN (?, ?)", (syn.source, syn.target))
-        _store(state, syn, "relink" if existing else "link", private=any(r["visibility"] == "private" for r in visibility))
+        private = any(r["visibility"] == "private" for r in visibility)
+        carried = existing.evidence if existing else ()
+        syn = replace(syn, evidence=carried + tuple(  # the screens every evidence written here passes
+            replace(e, description=policy.admit_text(e.description, "evidence", state.trust, shared=not private))
+            for e in syn.evidence[len(carried):]
+        ))
+        _store(state, syn, "relink" if existing else "link", private=private)
         return True
 
 
@@ -154,12 +172,14 @@ def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Sy
     """Remove the edge ``source --kind--> target``; return it. Raises NotFound."""
     if kind not in SYNAPSE_KINDS:
         raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
-    with state.lock.hold():
+    with state.refusals_audited("unlink", f"{source_ref} {kind} {target_ref}", target="synapse") as refusal, \
+            state.lock.hold():
         state.ensure_indexed()
         source = state.resolve_id(source_ref)
         target = state.resolve_id(target_ref)
         a, b = sorted((source, target)) if kind in SYMMETRIC_KINDS else (source, target)
         sid = synapse_id(a, b, kind)
+        refusal.id = sid
         existing = state.existing_synapse(sid)
         if existing is None:
             raise NotFound(
@@ -167,6 +187,7 @@ def unlink(state: VaultState, source_ref: str, kind: str, target_ref: str) -> Sy
                 ref=sid,
                 hint=f"`engram synapses {source}` lists its edges.",
             )
+        roles.check_unlink(state.actor, state.role, existing.created_by, sid)
         for rel in state.index.synapse_paths(sid):
             remove(state.abspath(rel))
             # git keeps no empty folders: leaving one would make this clone differ from a peer's

@@ -1,4 +1,4 @@
-"""Reading items: one by reference, many by filter, their history, the domain tree.
+"""Reading items: one by reference, many by filter, their history, the audit log, the domain tree.
 
 Every read first brings the index up to date (:meth:`VaultState.ensure_fresh`), so a
 file changed by another process or a person before the call is seen; listings and the
@@ -12,16 +12,20 @@ newest first; :func:`census` counts what the vault holds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from engram.errors import InvalidInput
+from engram.errors import InvalidInput, NotFound
 from engram.index.overview import Counts, DomainNode, counts, tree
 from engram.items.state import VaultState
+from engram.store import rules
 from engram.store.audit import AuditEntry
 from engram.store.model import Engram
 from engram.store.rules import Filters
 from engram.store.settings import SETTINGS_FILE
+from mergedriver import codec
 
 #: Sort keys of :func:`browse` and the index column each orders by.
 SORTS = {
@@ -123,6 +127,40 @@ def history(state: VaultState, ref: str) -> list[AuditEntry]:
     """Audit entries about one item, oldest first."""
     item = get(state, ref)
     return list(state.audit.entries(item.id))
+
+
+_SINCE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def audit_entries(
+    state: VaultState,
+    *,
+    actor: str | None = None,
+    item: str | None = None,
+    since: str | None = None,
+    refused: bool = False,
+    limit: int | None = None,
+) -> list[AuditEntry]:
+    """The audit log, filtered: by ``actor``, by ``item`` (an id, or any ref of an item
+    that still exists), entries at or after ``since`` (ISO 8601, or an age such as
+    ``7d``, ``24h``, ``30m``), only refused writes; the newest ``limit``, oldest first.
+    Raises InvalidInput for a ``since`` it cannot read."""
+    item_id = None
+    if item is not None:
+        try:
+            item_id = state.resolve_id(item)
+        except NotFound:
+            item_id = item  # a deleted item, or a write that was refused before it existed
+    at = None
+    if since is not None:
+        age = _SINCE.match(since.strip())
+        if age:
+            seconds = int(age.group(1)) * _UNIT_SECONDS[age.group(2)]
+            at = codec.format_time(datetime.now(UTC) - timedelta(seconds=seconds))
+        else:
+            at = rules.timestamp("since", since)
+    return state.audit.query(actor=actor, item_id=item_id, since=at, refused=refused, limit=limit)
 
 
 def paths(

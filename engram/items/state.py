@@ -26,16 +26,19 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from engram.errors import (
     EngramError,
+    Forbidden,
     FormatError,
     InvalidInput,
     NotFound,
+    SensitiveData,
     StorageError,
     VaultNotFound,
     VersionConflict,
@@ -52,6 +55,8 @@ from engram.store.notes import read_note
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
 from engram.store.surgical import edit_frontmatter
+from engram.trust.policy import TrustSettings
+from engram.trust.roles import Role, Roles
 from mergedriver import codec
 from mergedriver.codec import CodecError
 
@@ -147,6 +152,15 @@ def locate(path: str | Path | None) -> Path:
     return root
 
 
+class Refusal:
+    """Which item a write that may be refused is about (see :meth:`VaultState.refusals_audited`)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, ref: str) -> None:
+        self.id = ref
+
+
 class VaultState:
     """One opened vault: its parts, and the helpers its operations share."""
 
@@ -164,6 +178,8 @@ class VaultState:
         self.lock = VaultLock(self.state_dir / "write.lock")
         self._fresh = False
         self._companions: dict[str, _Closable] = {}
+        self._trust: tuple[Settings, TrustSettings] | None = None
+        self._roles: tuple[Settings, Roles] | None = None
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
@@ -205,6 +221,46 @@ class VaultState:
         if found is None:
             found = self._companions[key] = make()
         return found  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ trust
+
+    # Read from the settings on first use and again whenever ``settings`` is reloaded
+    # (scope setup, an org sync): who may do what follows the engram.yaml in force.
+
+    @property
+    def trust(self) -> TrustSettings:
+        """The ``trust`` section of ``engram.yaml`` (see :mod:`engram.trust.policy`)."""
+        if self._trust is None or self._trust[0] is not self.settings:
+            self._trust = (self.settings, self.settings.section("trust", TrustSettings).validated())
+        return self._trust[1]
+
+    @property
+    def roles(self) -> Roles:
+        """``roles`` of ``engram.yaml`` (see :mod:`engram.trust.roles`)."""
+        if self._roles is None or self._roles[0] is not self.settings:
+            self._roles = (self.settings, Roles.from_settings(self.settings))
+        return self._roles[1]
+
+    @property
+    def role(self) -> Role:
+        """The role of this state's actor."""
+        return self.roles.of(self.actor)
+
+    @contextmanager
+    def refusals_audited(self, action: str, ref: str, *, target: str = "item") -> Iterator[Refusal]:
+        """Record a refused write (a role, a secret, a screen, a stale version) in the
+        audit log with the rule that refused it, then let the error go on. The body may
+        set ``.id`` on what it yields once it knows which item ``ref`` names."""
+        refusal = Refusal(ref)
+        try:
+            yield refusal
+        except (Forbidden, SensitiveData, VersionConflict, InvalidInput) as exc:
+            rule = getattr(exc, "rule", None) or ("version-conflict" if isinstance(exc, VersionConflict) else None)
+            if rule is not None:
+                self.audit.record(
+                    self.actor, action, refusal.id, target=target, outcome="refused", rule=rule, reason=exc.message
+                )
+            raise
 
     # ------------------------------------------------------------------ freshness
 

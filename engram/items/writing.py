@@ -13,6 +13,12 @@ out, is an ``UPDATE`` proposal (nothing written); anything else is ``NEW``.
 ``create`` is the one way an item comes into being — typed by a person, sent by an
 agent, or read by an importer (which may ask for a path of its own and carry the item's
 identity over from another vault) — so every check on the write path applies to all.
+
+Trust (:mod:`engram.trust`) is enforced here too: the actor's role is checked,
+:func:`engram.trust.policy.admit` turns the item into what may be written (quarantined
+when the screen flags instruction-shaped text; secrets and personal data bound for a
+shared file refused, redacted or made private as the ``trust`` settings say), and every
+refusal is audited with the rule that fired.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from engram.store.dedup import boilerplate as boilerplate_of
 from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import RESERVED_TOP, id_suffix
+from engram.trust import policy, roles
+from engram.trust.policy import Admission
 
 #: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
 #: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
@@ -88,7 +96,8 @@ def create(
     pass ``path`` (vault-relative: keep the source's layout; a taken path gets an id
     suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
     id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
-    :class:`engram.store.dedup.LineCounts`). Raises InvalidInput / UnknownKind /
+    :class:`engram.store.dedup.LineCounts`). Instruction-shaped text is written with status
+    ``quarantined``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden /
     AlreadyExists (a preserved id is taken) before writing anything.
     """
     item = build(
@@ -99,6 +108,10 @@ def create(
     if fields:
         item = rules.apply_changes(item, rules.normalize_changes(fields))
     wanted = check_path(path) if path is not None else None
+    with state.refusals_audited("create", item.id):
+        roles.require_writer(state.actor, state.role, "create items")
+        admission = admit_new(state, item)
+    item = admission.item
     with state.lock.hold():
         state.ensure_indexed()
         if preserve and preserve.get("id") and state.index.item_rows("id = ?", (item.id,)):
@@ -106,7 +119,7 @@ def create(
                 f"an item with id {item.id} is already in this vault.",
                 hint=f"Read it with `engram get {item.id}`, or leave the id out to add it as a new item.",
             )
-        if dedupe and state.dedup_settings.enabled:
+        if dedupe and state.dedup_settings.enabled and not admission.quarantined:
             found = classify(state, item, boilerplate)
             if found is not None:
                 if found.outcome == "DUPLICATE" and reinforce and found.item.path is not None:
@@ -118,7 +131,23 @@ def create(
         item = replace(item, path=rel)
         state.write_item(item, [])
         state.audit.record(state.actor, "create", item.id, path=rel, new_version=item.version)
+        record_admission(state, admission, rel)
         return CreateResult("NEW", item)
+
+
+def admit_new(state: VaultState, item: Engram) -> Admission:
+    """What a new item becomes under the vault's trust settings (raises SensitiveData)."""
+    return policy.admit(item, None, state.trust)
+
+
+def record_admission(state: VaultState, admission: Admission, rel: str) -> None:
+    """Audit what :func:`engram.trust.policy.admit` did to a write (quarantine, redaction,
+    made private), with the rule and the reason."""
+    for event in admission.events:
+        state.audit.record(
+            state.actor, event.action, admission.item.id, path=rel,
+            new_version=admission.item.version, rule=event.rule, reason=event.reason,
+        )
 
 
 def build(
@@ -256,15 +285,20 @@ def update(
     writes nothing. Raises NotFound, InvalidInput, VersionConflict.
     """
     normalized = rules.normalize_changes(changes)
-    with state.lock.hold():
+    with state.refusals_audited("update", ref) as target, state.lock.hold():
         state.ensure_indexed()
         rel = state.resolve(ref)
         current = state.claim(rel)
+        target.id = current.id
         state.check_version(current, expected_version)
         updated = rules.apply_changes(current, normalized)
         changed = rules.changed_fields(current, updated)
         if not changed:
             return current
+        roles.check_update(state.actor, state.role, current, changed, updated.status)
+        admission = policy.admit(updated, current, state.trust)
+        updated = admission.item
+        changed = rules.changed_fields(current, updated)
         updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=state.actor)
         updated = settled(updated, state.actor, bump=False)
         # engram moves a file only when it changes what the path is made of; a note a
@@ -285,16 +319,21 @@ def update(
             new_version=updated.version,
             fields=changed,
         )
+        record_admission(state, replace(admission, item=updated), new_rel)
         return updated
 
 
 def delete(state: VaultState, ref: str, *, expected_version: int | None = None) -> Engram:
-    """Move an item and its synapses to ``.engram/trash/``; return what was deleted."""
-    with state.lock.hold():
+    """Move an item and its synapses to ``.engram/trash/``; return what was deleted.
+
+    Only the item's author and curators may delete it (Forbidden otherwise)."""
+    with state.refusals_audited("delete", ref) as target, state.lock.hold():
         state.ensure_indexed()
         rel = state.resolve(ref)
         current, _ = state.read(rel)
+        target.id = current.id
         state.check_version(current, expected_version)
+        roles.check_delete(state.actor, state.role, current)
         neighbours = state.neighbours(current.id)
         bin_dir = state.trash_bin(current.id)
         for syn in state.incident(current.id):

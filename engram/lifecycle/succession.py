@@ -13,10 +13,10 @@ merged), the newest (latest ``activatedAt``, then the larger id — ULIDs sort b
 is the one current item and the others are superseded by it. The rule reads only the
 items, so every clone that runs it picks the same head.
 
-:func:`may_overturn` is the role rule for contradicting an existing item. Until the
-trust layer's reader/writer/curator roles land, it says: the author of an item may
-overturn it; anyone else produces a ``disputed`` lesson for a curator. Extend it here
-(one function) when roles arrive.
+:func:`may_overturn` is the role rule for contradicting an existing item
+(:func:`engram.trust.roles.may_overturn`): its author and curators may overturn it;
+anyone else produces a ``disputed`` lesson for a curator. Without ``roles`` in
+engram.yaml only the author may.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from engram.errors import FormatError, InvalidInput
 from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.store.model import Engram, Synapse, now
+from engram.trust import roles
 
 
 def may_overturn(state: VaultState, item: Engram) -> bool:
     """Whether the vault's actor may supersede ``item`` outright (see the module docstring)."""
-    return bool(item.created_by) and item.created_by == state.actor
+    return roles.may_overturn(state.actor, state.roles, item)
 
 
 def provenance_entry(action: str, old: Engram, by: str, at: str, why: str = "") -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from engram.mcp.models import _Out
+from engram.mcp.models import _frame, _Out
 
 
 class StandingOut(_Out):
@@ -41,6 +41,7 @@ class PromotionOut(_Out):
 
 
 class PromoteOut(_Out):
+    frame: str = _frame()
     promotions: list[PromotionOut]
     message: str
 
@@ -55,6 +56,7 @@ class EndorseOut(_Out):
 
 
 class ReviewOut(_Out):
+    frame: str = _frame()
     eligible: list[StandingOut]
     pending: list[PromotionOut] = Field(description="Promotions waiting on an org review branch.")
     needs_generalization: list[StandingOut] = Field(description="Org items that read project-specific.")

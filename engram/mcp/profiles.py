@@ -10,7 +10,7 @@ loading it (``engram add`` must start fast).
   feedback (close_learning_loop), skills, observe, sync (team and org), and what
   their answers send an agent to: doctor and reviewing items a merge flagged;
 - ``full``: everything, adding history, curation (verification, staleness, lineage,
-  contradictions, proposals), promotion and endorsement, the trash, single links,
+  contradictions, proposals, the quarantine and the audit log), promotion and endorsement, the trash, single links,
   recording needs, distill, bulk import, maintenance, reindex and merge
   statistics.
 

@@ -35,6 +35,7 @@ from engram.mcp import (
     tools_synapses,
     tools_sync,
     tools_trash,
+    tools_trust,
 )
 from engram.mcp.context import VaultHolder, holder_for, open_holder
 from engram.mcp.overview import instructions
@@ -45,7 +46,7 @@ from engram.vault import Vault
 SERVER_NAME = "engram"
 TOOL_MODULES = (
     tools_setup, tools_recall, tools_items, tools_lifecycle, tools_import, tools_synapses, tools_maintenance,
-    tools_sync, tools_merge, tools_trash, tools_scopes,
+    tools_sync, tools_merge, tools_trash, tools_scopes, tools_trust,
 )
 
 

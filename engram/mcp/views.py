@@ -20,7 +20,7 @@ from typing import Any, Literal
 from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
 from engram.items.links import WikiLinks
 from engram.mcp.errors import to_json
-from engram.mcp.models import EdgeView, ItemView, SynapseView, Tier
+from engram.mcp.models import UNTRUSTED_FRAME, EdgeView, ItemView, SynapseView, Tier
 from engram.store.model import Engram, Synapse
 
 TierArg = Literal["catalog", "digest", "content", "auto"]
@@ -149,6 +149,24 @@ def _plain(value: Any) -> Any:
     """JSON-safe copy of frontmatter values (dates and the like become strings)."""
     result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
     return result
+
+
+WITHHELD = (
+    "quarantined: the instruction screen holds this item's text back from every reader but curators "
+    "(a curator reviews it with engram_quarantine_list and may release it)."
+)
+
+
+def guarded_view(view: ItemView, item: Engram, role: str, *, framed: bool = False) -> ItemView:
+    """``view`` as a session of ``role`` may see it: a quarantined item's text is left out
+    unless the session is a curator's; ``framed`` adds the untrusted-data frame."""
+    update: dict[str, Any] = {"frame": UNTRUSTED_FRAME} if framed else {}
+    if item.status == "quarantined" and role != "curator":
+        update.update(
+            title="(quarantined: text withheld)", summary=None, excerpt=None, content=None, tags=None,
+            extra=None, withheld=WITHHELD,
+        )
+    return view.model_copy(update=update) if update else view
 
 
 def wikilink_views(item_id: str, links: WikiLinks, title_of: Callable[[str], str | None]) -> list[EdgeView]:

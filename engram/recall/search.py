@@ -129,6 +129,9 @@ def run(
         )
     at = rules.timestamp("as_of", as_of) if as_of is not None else now()
     where, params = filters.sql()
+    # Quarantined text never reaches a reader, whatever the filters ask for (engram.trust):
+    # curators review it with `engram quarantine list`.
+    where += " AND status != 'quarantined'"
     if as_of is not None:  # what existed then; retirement is decided by succession below
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]

@@ -38,6 +38,7 @@ from engram.lifecycle import proposals
 from engram.store.dedup import fingerprint
 from engram.store.fsio import append_line
 from engram.store.model import now
+from engram.trust import policy
 
 OBSERVED = ("scopes", "observed.jsonl")
 MAX_OBSERVATION_CHARS = 8_000
@@ -179,12 +180,17 @@ def observe(
     """Screen what just happened (see the module docstring) and, if it is a reusable
     decision or lesson, file a ``capture`` proposal for it — never an item. The same text
     observed again is rejected by the rules; the same proposal is never filed twice.
-    Raises InvalidInput."""
+    Raises InvalidInput, and (nothing filed) SensitiveData for a secret or personal data,
+    InstructionShaped for text written to the agent that would read it."""
     verdict = screen(state, text)
     remember(state, text, verdict)
     if verdict.decision != "proposed":
         return verdict
-    body = text.strip()
+    # A proposal file is committed and read by agents: it passes the trust checks of any
+    # shared text first (instruction-shaped text and secrets are refused, audited;
+    # ``trust: redact`` settings redact), and is checked again as an item on accept.
+    with state.refusals_audited("observe", "observation", target="proposal"):
+        body = policy.admit_text(text.strip(), "observation", state.trust, shared=True)
     kind = "decision" if "a decision" in verdict.markers else "pattern" if "a rule" in verdict.markers else "observation"
     payload = {
         "title": _title(body), "content": body + "\n", "kind": kind, "domain": "/".join(domain),

@@ -23,17 +23,35 @@ and not folded yet; and ``endorsements`` (``{by, at, note}``: someone vouched fo
   ``visibility: org`` once the org copy is on the org branch.
 
 ``promote()`` with no id promotes every eligible item one step (to ``to``, default team).
+
+Trust (:mod:`engram.trust`): before either step writes anything, it runs the checks a
+write to a shared item runs, on all of the text that will cross (a move makes every
+word new to the wider scope): the actor's role (its author or a curator moves an item;
+endorsing is feedback, open to writers), then (:func:`_guard`) secrets and personal data
+(refused whatever the setting: a move never rewrites its author's text) and the
+instruction screen (refused, not quarantined: the item stays as it is). Into org, this
+vault's and the org vault's ``trust`` settings both apply, and the org's roles must let
+the actor write. ``force`` overrides eligibility and the gate, never these.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engram.errors import InvalidInput, NotEligible, NotFound, NotGeneral
+from engram.errors import (
+    Forbidden,
+    InstructionShaped,
+    InvalidInput,
+    NotEligible,
+    NotFound,
+    NotGeneral,
+    SensitiveData,
+)
 from engram.items import reading, writing
 from engram.items.state import VaultState
 from engram.recall.usage import journal_for
@@ -53,6 +71,8 @@ from engram.store import rules
 from engram.store.model import HIDDEN_STATUSES, Engram, now
 from engram.team import gitstore
 from engram.team.sync import SyncReport, sync
+from engram.trust import policy, roles
+from engram.trust.policy import TrustSettings
 
 ORDER = ("private", "team", "org")
 MAX_NOTE_CHARS = 2_000
@@ -300,13 +320,51 @@ def _record(state: VaultState, src: str, to: str, **more: Any) -> dict[str, Any]
             **{k: v for k, v in more.items() if v not in (None, False, (), [])}}
 
 
+def _guard(item: Engram, scope: str, trust: TrustSettings) -> None:
+    """The trust checks a write to a shared item passes, for ``item`` moving into
+    ``scope`` under one vault's ``trust`` settings: secrets and personal data (refused)
+    and the instruction screen (refused too: a promoted item is read by every agent of
+    the wider scope). Raises SensitiveData, InstructionShaped. The role check
+    (:func:`engram.trust.roles.check_promote`) runs first, apart."""
+    screening = policy.check_move(item, scope, trust)
+    if screening.quarantine:
+        raise InstructionShaped(
+            f"{item.id} reads as instructions to whoever recalls it ({screening.reason()}), and {scope} "
+            "knowledge is read by every agent there, so it was not promoted and nothing was changed.",
+            field="content",
+            rule=",".join(screening.rules),
+            hint=f"Restate it as a plain fact or procedure (`engram update {item.id} --body -`) and promote it again.",
+        )
+
+
+def _refusal(state: VaultState, item: Engram, check: Callable[[], None], *, single: bool,
+             base: dict[str, Any]) -> Promotion | None:
+    """Run ``check`` with its refusal audited; for a sweep, a refusal is a list entry."""
+    try:
+        with state.refusals_audited("promote", item.id):
+            check()
+    except (Forbidden, SensitiveData, InstructionShaped) as exc:
+        if single:
+            raise
+        return Promotion(**base, status="refused", message=exc.message)
+    return None
+
+
 def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> tuple[Engram, Promotion]:
+    base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "private", "to": "team"}
+    refused = _refusal(state, item, lambda: roles.check_promote(state.actor, state.role, item, "team"),
+                       single=single, base=base)
+    if refused is not None:
+        return item, refused
     st = standing(state, item, gate_check=False)
     if not st.eligible and not force:
         if single:
             raise NotEligible(f"{item.id} has not earned team scope yet: it needs {st.needs[0]}.",
                               needs=st.needs, hint=f"Endorse it (`engram endorse {item.id} --note WHY`), or pass force.")
         return item, Promotion(item.id, item.title, "private", "team", "not_eligible", st.needs[0])
+    refused = _refusal(state, item, lambda: _guard(item, "team", state.trust), single=single, base=base)
+    if refused is not None:
+        return item, refused
     record = _record(state, "private", "team", forced=force and not st.eligible)
     updated = writing.update(
         state, item.id, {"visibility": "team", "promotions": [*(item.promotions or ()), record]},
@@ -319,8 +377,12 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
 
 
 def _to_org(state: VaultState, item: Engram, org_content: str | None, force: bool, *, single: bool) -> Promotion:
-    st = standing(state, item, gate_check=False)
     base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "team", "to": "org"}
+    refused = _refusal(state, item, lambda: roles.check_promote(state.actor, state.role, item, "org"),
+                       single=single, base=base)
+    if refused is not None:
+        return refused
+    st = standing(state, item, gate_check=False)
     if source(state) is None:
         raise InvalidInput("no org vault is configured for this vault.", field="scopes.org",
                            hint="Name it with `engram scopes setup --org PATH_OR_URL` (MCP: setup(org_repo=...)).")
@@ -343,7 +405,20 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
                              hint=f"Restate it as the general rule with org_content (the concrete body is kept as "
                              f"the example), e.g. {suggestion!r}; or pass force to promote it as is (audited).")
         return Promotion(**base, status="refused", message=msg, tells=reasons, suggestion=suggestion)
+    # What the org copy will hold: the (restated) body, the concrete one as the example.
+    bound = replace(item, content=body, example=item.content if org_content is not None else item.example)
+    refused = _refusal(state, item, lambda: _guard(bound, "org", state.trust), single=single, base=base)
+    if refused is not None:
+        return refused
     org = ensure_clone(state)
+
+    def org_checks() -> None:  # the org vault's own roles and trust settings
+        roles.require_writer(state.actor, org.role, f"promote {item.id} into the org vault")
+        _guard(bound, "org", org.trust)
+
+    refused = _refusal(state, item, org_checks, single=single, base=base)
+    if refused is not None:
+        return refused
     if not review_required(org):
         sync_org(state)  # compare against what the org holds now
     if _in_vault(org, item.id):
@@ -514,7 +589,10 @@ def settle(state: VaultState) -> list[str]:
     state.ensure_fresh()
     for item in state.index.items("visibility = 'team'"):
         if item.id in in_org and any(p.get("to") == "org" for p in item.promotions or ()):
-            writing.update(state, item.id, {"visibility": "org"}, expected_version=item.version)
+            try:
+                writing.update(state, item.id, {"visibility": "org"}, expected_version=item.version)
+            except Forbidden:  # another author's item: its author's or a curator's next sync marks it
+                continue
             done.append(item.id)
     return done
 

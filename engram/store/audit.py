@@ -8,11 +8,16 @@ lines from concurrent processes never interleave or overwrite each other.
 A line: ``{"at", "actor", "action", "target", "id", "path", "oldVersion", "newVersion",
 "fields"}`` — ``target`` is ``item`` or ``synapse``; ``fields`` lists the frontmatter keys
 (and ``content``) the write changed; an optional ``note`` says why in words (``learn``
-records its verdict there, so every call is accounted for). Readers skip lines they cannot parse rather than
-fail: the log is evidence, not state.
+records its verdict there, so every call is accounted for). Lines about trust add
+``outcome`` (``refused`` for a write that was refused: a role, a secret, a version
+conflict), ``rule`` (the rule that fired, e.g. ``role.others-item``,
+``secret.aws-access-key``, ``screen.override-instructions``) and ``reason`` (a sentence;
+never a secret's value). Readers skip lines they cannot parse rather than fail: the log
+is evidence, not state.
 
 :meth:`AuditLog.latest` pages through the log newest first by reading blocks from the
 end of the file, so showing the last page of a long log costs that page, not the log.
+:meth:`AuditLog.query` filters by actor, item, time and refusals (``engram audit``).
 """
 
 from __future__ import annotations
@@ -40,9 +45,16 @@ class AuditEntry:
     new_version: int | None = None
     fields: tuple[str, ...] = ()
     note: str | None = None
+    outcome: str | None = None  # "refused" for a refused write
+    rule: str | None = None
+    reason: str | None = None
 
-    def to_json(self) -> str:
-        data = {
+    @property
+    def refused(self) -> bool:
+        return self.outcome == "refused"
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "at": self.at,
             "actor": self.actor,
             "action": self.action,
@@ -53,9 +65,14 @@ class AuditEntry:
             "newVersion": self.new_version,
             "fields": list(self.fields),
         }
-        if self.note is not None:
-            data["note"] = self.note
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        for key, value in (("note", self.note), ("outcome", self.outcome), ("rule", self.rule),
+                           ("reason", self.reason)):
+            if value is not None:
+                data[key] = value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, line: str) -> AuditEntry:
@@ -71,6 +88,9 @@ class AuditEntry:
             new_version=data.get("newVersion"),
             fields=tuple(data.get("fields") or ()),
             note=data.get("note"),
+            outcome=data.get("outcome"),
+            rule=data.get("rule"),
+            reason=data.get("reason"),
         )
 
 
@@ -90,6 +110,9 @@ class AuditLog:
         new_version: int | None = None,
         fields: Sequence[str] = (),
         note: str | None = None,
+        outcome: str | None = None,
+        rule: str | None = None,
+        reason: str | None = None,
     ) -> AuditEntry:
         entry = AuditEntry(
             at=now(),
@@ -102,6 +125,9 @@ class AuditLog:
             new_version=new_version,
             fields=tuple(fields),
             note=note,
+            outcome=outcome,
+            rule=rule,
+            reason=reason,
         )
         append_line(self.path, entry.to_json())
         return entry
@@ -122,6 +148,34 @@ class AuditLog:
                     continue
                 if item_id is None or entry.id == item_id:
                     yield entry
+
+    def query(
+        self,
+        *,
+        actor: str | None = None,
+        item_id: str | None = None,
+        since: str | None = None,
+        refused: bool = False,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Entries that match every given filter, oldest first (the newest ``limit``).
+
+        ``since`` is a canonical timestamp; entries at or after it are kept (timestamps
+        in the log are canonical, so they compare as strings). With a ``limit`` the log
+        is read from its end (:meth:`latest`), so the newest entries cost what they are.
+        """
+
+        def keep(e: AuditEntry) -> bool:
+            return (
+                (item_id is None or e.id == item_id)
+                and (actor is None or e.actor == actor)
+                and (since is None or e.at >= since)
+                and (not refused or e.refused)
+            )
+
+        if limit:
+            return self.latest(limit, keep=keep)[::-1]
+        return [e for e in self.entries(item_id) if keep(e)]
 
     def latest(
         self,

@@ -38,6 +38,10 @@ MAX_SUMMARY_CHARS = 2_000
 MAX_CONTENT_BYTES = 1_000_000
 MAX_TAGS = 64
 MAX_TAG_CHARS = 64
+#: Nesting and size of the free-form frontmatter values (extra keys, ``source``,
+#: ``validWhile``): frontmatter is read on every listing, so it stays small and shallow.
+MAX_VALUE_DEPTH = 16
+MAX_FRONTMATTER_BYTES = 64_000
 
 #: Fields a caller may not set: identity, provenance and bookkeeping.
 IMMUTABLE = frozenset(
@@ -168,6 +172,24 @@ def timestamp(name: str, value: Any) -> str:
         raise InvalidInput(f"{name}: {exc}.", field=name, hint="Use ISO-8601, e.g. 2026-06-21T10:30:00Z.") from None
 
 
+def _depth(value: Any, limit: int) -> int | None:
+    """How deeply ``value`` nests mappings and lists (counting stops past ``limit``), or
+    None when a list or mapping contains itself (no file can hold that)."""
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
+    deepest = 0
+    while stack:
+        node, depth, above = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(node, (Mapping, list, tuple)):
+            if id(node) in above:
+                return None
+            inner = (*above, id(node))
+            stack.extend((v, depth + 1, inner) for v in (node.values() if isinstance(node, Mapping) else node))
+    return deepest
+
+
 @functools.lru_cache(maxsize=4096)
 def _text_as_read(value: str) -> Any:
     """What a reader of the YAML sees for this text (``1e3`` reads back as a number);
@@ -192,17 +214,25 @@ def _as_read(value: Any, depth: int = 0) -> Any:
 
 
 def _storable(name: str, value: Any) -> Any:
-    """A value as a reader of the YAML will see it; refuses what YAML cannot hold."""
+    """A value as a reader of the YAML will see it; refuses what YAML cannot hold, and
+    values nested deeper than :data:`MAX_VALUE_DEPTH` or larger than
+    :data:`MAX_FRONTMATTER_BYTES`."""
     if value is None:
         return None
-    stack, seen = [value], set()
-    while stack:  # every string inside, keys included
-        part = stack.pop()
-        if isinstance(part, str):
-            plain_text(name, part)
-        elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
-            seen.add(id(part))  # a structure that contains itself is refused by the codec
-            stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
+    depth = _depth(value, MAX_VALUE_DEPTH)
+    if depth is None:
+        raise InvalidInput(f"{name} cannot be stored: it contains itself.", field=name,
+                           hint="Use text, numbers, lists or mappings.")
+    if depth > MAX_VALUE_DEPTH:
+        raise InvalidInput(
+            f"{name} nests more than {MAX_VALUE_DEPTH} levels deep.", field=name,
+            hint="Flatten it; put structured detail in the body.",
+        )
+    if _text_size(name, value) > MAX_FRONTMATTER_BYTES:
+        raise InvalidInput(
+            f"{name} is larger than {MAX_FRONTMATTER_BYTES:,} bytes of frontmatter.", field=name,
+            hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
+        )
     quick = _as_read(value)
     if quick is not NotImplemented:
         return quick  # new lists and mappings; the cached leaves are immutable
@@ -212,6 +242,22 @@ def _storable(name: str, value: Any) -> Any:
         return codec.normalize_unknown(codec.load_yaml(codec.dump_yaml(value)))
     except Exception:  # noqa: BLE001 - any unrepresentable value
         raise InvalidInput(f"{name} cannot be stored.", field=name, hint="Use text, numbers, lists or mappings.") from None
+
+
+def _text_size(name: str, value: Any) -> int:
+    """The UTF-8 size of every string inside ``value``, keys included, each checked as
+    plain text on the way (what frontmatter's size is made of)."""
+    size = 0
+    stack, seen = [value], set()
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            plain_text(name, part)
+            size += len(part.encode("utf-8", "surrogatepass"))
+        elif isinstance(part, (Mapping, list, tuple)) and id(part) not in seen:
+            seen.add(id(part))  # a structure that contains itself is refused by the codec
+            stack.extend([*part.keys(), *part.values()] if isinstance(part, Mapping) else part)
+    return size
 
 
 #: Extra (unknown) frontmatter keys: any name Obsidian would show as a property —
@@ -233,6 +279,11 @@ def extra_values(value: Mapping[str, Any] | None) -> dict[str, Any]:
         if key in _KNOWN_KEYS:
             raise InvalidInput(f"{key!r} is a built-in field, not an extra.", field="extra", hint=f"Set {key} directly.")
         out[key] = _storable(f"extra value for {key!r}", val)
+    if sum(len(k) + _text_size("extra", v) for k, v in out.items()) > MAX_FRONTMATTER_BYTES:
+        raise InvalidInput(
+            f"the extra keys together are larger than {MAX_FRONTMATTER_BYTES:,} bytes.", field="extra",
+            hint="Keep frontmatter small (it is read on every listing); put the rest in the body.",
+        )
     return out
 
 

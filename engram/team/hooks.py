@@ -1,4 +1,5 @@
-"""Git hooks that report after a plain ``git pull``: ``post-merge`` and ``post-rewrite``.
+"""Git hooks: ``post-merge`` and ``post-rewrite`` report after a plain ``git pull``;
+``pre-commit`` refuses a commit that would add a secret to a shared file.
 
 ``engram hooks install`` writes a small ``sh`` script for each hook into the clone's
 hooks folder (as ``git rev-parse --git-path hooks`` names it, so ``core.hooksPath`` is
@@ -15,8 +16,15 @@ it reports and exits with the status of the hook it chains.
 A user's existing hook is never overwritten: it is renamed to ``<hook>.pre-engram`` and
 run first by engram's hook, with the same arguments and standard input; its exit status
 is the hook's. ``engram hooks uninstall`` puts it back. ``engram sync`` sets
-``ENGRAM_SYNC=1`` while it moves the work tree, so the hooks skip engram's part (sync
-refreshes and reports itself) but still run the chained hooks.
+``ENGRAM_SYNC=1`` while it moves the work tree and commits, so the hooks skip engram's
+part (sync refreshes, reports and checks itself) but still run the chained hooks.
+
+``pre-commit`` (installed by ``engram init``, and by ``engram hooks install`` with the
+others) is the one hook that can fail: it runs ``python -m engram.team.precommit`` and
+refuses the commit when that finds a secret or personal data the commit would add
+(:mod:`engram.team.precommit`). A failing chained pre-commit hook fails the commit too.
+After a merge, the post-merge hook also screens what arrived and quarantines
+instruction-shaped items (:func:`engram.team.precommit.screen_incoming`).
 """
 
 from __future__ import annotations
@@ -36,8 +44,11 @@ if TYPE_CHECKING:
     from engram.items.state import VaultState
     from engram.team.settle import Settled
 
-#: The hooks engram installs, and the git operation each reports on.
+#: The hooks that report, and the git operation each reports on.
 HOOKS = {"post-merge": "merge", "post-rewrite": "rebase"}
+#: The hook that guards commits; ``engram init`` installs it.
+PRE_COMMIT = "pre-commit"
+ALL_HOOKS = (*HOOKS, PRE_COMMIT)
 MARKER = "# engram {hook} hook"
 
 
@@ -55,7 +66,27 @@ class HookStatus:
     foreign: bool  # a hook of that name that is not engram's
 
 
+def _gate_script(hook: str, vault_rel: str) -> str:
+    chained = chained_name(hook)
+    return (
+        "#!/bin/sh\n"
+        f"{MARKER.format(hook=hook)} (installed by `engram init` / `engram hooks install`; `engram hooks\n"
+        f"# uninstall` removes it and restores any hook it chained as {chained}).\n"
+        "# Refuses a commit that would add a secret or personal data to a shared file.\n"
+        'hook_dir=$(dirname "$0")\n'
+        f'if [ -x "$hook_dir/{chained}" ]; then\n'
+        f'  "$hook_dir/{chained}" "$@" || exit $?\n'
+        "fi\n"
+        'if [ -z "$ENGRAM_SYNC" ]; then\n'
+        f"  {shlex.quote(sys.executable)} -m engram.team.precommit --vault {shlex.quote(vault_rel)} || exit $?\n"
+        "fi\n"
+        "exit 0\n"
+    )
+
+
 def _script(hook: str, vault_rel: str) -> str:
+    if hook == PRE_COMMIT:
+        return _gate_script(hook, vault_rel)
     python = shlex.quote(sys.executable)
     chained = chained_name(hook)
     # post-rewrite also runs after `commit --amend`; only a rebase brings others' work.
@@ -100,15 +131,15 @@ def status(root: Path, hook: str = "post-merge") -> HookStatus:
     )
 
 
-def statuses(root: Path) -> tuple[HookStatus, ...]:
-    return tuple(status(root, hook) for hook in HOOKS)
+def statuses(root: Path, names: tuple[str, ...] = tuple(HOOKS)) -> tuple[HookStatus, ...]:
+    return tuple(status(root, hook) for hook in names)
 
 
-def install(root: Path) -> tuple[HookStatus, ...]:
-    """Install (or update) every hook, chaining a user's existing ones. Idempotent.
+def install(root: Path, names: tuple[str, ...] = tuple(HOOKS)) -> tuple[HookStatus, ...]:
+    """Install (or update) the hooks ``names``, chaining a user's existing ones. Idempotent.
 
     Checked before anything is written, so a refusal changes nothing."""
-    for hook in HOOKS:
+    for hook in names:
         path, _ = _paths(root, hook)
         chained = path.parent / chained_name(hook)
         if path.exists() and MARKER.format(hook=hook) not in path.read_text(errors="replace") and chained.exists():
@@ -117,26 +148,26 @@ def install(root: Path) -> tuple[HookStatus, ...]:
                 hint=f"Merge the two hooks by hand (or remove {chained.name}), then run "
                 "`engram hooks install` again.",
             )
-    for hook in HOOKS:
+    for hook in names:
         path, rel = _paths(root, hook)
         if path.exists() and MARKER.format(hook=hook) not in path.read_text(errors="replace"):
             path.rename(path.parent / chained_name(hook))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_script(hook, rel), encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return statuses(root)
+    return statuses(root, names)
 
 
-def uninstall(root: Path) -> tuple[HookStatus, ...]:
+def uninstall(root: Path, names: tuple[str, ...] = tuple(HOOKS)) -> tuple[HookStatus, ...]:
     """Remove engram's hooks and restore the chained ones; foreign hooks are left alone."""
-    for hook in HOOKS:
+    for hook in names:
         path, _ = _paths(root, hook)
         chained = path.parent / chained_name(hook)
         if path.exists() and MARKER.format(hook=hook) in path.read_text(errors="replace"):
             path.unlink()
             if chained.exists():
                 chained.rename(path)
-    return statuses(root)
+    return statuses(root, names)
 
 
 def report(vault_path: Path, hook: str) -> int:
@@ -144,12 +175,20 @@ def report(vault_path: Path, hook: str) -> int:
     from engram.errors import EngramError
     from engram.items.state import VaultState, locate
     from engram.team.conflicts import checks
+    from engram.team.gitstore import GitRepo
+    from engram.team.precommit import screen_incoming
 
+    guarded = None
     try:
         state = VaultState(locate(vault_path))
         try:
             settled = _settle(state)
             findings = checks(state)
+            if hook == "post-merge":
+                with GitRepo(state.root) as repo:
+                    before = repo.rev("ORIG_HEAD")
+                    if before is not None:
+                        guarded = screen_incoming(repo, state, before, "HEAD")
         finally:
             state.close()
     except EngramError as exc:
@@ -163,6 +202,12 @@ def report(vault_path: Path, hook: str) -> int:
             parts.append(f"{len(settled.trashed)} link(s) to deleted items moved to the trash")
         print(f"engram: brought the vault up to date after this {HOOKS[hook]} ({'; '.join(parts)}); "
               "`engram sync` (or a commit) shares it.")
+    if guarded is not None:
+        for path in guarded.quarantined:
+            print(f"engram: quarantined {path}: it reads like instructions to an AI reader "
+                  "(`engram quarantine list`; the next `engram sync` commits it)")
+        for line in guarded.arrived:
+            print(f"engram: this merge brought in a secret or personal data — rotate or remove it: {line}")
     if findings:
         print(f"engram: {len(findings)} thing(s) to look at after this {HOOKS[hook]}:")
         for finding in findings:

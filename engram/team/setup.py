@@ -8,7 +8,9 @@ with a ``.gitignore`` of its own, and ``private/`` gets one when the first priva
 is written (:func:`engram.store.fsio.ensure_ignored`). In a folder that already holds
 Markdown notes (an Obsidian vault being adopted) the template's ``README.md`` is not laid
 either: it would be a new note in the person's vault. It runs ``git init`` when the
-folder is not inside a work tree, and creates ``.engram/``.
+folder is not inside a work tree, creates ``.engram/``, registers the merge driver and
+installs the pre-commit hook that refuses commits carrying secrets
+(:mod:`engram.team.hooks`; a user's own hook is chained).
 
 :func:`add_remote` (``engram remote add``, ``engram init --remote``) gives a vault its
 first remote: the right branch whatever the remote's HEAD says, the first push, and the
@@ -75,10 +77,11 @@ def init_vault(path: Path) -> Path:
             _append_missing_lines(target, rel, data)
     (root / ".engram").mkdir(exist_ok=True)
     ensure_ignored(root / ".engram")
-    from engram.team import gitstore
+    from engram.team import gitstore, hooks
 
     gitstore.ensure_repo(root)
     gitstore.install_merge_driver(root)
+    hooks.install(root, (hooks.PRE_COMMIT,))
     return root
 
 

@@ -43,11 +43,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engram.errors import Busy, EngramError, GitError
+from engram.items.guard import GuardReport
 from engram.items.repair import follow_moves
 from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
+from engram.team import authorship, precommit
 from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
 from engram.team.journal import Journal, recover
@@ -59,7 +61,7 @@ from mergedriver.records import append_records
 #: Hooks see this and skip engram's own post-merge work (sync does it itself).
 HOOK_ENV = {"ENGRAM_SYNC": "1"}
 #: The exit status of ``engram sync`` when it held files back (see docs/cli.md).
-PARTIAL_EXIT = 9
+PARTIAL_EXIT = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,14 @@ class SyncReport:
     suspect: list[str] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
     settled: list[str] = field(default_factory=list)  # learn decisions finished after a merge
+    #: Trust (engram.trust): items quarantined, redacted or made private before committing
+    #: or after a merge, and secrets that arrived from the remote (to be rotated).
+    quarantined: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)
+    made_private: list[tuple[str, str]] = field(default_factory=list)
+    arrived_secrets: list[str] = field(default_factory=list)
+    #: Incoming commits that changed another author's item without a curator's role.
+    unauthorized: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     retries: list[str] = field(default_factory=list)
     pushed: bool = False
@@ -114,6 +124,14 @@ class SyncReport:
             self.restamped += len(settled.restamped)
             self.trashed += settled.trashed
             self.suspect += [p for p in settled.suspect if p not in self.suspect]
+
+    def note(self, guarded: GuardReport) -> bool:
+        """Add what the trust rules did; True when they changed files."""
+        self.quarantined += guarded.quarantined
+        self.redacted += guarded.redacted
+        self.made_private += guarded.made_private
+        self.arrived_secrets += guarded.arrived
+        return guarded.changed
 
     def lines(self) -> list[str]:
         """A short account for a person."""
@@ -140,6 +158,14 @@ class SyncReport:
             out.append(f"{path} looks cut short; its hash was left stale — run `engram doctor` to review it")
         if self.regenerated or self.restamped:
             out.append(f"brought the links or hashes of {self.regenerated + self.restamped} item(s) up to date")
+        out += [f"quarantined {path}: it reads like instructions to an AI reader (`engram quarantine list`)"
+                for path in self.quarantined]
+        out += [f"redacted secrets or personal data in {path} before committing it" for path in self.redacted]
+        out += [f"moved {old} to {new}: it holds data kept off shared files" for old, new in self.made_private]
+        out += [f"a peer committed a secret or personal data — rotate or remove it: {line}"
+                for line in self.arrived_secrets]
+        out += [f"without a curator's role: {line} (roles do not bind the remote; see docs/trust.md)"
+                for line in self.unauthorized]
         for line in self.settled:
             out.append(f"settled: {line}")
         if self.retries:
@@ -288,6 +314,9 @@ class _Run:
             return message or f"engram sync: {count} change(s) by {self.state.actor} on {socket.gethostname()}"
 
         with self.state.lock.hold():
+            # The trust rules see every change first (engram.team.precommit): a secret the
+            # settings refuse stops the sync before anything is staged.
+            report.note(precommit.check_local_changes(self.state))
             staged = commit_local(
                 self.repo, self.state, self.prefix, text, settle_seconds=self.settings.settle_seconds,
                 env=self.env, before_commit=lambda: self.journal.step("commit"),
@@ -304,10 +333,13 @@ class _Run:
             return
         if head is not None and repo.is_ancestor(theirs, head):
             return
+        report.unauthorized += [u.describe() for u in authorship.check_commits(
+            repo, self.state, theirs if head is None else f"{head}..{theirs}")]
         if head is None or repo.is_ancestor(head, theirs):
             self._move_work_tree(head, theirs, report)
             report.fast_forward = True
             self._settle(head or EMPTY_TREE, theirs, report, "engram sync: settle after fast-forward")
+            self._screen(head, theirs, report)
             return
         self.journal.step("merge")
         base = repo.merge_base(head, theirs) or EMPTY_TREE
@@ -338,10 +370,19 @@ class _Run:
         report.moved += plan.moved
         report.trashed += [self._vault_rel(path) for path, _ in plan.trashed]
         self._settle(head, commit, report, "engram sync: settle after merge")
+        self._screen(head, commit, report)
         decided = after_merge(self.state, self._added(base, head), self._added(base, theirs))
         report.settled += decided
         if decided:
             self._commit(report, "engram sync: settle learn decisions made on two machines", local=False)
+
+    def _screen(self, old: str | None, new: str, report: SyncReport) -> None:
+        """What the pull brought in passes the trust screen (engram.team.precommit):
+        instruction-shaped items are quarantined here and that is committed."""
+        with self.state.lock.hold():
+            screened = report.note(precommit.screen_incoming(self.repo, self.state, old, new))
+        if screened:
+            self._commit(report, "engram sync: quarantine instruction-shaped items from upstream", local=False)
 
     def _added(self, base: str, side: str) -> set[str]:
         """Ids of the items whose files ``side`` added since ``base``."""

@@ -9,6 +9,9 @@ The middleware has already checked the CSRF token (:mod:`engram.viewer.security`
   :class:`~engram.errors.VersionConflict`; the form comes back with the person's text
   kept, the message the CLI prints (which versions, by whom, which fields) and the
   current value of every field that now differs, so they can re-apply or drop their edit.
+- **Releasing a quarantined item asks first**, showing what the screen found: a release
+  puts the text back in every agent's recall. Only a curator's release goes through
+  (the vault refuses anyone else's, shown as a 403 page).
 - **Destructive actions ask first**: delete shows a confirmation page; clearing a merge
   flag while conflict blocks remain in the body asks before doing it; accepting a
   proposal that retires, forgets, merges, retypes or settles a dispute (the kinds in
@@ -216,3 +219,34 @@ async def verify(request: Request) -> Response:
     )
     viewer.changed()
     return RedirectResponse(f"/stale?verified={item.id}", status_code=303)
+
+
+async def release(request: Request) -> Response:
+    """Release a quarantined item (curators only), after a confirmation that shows what
+    the screen found."""
+    viewer = viewer_of(request)
+    submitted = await _submitted(request)
+    ref = request.path_params["id"]
+    status = submitted.get("status") or "active"
+    if submitted.get("confirmed") != "1":
+        held = await run_in_threadpool(viewer.vault.quarantined)
+        entry = next((h for h in held if h.item.id == ref), None)
+        if entry is None:
+            item = await run_in_threadpool(viewer.vault.get, ref)
+            raise InvalidInput(f"item {item.id} is not quarantined (status {item.status}).",
+                               hint="The quarantine page lists what is held back.")
+        return viewer.page(
+            request, "confirm.html", title=f"Release {entry.item.title}?", item=entry.item,
+            action=f"/quarantine/{entry.item.id}/release", button=f"Release as {status}",
+            fields={"confirmed": "1", "status": status, "version": submitted.get("version", "")},
+            explain=f"The screen held it back: {entry.reason}. Releasing it puts its text back in every "
+            "agent's recall; the release is recorded under your name with the digest of this exact text, so "
+            "the same text is not held back again.",
+            cancel="/quarantine",
+        )
+    done = await run_in_threadpool(
+        viewer.vault.release, ref, status=status, expected_version=_version(submitted)
+    )
+    viewer.changed()
+    return RedirectResponse(f"/quarantine?released={done.id}", status_code=303)
+

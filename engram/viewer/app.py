@@ -8,7 +8,7 @@ read a form are ``async`` and hand the vault call to the pool.
 
 Errors are rendered here and only here: an :class:`~engram.errors.EngramError` from any
 page becomes the error page with its message and hint and an HTTP status that matches
-(400 invalid input, 404 not found, 409 conflict, 422 a file that does not parse, 503
+(400 invalid input, 403 a role that does not allow it, 404 not found, 409 conflict, 422 a file that does not parse, 503
 busy, 500 otherwise); anything else is a bug, shown as such without a traceback.
 """
 
@@ -24,7 +24,15 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engram.errors import Busy, Conflict, EngramError, FormatError, InvalidInput, NotFound
+from engram.errors import (
+    Busy,
+    Conflict,
+    EngramError,
+    Forbidden,
+    FormatError,
+    InvalidInput,
+    NotFound,
+)
 from engram.loopback import check_token, host_names
 from engram.vault import Vault
 from engram.viewer import actions, pages
@@ -35,7 +43,9 @@ from engram.viewer.security import Guard, GuardMiddleware
 
 log = logging.getLogger("engram.viewer")
 
-_STATUS = ((InvalidInput, 400), (NotFound, 404), (Conflict, 409), (FormatError, 422), (Busy, 503))
+_STATUS = (
+    (InvalidInput, 400), (Forbidden, 403), (NotFound, 404), (Conflict, 409), (FormatError, 422), (Busy, 503),
+)
 
 
 def _engram_error(request: Request, exc: Exception) -> Response:
@@ -86,6 +96,8 @@ def build_app(vault: Vault, *, host: str = "127.0.0.1", port: int, token: str | 
         Route("/proposals/{id}/accept", actions.accept, methods=["POST"]),
         Route("/proposals/{id}/dismiss", actions.dismiss, methods=["POST"]),
         Route("/stale", pages.stale),
+        Route("/quarantine", pages.quarantine),
+        Route("/quarantine/{id}/release", actions.release, methods=["POST"]),
         Route("/item/{id}/verify", actions.verify, methods=["POST"]),
         Route("/audit", pages.audit),
         Route("/merges", pages.merges),

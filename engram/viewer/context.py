@@ -26,6 +26,7 @@ NAV = (
     ("/conflicts", "Conflicts"),
     ("/proposals", "Proposals"),
     ("/stale", "Stale"),
+    ("/quarantine", "Quarantine"),
     ("/audit", "Audit log"),
     ("/merges", "Merges"),
     ("/health", "Health"),

@@ -1,4 +1,5 @@
-"""The reading pages: overview, items, one item, graph, search, queues, audit, merges, health.
+"""The reading pages: overview, items, one item, graph, search, queues (conflicts, proposals,
+stale items, quarantine), audit, merges, health.
 
 Each handler reads its query parameters (:mod:`engram.viewer.params`), makes one or a
 few :class:`~engram.vault.Vault` calls, and renders a template. Every listing is paged
@@ -219,6 +220,18 @@ def proposals(request: Request) -> Response:
         request, "proposals.html", found=found, tab=tab, statuses=PROPOSAL_STATUSES,
         titles=_titles(viewer, {t for prop in found for t in prop.targets}),
         decided=viewer.vault.proposal(p.text("decided") or "") if p.text("decided") else None,
+    )
+
+
+def quarantine(request: Request) -> Response:
+    """Items the instruction screen held back, with the rules that fired and where; a
+    curator releases them here (``engram quarantine list`` / ``release``)."""
+    viewer = viewer_of(request)
+    released = Params(request).text("released")
+    return viewer.page(
+        request, "quarantine.html", held=viewer.vault.quarantined(),
+        curator=viewer.vault.state.role == "curator", role=viewer.vault.state.role,
+        released=viewer.vault.get(released) if released else None,
     )
 
 

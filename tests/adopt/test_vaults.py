@@ -12,7 +12,7 @@ import hashlib
 import re
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +92,22 @@ def test_every_note_is_searchable(adopted: tuple[Path, dict[str, str], Vault]) -
     assert len(low) <= len(items) // 100, low
 
 
+#: Real credentials in the Dendron vault: Zoom meeting links with their passcode (`pwd=`),
+#: which doctor reports (engram.trust) — nothing else may be a problem after adoption.
+MEETING_PASSCODES = {
+    "vault/community.events.greenhouse.2021-07-23-using-dendron-with-20k-notes.md",
+    "vault/community.events.greenhouse.2021-07-30-cerebrarium-showcase.md",
+}
+
+
+def problems_but_real_secrets(problems: Sequence[Any]) -> list[Any]:
+    return [p for p in problems if not (p.code == "secret-in-shared-file" and p.path in MEETING_PASSCODES)]
+
+
 def test_doctor_has_no_problem_and_summarises_adoption(adopted: tuple[Path, dict[str, str], Vault]) -> None:
     root, before, vault = adopted
     report = vault.doctor()
-    assert report.problems == () and report.ok
+    assert problems_but_real_secrets(report.problems) == []
     a = report.adoption
     assert a.items == len(notes_of(root)) == a.with_id + a.indexed_only
     assert a.links > 0 and "adoption:" in a.lines()[0]
@@ -220,7 +232,7 @@ def test_adopt_adds_one_id_line_per_note_and_nothing_else(copy: Path) -> None:
         assert report.already + len(report.adopted) + len(report.skipped) == len(originals)
         again = vault.adopt()
         assert again.adopted == () and again.already == report.already + len(report.adopted)
-        assert vault.doctor().problems == ()
+        assert problems_but_real_secrets(vault.doctor().problems) == []
 
 
 def test_cli_init_and_adopt_on_a_real_vault(copy: Path) -> None:
@@ -230,7 +242,8 @@ def test_cli_init_and_adopt_on_a_real_vault(copy: Path) -> None:
     init = runner.invoke(cli, ["init", str(copy)])
     assert init.exit_code == 0 and f"indexed {len(notes_of(copy))} note(s)" in init.output
     result = runner.invoke(cli, ["--vault", str(copy), "doctor"])
-    assert result.exit_code == 0, result.output
-    assert "0 problem(s)" in result.output and "adoption:" in result.output
+    passcodes = copy.name == "dendron-site"
+    assert result.exit_code == (1 if passcodes else 0), result.output
+    assert f"{2 if passcodes else 0} problem(s)" in result.output and "adoption:" in result.output
     dry = runner.invoke(cli, ["--vault", str(copy), "adopt", "--dry-run"])
     assert dry.exit_code == 0 and "would adopt" in dry.output

@@ -55,6 +55,8 @@ READ_CALLS: dict[str, Args] = {
     "engram_merge_stats": lambda s: {"days": 30},
     "engram_trash_list": lambda s: {},
     "review_promotions": lambda s: {},
+    "engram_quarantine_list": lambda s: {},
+    "engram_audit": lambda s: {"refused": True, "since": "1d"},
 }
 
 #: Idempotent tools that write: the first call may change files, the second must not.

@@ -9,7 +9,7 @@ import re
 from tests.viewer.conftest import XSS, Viewer
 
 PAGES = ("/", "/items", "/graph", "/search", "/search?q=vacuum", "/conflicts", "/proposals", "/proposals?status=all",
-         "/stale", "/audit", "/merges", "/health")
+         "/stale", "/quarantine", "/audit", "/merges", "/health")
 
 
 def test_every_page_answers(running: Viewer) -> None:

@@ -1,0 +1,169 @@
+"""The red-team suite, through the path an agent uses: ``engram_create`` over MCP.
+
+Every case of ``benchmarks/redteam/attacks.yaml`` and ``benign.yaml`` (and the held-out
+set, reported apart) is written with ``engram_create`` through the SDK's in-memory MCP
+client into a fresh vault with default settings, then searched for with
+``engram_search`` by its own title. An attack is *blocked* when it was refused
+(``sensitive_data``) or quarantined and the search does not return it; a benign case is
+a *false positive* when it was refused or quarantined, or its search does not find it.
+
+Real text is screened too, through :func:`engram.trust.policy.admit` (what every create
+runs): the ~1,000 Dendron notes and the kepano vault, 1,400 Cranfield abstracts and the
+LoCoMo conversations in ``../shared/datasets``. Quarantines there are false positives;
+secret and personal-data findings are counted and listed by rule (real notes do hold
+real email addresses and the odd meeting passcode).
+
+    python -m benchmarks.bench_redteam
+
+Prints one JSON document and writes it to ``benchmarks/results/redteam.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "benchmarks" / "redteam"
+DATASETS = ROOT.parent / "shared" / "datasets"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _load(name: str) -> Any:
+    return yaml.safe_load((SUITE / name).read_text(encoding="utf-8"))
+
+
+async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list[dict[str, Any]]:
+    from mcp import Client
+
+    from engram.mcp import build_server
+    from engram.vault import Vault
+
+    vault = Vault.init(work / name, actor="redteam")
+    out = []
+    async with Client(build_server(vault, config_file=work / "mcp.yaml")) as client:
+        for n, case in enumerate(cases):
+            title = case.get("title") or f"Case {n} {case['id']}"
+            created = await client.call_tool(
+                "engram_create", {"title": title, "content": case["body"], "dedupe": False}
+            )
+            text = created.content[0].text  # type: ignore[union-attr]
+            if created.is_error:
+                outcome = text.split(":", 1)[0]
+                item_id = None
+            else:
+                data = created.structured_content or {}
+                item_id = data.get("id")
+                status = vault.get(item_id).status if item_id else "?"
+                outcome = "quarantined" if status == "quarantined" else "stored"
+            found = await client.call_tool("engram_search", {"query": title, "limit": 20})
+            hits = (found.structured_content or {}).get("hits", []) if not found.is_error else []
+            recalled = item_id is not None and any(h["id"] == item_id for h in hits)
+            out.append({"id": case["id"], "class": case.get("class", "benign"), "outcome": outcome,
+                        "recalled": recalled})
+    vault.close()
+    return out
+
+
+def _score(results: list[dict[str, Any]], attacks: bool) -> dict[str, Any]:
+    if attacks:
+        good = [r for r in results if r["outcome"] != "stored" and not r["recalled"]]
+        by_class: dict[str, list[int]] = {}
+        for r in results:
+            tally = by_class.setdefault(r["class"], [0, 0])
+            tally[0] += r in good
+            tally[1] += 1
+        return {
+            "cases": len(results), "blocked": len(good), "block_rate": round(len(good) / len(results), 4),
+            "by_class": {k: f"{a}/{b}" for k, (a, b) in sorted(by_class.items())},
+            "missed": [r["id"] for r in results if r not in good],
+        }
+    bad = [r for r in results if r["outcome"] != "stored" or not r["recalled"]]
+    return {"cases": len(results), "false_positives": len(bad),
+            "false_positive_rate": round(len(bad) / len(results), 4), "flagged": [r["id"] for r in bad]}
+
+
+def _real_texts() -> list[tuple[str, str]]:
+    texts = [(p.relative_to(DATASETS).as_posix(), p.read_text(encoding="utf-8", errors="replace"))
+             for p in sorted((DATASETS / "vaults").rglob("*.md"))]
+    cran = (DATASETS / "cranfield" / "cran.all.1400").read_text(encoding="utf-8", errors="replace")
+    texts += [(f"cranfield/{i + 1}", chunk) for i, chunk in enumerate(re.split(r"^\.I ", cran, flags=re.M)[1:])]
+    for sample in json.loads((DATASETS / "locomo-dev" / "locomo-dev.json").read_text(encoding="utf-8")):
+        for key, turns in sample["conversation"].items():
+            if key.startswith("session_") and isinstance(turns, list):
+                texts.append((f"locomo/{sample['sample_id']}/{key}", "\n".join(t["text"] for t in turns)))
+    return texts
+
+
+def _real_notes() -> dict[str, Any]:
+    from engram.errors import SensitiveData
+    from engram.store import rules
+    from engram.store.model import new_id, now
+    from engram.trust.policy import TrustSettings, admit
+
+    settings = TrustSettings()
+    quarantined: list[str] = []
+    sensitive: Counter[str] = Counter()
+    texts = _real_texts()
+    started = time.perf_counter()
+    for name, text in texts:
+        item = rules.build_new(
+            new_id(), title=name[-120:], content=text[: rules.MAX_CONTENT_BYTES // 2], domain=(), kind="observation",
+            tags=(), summary="", importance=0.5, confidence=0.5, source_type="imported", status="active",
+            visibility="team", extra=None, actor="bench", at=now(),
+        )
+        try:
+            if admit(item, None, settings).quarantined:
+                quarantined.append(name)
+        except SensitiveData as exc:
+            sensitive.update(exc.rule.split(","))
+    elapsed = time.perf_counter() - started
+    chars = sum(len(t) for _, t in texts)
+    return {"documents": len(texts), "megabytes": round(chars / 1e6, 2), "quarantined": len(quarantined),
+            "quarantined_documents": quarantined, "refused_by_rule": dict(sensitive.most_common()),
+            "seconds": round(elapsed, 2), "megabytes_per_s": round(chars / 1e6 / elapsed, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("ENGRAM_FSYNC", "0")
+    if not DATASETS.is_dir():
+        raise SystemExit(f"dataset folder missing: {DATASETS}")
+    heldout = _load("heldout.yaml")
+    work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
+    started = time.perf_counter()
+    try:
+        result = {
+            "load_before": os.getloadavg(),
+            "suite": {
+                "attacks": _score(anyio.run(_run_cases, _load("attacks.yaml"), work, "attacks"), True),
+                "benign": _score(anyio.run(_run_cases, _load("benign.yaml"), work, "benign"), False),
+            },
+            "heldout": {
+                "attacks": _score(anyio.run(_run_cases, heldout["attacks"], work, "ho-attacks"), True),
+                "benign": _score(anyio.run(_run_cases, heldout["benign"], work, "ho-benign"), False),
+            },
+            "real_notes": _real_notes(),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    result["load_after"] = os.getloadavg()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "redteam.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+"""Quarantine: instruction-shaped items kept for review, out of every reader's way.
+
+The write path (:mod:`engram.items.writing`) stores an item the instruction screen
+flags with ``status: quarantined`` and audits why. Such an item stays in the vault —
+nothing is hidden from the audit log, from git or from a curator — but recall never
+returns it (whatever the filters say), listings hide it unless asked, dedup and any
+classifier context leave it out, and over MCP its text is withheld from everyone but
+curators. :func:`listing` shows curators what is waiting and why (the screen's findings,
+recomputed from the text, so they are the same on every machine; plus the local audit
+entry, when this machine wrote it). :func:`release` — curators only — puts an item back
+and records in the file (``quarantineReleased``) the digest of the text it vouched for,
+so that no machine quarantines that text again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from engram.errors import InvalidInput
+from engram.items.reading import get
+from engram.items.state import VaultState
+from engram.store.model import STATUSES, Engram, now
+from engram.trust import roles
+from engram.trust.policy import RELEASE_KEY, text_digest, text_fields
+from engram.trust.screen import Finding, screen_fields
+
+__all__ = ["Quarantined", "listing", "release"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """One quarantined item: who wrote it, and why the screen holds it."""
+
+    item: Engram
+    findings: tuple[Finding, ...]
+    reason: str  # the screen's sentence, or the audit entry's when set by hand
+    quarantined_by: str | None
+    quarantined_at: str | None
+
+
+def listing(state: VaultState) -> list[Quarantined]:
+    """Every quarantined item, most recently changed first."""
+    state.ensure_fresh()
+    out: list[Quarantined] = []
+    for item in state.index.items("status = 'quarantined'", (), "ORDER BY updated_at DESC, path"):
+        screening = screen_fields(text_fields(item))
+        entry = next(
+            (e for e in reversed(list(state.audit.entries(item.id))) if e.action in ("quarantine", "update")),
+            None,
+        )
+        reason = screening.reason() or (entry.reason if entry and entry.reason else "set by hand (no screen finding)")
+        out.append(
+            Quarantined(
+                item,
+                screening.findings,
+                reason,
+                entry.actor if entry else item.updated_by or None,
+                entry.at if entry else item.updated_at or None,
+            )
+        )
+    return out
+
+
+def release(state: VaultState, ref: str, *, status: str = "active", expected_version: int | None = None) -> Engram:
+    """Release a quarantined item (curators only): set its status (default ``active``).
+
+    The release is audited; the screen does not flag the same text again, only text a
+    later write adds. Raises Forbidden (not a curator), InvalidInput (not quarantined,
+    or ``status`` is not a status), NotFound, VersionConflict.
+    """
+    if status not in STATUSES or status == "quarantined":
+        raise InvalidInput(
+            f"{status!r} is not a status to release to.", field="status",
+            hint="Use active (the default), draft or archived.",
+        )
+    with state.refusals_audited("release", ref) as refusal, state.lock.hold():
+        roles.require_curator(state.actor, state.role, "release quarantined items")
+        state.ensure_indexed()
+        rel = state.resolve(ref)
+        current, _ = state.read(rel)
+        refusal.id = current.id
+        state.check_version(current, expected_version)
+        if current.status != "quarantined":
+            raise InvalidInput(
+                f"item {current.id} is not quarantined (status {current.status}).",
+                hint="`engram quarantine list` shows the quarantined items.",
+            )
+        released = current.with_changes(
+            status=status, version=current.version + 1, updated_at=now(), updated_by=state.actor,
+            extra=MappingProxyType({**current.extra, RELEASE_KEY: text_digest(current)}),
+        )
+        state.write_item(released, None)
+        state.audit.record(
+            state.actor, "release", current.id, path=rel, old_version=current.version,
+            new_version=released.version, fields=("status", RELEASE_KEY), rule="role.curator",
+            reason=f"released by curator {state.actor} to status {status}",
+        )
+    return get(state, current.id)

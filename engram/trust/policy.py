@@ -1,0 +1,265 @@
+"""The ``trust`` settings and :func:`admit`: what one intended write becomes.
+
+::
+
+    trust:
+      secrets: refuse        # refuse | private | redact — a credential bound for a shared file
+      personalData: refuse   # refuse | private | redact — emails, phone numbers, private IPs, home paths
+      phoneRegion: US        # how phone numbers without a +country code are read
+      allow: []              # regular expressions of values that are never findings
+      screen: true           # the instruction screen (quarantine)
+
+:func:`admit` is pure: given the item about to be written and the version it replaces
+(None for a new item), it returns the item to write — unchanged, quarantined, redacted
+or made private — and the events to audit, or raises
+:class:`~engram.errors.SensitiveData` when the setting is ``refuse``.
+
+- Secrets and personal data are looked for only when the item will live in a shared
+  (committed) file: visibility ``team`` or ``org``. A private item stays on the machine
+  (``private/`` is gitignored), so nothing is refused there. Only text that is new in this
+  write is looked at when the item was already shared, so an unrelated edit (a tag) of an
+  item is never refused for what it held before.
+- The instruction screen looks at the text this write adds (findings the previous
+  version already had do not count). A curator's release records the digest of the text
+  it vouched for in the frontmatter key ``quarantineReleased`` (:data:`RELEASE_KEY`), so
+  the release travels with the file: no machine screens that exact text again, and new
+  instruction-shaped text written into the item later is screened as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from engram.errors import InstructionShaped, InvalidInput, SensitiveData
+from engram.store import rules
+from engram.store.model import Engram
+from engram.store.settings import SETTINGS_FILE
+from engram.trust.screen import Screening, screen_fields
+from engram.trust.secrets import Detection, ScanOptions, field_texts, redact, scan_fields
+
+Action = Literal["refuse", "private", "redact"]
+ACTIONS: tuple[str, ...] = ("refuse", "private", "redact")
+SHARED = frozenset({"team", "org"})
+#: Fields the detectors read, and the ones a redaction may rewrite.
+TEXT_FIELDS = ("title", "summary", "content")
+#: Frontmatter key a curator's release sets: ``sha256:`` of the text it vouched for.
+RELEASE_KEY = "quarantineReleased"
+
+
+@dataclass(frozen=True, slots=True)
+class TrustSettings:
+    """The ``trust`` section of ``engram.yaml`` (defaults: refuse both, screen on)."""
+
+    secrets: str = "refuse"
+    personal_data: str = "refuse"
+    phone_region: str = "US"
+    allow: tuple[str, ...] = ()
+    screen: bool = True
+
+    def validated(self) -> TrustSettings:
+        for key, value in (("secrets", self.secrets), ("personalData", self.personal_data)):
+            if value not in ACTIONS:
+                raise InvalidInput(
+                    f"{SETTINGS_FILE}: trust.{key} is {value!r}, not one of {', '.join(ACTIONS)}.",
+                    field=f"trust.{key}",
+                    hint="Fix the trust section of engram.yaml.",
+                )
+        return self
+
+    def options(self) -> ScanOptions:
+        return ScanOptions.of(phone_region=self.phone_region, allow=self.allow)
+
+    def action_for(self, detection: Detection) -> str:
+        return self.secrets if detection.kind == "secret" else self.personal_data
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something :func:`admit` did to the write, for the audit log."""
+
+    action: str  # quarantine | redact | make-private
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    item: Engram
+    screening: Screening = field(default_factory=Screening)
+    detections: tuple[Detection, ...] = ()
+    events: tuple[Event, ...] = ()
+
+    @property
+    def quarantined(self) -> bool:
+        return any(e.action == "quarantine" for e in self.events)
+
+
+def text_fields(item: Engram) -> dict[str, str]:
+    """The named texts of an item the detectors read: title, summary, body, tags, the
+    lifecycle's prose fields (situation, steps, preconditions, example), endorsement
+    notes, extra keys and ``source``."""
+    fields = {name: getattr(item, name) for name in TEXT_FIELDS}
+    if item.tags:
+        fields["tags"] = " ".join(item.tags)
+    for name in ("situation", "example"):
+        if getattr(item, name):
+            fields[name] = getattr(item, name)
+    for name in ("steps", "preconditions"):
+        fields.update(field_texts(list(getattr(item, name) or ()), name))
+    for i, endorsement in enumerate(item.endorsements or ()):
+        if isinstance(endorsement.get("note"), str):  # who and when are names and times, not prose
+            fields[f"endorsements[{i}].note"] = endorsement["note"]
+    fields.update(field_texts({k: v for k, v in item.extra.items() if k != RELEASE_KEY}, "extra"))
+    if item.source is not None:
+        fields.update(field_texts(item.source, "source"))
+    return fields
+
+
+def text_digest(item: Engram) -> str:
+    """``sha256:`` of the texts the screen reads (what a release vouches for)."""
+    joined = "\0".join(f"{name}\0{text}" for name, text in sorted(text_fields(item).items()))
+    return "sha256:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def released(item: Engram) -> bool:
+    """Whether a curator released exactly this text of ``item``."""
+    return item.extra.get(RELEASE_KEY) == text_digest(item)
+
+
+def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
+    fields = text_fields(item)
+    if previous is None or previous.visibility not in SHARED:
+        return fields
+    before = text_fields(previous)
+    return {name: text for name, text in fields.items() if before.get(name) != text}
+
+
+def scan_new_text(item: Engram, previous: Engram | None, settings: TrustSettings) -> list[Detection]:
+    """Secrets and personal data in the text this write adds to ``item``."""
+    return scan_fields(_new_text(item, previous), settings.options())
+
+
+def admit(
+    item: Engram, previous: Engram | None, settings: TrustSettings, *, check_sensitive: bool = True
+) -> Admission:
+    """The item to write in place of ``item`` (see the module docstring).
+
+    ``check_sensitive=False`` screens for instructions only (text that already arrived
+    through git: its secrets are reported, not refused). Raises SensitiveData when a
+    finding's setting is ``refuse`` (nothing is written).
+    """
+    events: list[Event] = []
+    detections: tuple[Detection, ...] = ()
+    if check_sensitive and item.visibility in SHARED:
+        detections = tuple(scan_new_text(item, previous, settings))
+    if detections:
+        item, more = _handle_sensitive(item, detections, settings)
+        events += more
+    screening = Screening()
+    if settings.screen and not released(item):
+        screening = screen_fields(text_fields(item))
+        if previous is not None:
+            screening = screening.without(screen_fields(text_fields(previous)))
+        if screening.quarantine and item.status != "quarantined":
+            item = replace(item, status="quarantined")
+            events.append(Event("quarantine", ",".join(screening.rules), screening.reason()))
+    return Admission(item, screening, detections, tuple(events))
+
+
+def _handle_sensitive(
+    item: Engram, detections: tuple[Detection, ...], settings: TrustSettings
+) -> tuple[Engram, list[Event]]:
+    actions = {settings.action_for(d) for d in detections}
+    described = [d.describe() for d in detections]
+    rules_fired = ",".join(dict.fromkeys(d.rule for d in detections))
+    unredactable = [d for d in detections if d.field not in (*TEXT_FIELDS, "tags")]
+    if "refuse" in actions or ("private" not in actions and unredactable):
+        what = "secret(s)" if any(d.kind == "secret" for d in detections) else "piece(s) of personal data"
+        raise SensitiveData(
+            f"{len(detections)} {what} would go into a shared (committed) file, so nothing was written: "
+            + "; ".join(described[:10]) + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
+            findings=described,
+            rule=rules_fired,
+            hint="Remove them (keep credentials in your secret manager and refer to them by name), or store "
+            "the item with visibility private. The trust section of engram.yaml can redact or keep such "
+            "items private instead of refusing.",
+        )
+    reason = "; ".join(described)
+    if "private" in actions:
+        return replace(item, visibility="private"), [Event("make-private", rules_fired, reason)]
+    changes: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        found = [d for d in detections if d.field == name]
+        if found:
+            changes[name] = redact(getattr(item, name), found)
+    tagged = [d for d in detections if d.field == "tags"]
+    if tagged:  # a tag holding a finding is dropped, not rewritten
+        kept, offset = [], 0
+        for tag in item.tags:
+            if not any(d.start < offset + len(tag) and offset < d.end for d in tagged):
+                kept.append(tag)
+            offset += len(tag) + 1
+        changes["tags"] = tuple(kept)
+    return rules.apply_changes(item, changes), [Event("redact", rules_fired, reason)]
+
+
+def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -> str:
+    """A text that is not an item (a synapse's evidence, an observation filed as a
+    proposal): the text to store, redacted if the settings say so. Nothing can be
+    quarantined or made private on its own here, so instruction-shaped text raises
+    InstructionShaped, and a secret raises SensitiveData unless the setting is ``redact``."""
+    if settings.screen:
+        screening = screen_fields({name: text})
+        if screening.quarantine:
+            raise InstructionShaped(
+                f"the {name} is instruction-shaped text: {screening.reason()}.",
+                field=name,
+                rule=",".join(screening.rules),
+                hint=f"Say it as a plain fact or procedure: the {name} is shown to every agent that reads it.",
+            )
+    if not shared:
+        return text
+    found = scan_fields({name: text}, settings.options())
+    if not found:
+        return text
+    if all(settings.action_for(d) == "redact" for d in found):
+        return redact(text, found)
+    described = [d.describe() for d in found]
+    raise SensitiveData(
+        f"{len(found)} secret(s) or piece(s) of personal data would go into a shared file, so nothing was "
+        "written: " + "; ".join(described[:10]) + ".",
+        findings=described,
+        rule=",".join(dict.fromkeys(d.rule for d in found)),
+        hint=f"Take them out of the {name}.",
+    )
+
+
+def check_move(item: Engram, scope: str, settings: TrustSettings) -> Screening:
+    """The checks for ``item`` moving unchanged into the shared ``scope`` (a promotion):
+    every text is new to that scope, so all of it is read. Any secret or personal data
+    refuses the move, whatever the ``trust`` setting, because a move never rewrites what
+    its author wrote (redacting would change their own copy; keeping it private is not a
+    move). Returns the screening, for the caller to refuse instruction-shaped text (an
+    item a curator released passes). Raises SensitiveData."""
+    moved = replace(item, visibility=scope)
+    found = scan_fields(text_fields(moved), settings.options())
+    if found:
+        described = [d.describe() for d in found]
+        secret = any(d.kind == "secret" for d in found)
+        what = "secret(s)" if secret else "piece(s) of personal data"
+        raise SensitiveData(
+            f"{item.id} holds {len(found)} {what}, and {scope} is shared (committed and pushed), so it was not "
+            "promoted and nothing was changed: " + "; ".join(described[:10])
+            + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
+            findings=described,
+            rule=",".join(dict.fromkeys(d.rule for d in found)),
+            hint=f"Take them out of the item (`engram update {item.id} --body -`, or engram_update), then promote "
+            "it again; " + ("keep credentials in your secret manager and refer to them by name." if secret
+                            else "name a role, a team or a channel rather than a person or a machine."),
+        )
+    if not settings.screen or released(moved):
+        return Screening()
+    return screen_fields(text_fields(moved))
+

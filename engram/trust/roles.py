@@ -1,0 +1,233 @@
+"""Roles: reader, writer, curator — per actor, from the committed ``engram.yaml``.
+
+::
+
+    roles:
+      alice: curator
+      ci-bot: reader
+      "*": writer        # everyone not named (the default when "*" is absent)
+
+What each role may do (the rule that refuses is named in the error and the audit log):
+
+- ``reader`` — nothing that writes an item or a synapse (``role.reader-writes``).
+- ``writer`` — create items, link them, and change their *own* items freely. On an
+  item someone else created a writer may change feedback-style fields only (tags,
+  importance, confidence, verification state, extra keys); deleting it, retiring it
+  (status archived, superseded, forgotten, frozen, draft), superseding it, rewording it
+  (title, summary, content, kind), moving it (domain, visibility, a promotion to team
+  or org) or unlinking its edges is refused (``role.others-item``); endorsing it is
+  feedback, and allowed. A ``learn`` that contradicts another author's item
+  marks it ``disputed`` for a curator instead of overturning it.
+- ``curator`` — everything, including releasing quarantined items
+  (``role.curator-only``) and changing any item's status away from ``quarantined``.
+
+Roles are enforced once ``roles`` is in ``engram.yaml``. A vault without the section
+(every vault made before roles existed, a Co-Engram repository) keeps working as it
+did: every actor acts as a curator, and ``status`` names the gap. With the section,
+actors it does not list get the ``"*"`` role, ``writer`` when ``"*"`` is absent.
+
+Roles guard against mistakes and misbehaving agents on one machine (an agent session
+runs as its own actor and the core refuses what the role does not allow). They are not
+access control against a person with write access to the git remote: such a person can
+edit ``engram.yaml`` or the files directly. ``engram doctor`` and ``engram sync``
+report commits that changed another author's item without a curator's role, so it does
+not go unseen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from engram.errors import Forbidden, InvalidInput
+from engram.store.model import Engram
+from engram.store.settings import SETTINGS_FILE, Settings
+from mergedriver import codec
+
+Role = Literal["reader", "writer", "curator"]
+ROLES: tuple[Role, ...] = ("reader", "writer", "curator")
+DEFAULT_ROLE: Role = "writer"
+#: The key in ``roles`` that names the role of every actor not listed.
+EVERYONE = "*"
+
+#: Fields a writer may change on an item someone else created: feedback, verification,
+#: recall evidence and endorsements (vouching for another's item is what they are for).
+FEEDBACK_FIELDS = frozenset(
+    {"tags", "importance", "confidence", "verificationStatus", "verifications", "reinforcementScore",
+     "retrievalCount", "effectiveRetrievals", "failedUses", "lastRetrievedAt", "lastFailedAt",
+     "lastEffectiveAt", "lastVerifiedAt", "mergeConflicts", "recalledBy", "recallDays", "endorsements"}
+)
+#: Statuses that retire an item: only its author or a curator may set them.
+RETIRING = frozenset({"archived", "superseded", "forgotten", "frozen", "draft", "quarantined"})
+
+
+@dataclass(frozen=True, slots=True)
+class Roles:
+    """The ``roles`` mapping of ``engram.yaml``: actor → role, ``"*"`` for the rest."""
+
+    actors: Mapping[str, Role]
+    default: Role = DEFAULT_ROLE
+    #: False when engram.yaml has no ``roles``: nothing is enforced (everyone is a curator).
+    configured: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Roles:
+        raw = settings.data.get("roles")
+        if raw is None:
+            return cls(MappingProxyType({}), "curator", configured=False)
+        if not isinstance(raw, Mapping):
+            raise InvalidInput(
+                f"{SETTINGS_FILE}: 'roles' must map actors to roles (reader, writer, curator).",
+                field="roles",
+                hint='e.g. roles: {alice: curator, "*": writer}',
+            )
+        actors: dict[str, Role] = {}
+        default = DEFAULT_ROLE
+        for actor, role in raw.items():
+            checked = _role(str(actor), role)
+            if str(actor) == EVERYONE:
+                default = checked
+            else:
+                actors[str(actor)] = checked
+        return cls(MappingProxyType(actors), default)
+
+    def of(self, actor: str) -> Role:
+        return self.actors.get(actor, self.default)
+
+    def curators(self) -> tuple[str, ...]:
+        return tuple(sorted(a for a, r in self.actors.items() if r == "curator"))
+
+
+def _role(actor: str, value: Any) -> Role:
+    if value not in ROLES:
+        raise InvalidInput(
+            f"{SETTINGS_FILE}: roles.{actor} is {value!r}, not one of reader, writer, curator.",
+            field="roles",
+            hint="Fix the roles section of engram.yaml.",
+        )
+    role: Role = value
+    return role
+
+
+def _refuse(actor: str, role: Role, rule: str, what: str, hint: str) -> Forbidden:
+    return Forbidden(f"{actor} ({role}) may not {what}.", actor=actor, role=role, rule=rule, hint=hint)
+
+
+_ASK_CURATOR = "Ask a curator (roles in engram.yaml) to do it, or to give you the curator role."
+
+
+def require_writer(actor: str, role: Role, what: str) -> None:
+    """Refuse any write by a reader (rule ``role.reader-writes``)."""
+    if role == "reader":
+        raise _refuse(
+            actor, role, "role.reader-writes", what,
+            "Readers can search and read only; a curator can make you a writer in engram.yaml.",
+        )
+
+
+def require_curator(actor: str, role: Role, what: str) -> None:
+    """Refuse unless the actor is a curator (rule ``role.curator-only``)."""
+    if role != "curator":
+        raise _refuse(actor, role, "role.curator-only", what, _ASK_CURATOR)
+
+
+def owns(actor: str, item: Engram) -> bool:
+    """Whether ``actor`` created ``item`` (an item with no recorded author is nobody's)."""
+    return bool(item.created_by) and item.created_by == actor
+
+
+def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...], new_status: str) -> None:
+    """May ``actor`` change ``fields`` of ``current`` (ending at ``new_status``)?
+
+    Raises Forbidden naming the rule; see the module docstring for the table.
+    """
+    require_writer(actor, role, f"change {current.id}")
+    if role == "curator":
+        return
+    if current.status == "quarantined" and new_status != "quarantined":
+        raise _refuse(
+            actor, role, "role.curator-only", f"release quarantined item {current.id}",
+            "Only a curator can release it: `engram quarantine release ID`.",
+        )
+    if owns(actor, current):
+        return
+    barred = [f for f in fields if f not in FEEDBACK_FIELDS and not _extra_key(f)]
+    if barred:
+        what = (
+            f"retire {current.id}, which {current.created_by or 'someone else'} created"
+            if "status" in barred and new_status in RETIRING
+            else f"change {', '.join(barred)} of {current.id}, which "
+            f"{current.created_by or 'someone else'} created"
+        )
+        raise _refuse(
+            actor, role, "role.others-item", what,
+            "Writers may change only tags, importance, confidence and verification of others' "
+            "items (set verificationStatus=disputed to contest one). " + _ASK_CURATOR,
+        )
+
+
+def may_overturn(actor: str, configured: Roles, item: Engram) -> bool:
+    """Whether ``actor`` may supersede or overturn ``item`` outright (learn's contradicts):
+    its author and curators may; anyone else's contradicting lesson becomes ``disputed``
+    for a curator instead. Without ``roles`` in engram.yaml only the author may: an
+    overturn is the one change that stays conservative when roles are off."""
+    if not configured.configured:
+        return owns(actor, item)
+    role = configured.of(actor)
+    return role == "curator" or (role == "writer" and owns(actor, item))
+
+
+def check_delete(actor: str, role: Role, current: Engram) -> None:
+    """May ``actor`` delete ``current``? Its author and curators may."""
+    require_writer(actor, role, f"delete {current.id}")
+    if role != "curator" and not owns(actor, current):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"delete {current.id}, which {current.created_by or 'someone else'} created",
+            "Set verificationStatus=disputed to contest it instead. " + _ASK_CURATOR,
+        )
+
+
+def check_supersede(actor: str, role: Role, target: Engram) -> None:
+    """May ``actor`` supersede ``target`` (a ``supersedes`` edge onto it)?"""
+    require_writer(actor, role, f"supersede {target.id}")
+    if role != "curator" and not owns(actor, target):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"supersede {target.id}, which {target.created_by or 'someone else'} created",
+            "Link it with contradicts (or set verificationStatus=disputed) so a curator decides. " + _ASK_CURATOR,
+        )
+
+
+def check_promote(actor: str, role: Role, item: Engram, scope: str) -> None:
+    """May ``actor`` move ``item`` up into ``scope`` (team or org)? Promotion moves an
+    item (its visibility), so, as for any move: its author and curators may."""
+    require_writer(actor, role, f"promote {item.id}")
+    if role != "curator" and not owns(actor, item):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"promote {item.id} to {scope}, which {item.created_by or 'someone else'} created",
+            f"Endorse it instead (`engram endorse {item.id} --note WHY`) so its author or a curator promotes it. "
+            + _ASK_CURATOR,
+        )
+
+
+def check_unlink(actor: str, role: Role, created_by: str, synapse_id: str) -> None:
+    """May ``actor`` remove an edge ``created_by`` someone? Its author and curators may."""
+    require_writer(actor, role, f"remove synapse {synapse_id}")
+    if role != "curator" and created_by and created_by != actor:
+        raise _refuse(
+            actor, role, "role.others-item", f"remove synapse {synapse_id}, which {created_by} created",
+            _ASK_CURATOR,
+        )
+
+
+#: Every built-in frontmatter key (the codec's list): a field engram adds later is barred
+#: on others' items until it is named in FEEDBACK_FIELDS, never let through as an extra.
+_BUILTIN = frozenset({"content", *(key for key, _ in codec.ENGRAM_KEYS)})
+
+
+def _extra_key(name: str) -> bool:
+    return name not in _BUILTIN

@@ -1,0 +1,131 @@
+"""Roles from engram.yaml, enforced in the core and audited, and through MCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from engram.errors import Forbidden, InvalidInput
+from engram.mcp import build_server
+from engram.vault import Vault
+from tests.mcp_helpers import error, ok
+from tests.trust.settings import add_settings
+
+ROLES = 'roles:\n  carol: curator\n  rita: reader\n  "*": writer\n'
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Path:
+    root = Vault.init(tmp_path / "v").root
+    add_settings(root, ROLES)
+    return root
+
+
+def as_(root: Path, actor: str) -> Vault:
+    return Vault.open(root, actor=actor)
+
+
+def test_a_readers_write_is_refused_and_audited(team: Path) -> None:
+    rita = as_(team, "rita")
+    with pytest.raises(Forbidden) as err:
+        rita.create("A lesson", "text")
+    assert (err.value.rule, err.value.role, err.value.exit_code) == ("role.reader-writes", "reader", 9)
+    assert rita.list() == []
+    (entry,) = rita.audit(refused=True)
+    assert (entry.actor, entry.action, entry.rule, entry.outcome) == ("rita", "create", "role.reader-writes", "refused")
+    assert rita.search("lesson").hits == ()  # reading still works
+
+
+def test_a_writers_delete_of_a_curators_item_is_refused_and_audited(team: Path) -> None:
+    item = as_(team, "carol").create("Curated", "the curator's lesson").item
+    wes = as_(team, "wes")
+    for attempt in (lambda: wes.delete(item.id), lambda: wes.update(item.id, {"status": "archived"}),
+                    lambda: wes.update(item.id, {"content": "overwritten"})):
+        with pytest.raises(Forbidden, match="created") as err:
+            attempt()
+        assert err.value.rule == "role.others-item"
+    assert wes.get(item.id).content == "the curator's lesson\n"
+    refused = wes.audit(actor="wes", refused=True)
+    assert [e.action for e in refused] == ["delete", "update", "update"] and all(e.id == item.id for e in refused)
+
+
+def test_a_writer_may_tag_dispute_and_own(team: Path) -> None:
+    item = as_(team, "carol").create("Curated", "x").item
+    wes = as_(team, "wes")
+    changed = wes.update(item.id, {"tags": ["ops"], "verificationStatus": "disputed", "importance": 0.7})
+    assert (changed.tags, changed.verification_status) == (("ops",), "disputed")
+    mine = wes.create("Mine", "y").item
+    wes.update(mine.id, {"content": "z", "status": "archived"})
+    assert wes.delete(mine.id).id == mine.id
+
+
+def test_a_curator_may_do_everything(team: Path) -> None:
+    item = as_(team, "wes").create("Theirs", "x").item
+    carol = as_(team, "carol")
+    carol.update(item.id, {"status": "superseded", "content": "y"})
+    assert carol.delete(item.id).id == item.id
+
+
+def test_synapses_follow_the_same_rules(team: Path) -> None:
+    carol, wes = as_(team, "carol"), as_(team, "wes")
+    old = carol.create("Old way", "a").item
+    new = wes.create("New way", "b").item
+    with pytest.raises(Forbidden, match="supersede"):
+        wes.link(new.id, "supersedes", old.id)
+    wes.link(new.id, "contradicts", old.id)  # contesting is allowed: a curator decides
+    carol.link(old.id, "part_of", new.id)
+    with pytest.raises(Forbidden):
+        wes.unlink(old.id, "part_of", new.id)
+    with pytest.raises(Forbidden):
+        as_(team, "rita").link(new.id, "similar_to", old.id)
+
+
+def test_without_roles_nothing_changes_for_existing_vaults(vault: Vault, tmp_path: Path) -> None:
+    item = Vault.open(vault.root, actor="alice").create("A", "a").item
+    assert Vault.open(vault.root, actor="bob").delete(item.id).id == item.id
+
+
+def test_bad_roles_are_a_clear_error(team: Path) -> None:
+    add_settings(team, "roles:\n  carol: admin\n")
+    with pytest.raises(InvalidInput, match=r"roles\.carol is 'admin', not one of reader, writer, curator"):
+        as_(team, "carol").create("x", "y")
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_enforces_the_role_of_its_sessions_actor(team: Path, tmp_path: Path) -> None:
+    item = as_(team, "carol").create("Curated", "the curator's lesson").item
+    config = tmp_path / "mcp.yaml"
+    async with Client(build_server(str(team), actor="rita", config_file=config)) as reader:
+        text = error(await reader.call_tool("engram_create", {"title": "t", "content": "c"}))
+        assert text.startswith("forbidden: rita (reader) may not create items.")
+        assert ok(await reader.call_tool("engram_get", {"ref": item.id}))["id"] == item.id
+    async with Client(build_server(str(team), actor="wes", config_file=config)) as writer:
+        text = error(await writer.call_tool("engram_delete", {"ref": item.id}))
+        assert "forbidden: wes (writer) may not delete" in text and "curator" in text
+    refused = as_(team, "carol").audit(refused=True)
+    assert [(e.actor, e.rule) for e in refused] == [("rita", "role.reader-writes"), ("wes", "role.others-item")]
+
+
+def test_who_may_overturn_an_item() -> None:
+    from types import MappingProxyType
+
+    from engram.store.model import Engram
+    from engram.trust.roles import Roles, may_overturn
+
+    item = Engram(id="01M8X", title="t", created_by="alice")
+    team = Roles(MappingProxyType({"carol": "curator", "rita": "reader", "alice": "writer"}))
+    assert may_overturn("carol", team, item) and may_overturn("alice", team, item)
+    assert not may_overturn("bob", team, item) and not may_overturn("rita", team, item)
+    off = Roles(MappingProxyType({}), "curator", configured=False)
+    assert may_overturn("alice", off, item) and not may_overturn("carol", off, item)
+
+
+def test_a_writers_contradicting_lesson_is_disputed_and_a_curators_supersedes(team: Path) -> None:
+    old = as_(team, "wes").learn("The staging database listens on port 5432.").item
+    assert old is not None
+    learned = as_(team, "dana").learn("The staging database now listens on port 6432.")  # another writer
+    assert learned.action == "disputed" and as_(team, "carol").get(old.id).status == "active"
+    assert as_(team, "carol").learn("The staging database now listens on port 7432.").action == "superseded"
+    assert as_(team, "carol").get(old.id).status == "superseded"

@@ -1,0 +1,115 @@
+"""Secret and personal-data detection, and what a write does with a finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engram.errors import SensitiveData
+from engram.trust.secrets import redact, scan_text
+from engram.vault import Vault
+from tests.trust.settings import add_settings
+from tests.trust.test_screen import REDTEAM
+
+ATTACKS = [c for c in yaml.safe_load((REDTEAM / "attacks.yaml").read_text()) if c["class"] in ("secret", "personal")]
+BENIGN = yaml.safe_load((REDTEAM / "benign.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", ATTACKS, ids=[c["id"] for c in ATTACKS])
+def test_every_secret_and_piece_of_personal_data_is_found(case: dict[str, str]) -> None:
+    found = scan_text(case["body"])
+    assert found, case["body"]
+    kinds = {d.kind for d in found}
+    assert ("secret" in kinds) == (case["class"] == "secret")
+
+
+@pytest.mark.parametrize("case", BENIGN, ids=[c["id"] for c in BENIGN])
+def test_no_benign_lookalike_holds_a_finding(case: dict[str, str]) -> None:
+    assert scan_text(case["title"] + "\n" + case["body"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("key AKIAQ3EGUDWXNJ7ZKL5V", "secret.aws-access-key"),
+        ("postgres://app:Hunter2xQ@db:5432/x", "secret.basic-auth-credentials"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "secret.private-key"),
+        ("ghp_R8qLz2Wm5Xv9Nt4Kp7Bc1Dh6Fj3Gs0Ay5Eu8", "secret.github-token"),
+        ("AIzaSyB7q2Lm9Xp4Rt1Vn8Kp3Sd6Wf0GhJ5kL2m", "secret.google-api-key"),
+        ("password: Tr0ub4dor&3x", "secret.password"),
+        ("Authorization: Bearer 8f3kd93kdl2l3k4j5h6g7f8d9s0a1q2w3e4r", "secret.high-entropy-token"),
+        ("jane.doe@acme-corp.com", "personal.email-address"),
+        ("+1 650 253 0000", "personal.phone-number"),
+        ("host 192.168.1.15", "environment.private-ip-address"),
+        ("C:\\Users\\jsmith\\Desktop", "environment.home-folder-path"),
+    ],
+)
+def test_each_kind_has_a_stable_rule(text: str, rule: str) -> None:
+    assert rule in {d.rule for d in scan_text(text)}
+
+
+def test_a_finding_never_carries_the_value() -> None:
+    secret = "Vq7!mZp2Lx"
+    (found,) = scan_text(f"postgresql://ro:{secret}@db:5432/a")
+    assert secret not in found.describe() and secret not in found.hint
+    assert found.line == 1 and found.field == "content"
+
+
+def test_redaction_replaces_only_the_findings() -> None:
+    text = "use AKIAQ3EGUDWXNJ7ZKL5V and mail jane.doe@acme-corp.com today"
+    assert redact(text, scan_text(text)) == "use [redacted: aws access key] and mail [redacted: email address] today"
+
+
+def test_allow_patterns_and_settings(tmp_path: Path) -> None:
+    vault = Vault.init(tmp_path / "v")
+    add_settings(vault.root, "trust:\n  allow: ['@acme-corp\\.com$']\n  secrets: redact\n")
+    vault = Vault.open(vault.root)
+    item = vault.create("Contacts", "jane.doe@acme-corp.com; key AKIAQ3EGUDWXNJ7ZKL5V").item
+    assert item.content == "jane.doe@acme-corp.com; key [redacted: aws access key]\n"
+    assert "AKIAQ3" not in vault.abspath(item.path or "").read_text()
+    entry = vault.audit(item=item.id)[-1]
+    assert (entry.action, entry.rule) == ("redact", "secret.aws-access-key") and "AKIAQ3" not in (entry.reason or "")
+    vault.close()
+
+
+def test_refuse_is_the_default_and_private_items_are_not_refused(vault: Vault) -> None:
+    with pytest.raises(SensitiveData) as err:
+        vault.create("Bastion", "ssh to 10.42.7.19 with key AKIAQ3EGUDWXNJ7ZKL5V")
+    assert err.value.rule == "environment.private-ip-address,secret.aws-access-key"  # in text order
+    assert "AKIAQ3" not in str(err.value) and len(err.value.findings) == 2
+    assert vault.list() == []
+    kept = vault.create("Bastion", "ssh to 10.42.7.19", visibility="private").item
+    assert kept.path == "private/bastion.md"
+
+
+def test_the_private_setting_keeps_the_item_on_this_machine(tmp_path: Path) -> None:
+    root = Vault.init(tmp_path / "v").root
+    add_settings(root, "trust:\n  personalData: private\n")
+    vault = Vault.open(root)
+    item = vault.create("Vendor", "write to priya.raman@contoso-logistics.com").item
+    assert (item.visibility, item.path) == ("private", "private/vendor.md")
+    assert vault.audit(item=item.id)[-1].action == "make-private"
+    vault.close()
+
+
+def test_an_unrelated_edit_of_an_old_item_is_not_refused(vault: Vault) -> None:
+    item = vault.create("Old", "nothing secret").item
+    # An item written before the check existed (by hand, say) with a secret in it:
+    path = vault.abspath(item.path or "")
+    path.write_text(path.read_text().replace("nothing secret", "key AKIAQ3EGUDWXNJ7ZKL5V"))
+    vault.refresh()
+    current = vault.get(item.id)
+    assert vault.update(item.id, {"tags": ["ops"]}, expected_version=current.version).tags == ("ops",)
+    with pytest.raises(SensitiveData):
+        vault.update(item.id, {"content": current.content + "\nand AKIA2OGYBAH6TZQ5L6MV"})
+
+
+def test_a_bad_trust_setting_is_a_clear_error(tmp_path: Path) -> None:
+    root = Vault.init(tmp_path / "v").root
+    add_settings(root, "trust:\n  secrets: shred\n")
+    vault = Vault.open(root)
+    with pytest.raises(Exception, match=r"trust.secrets is 'shred', not one of refuse, private, redact"):
+        vault.create("x", "y")
+    vault.close()
