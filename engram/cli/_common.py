@@ -61,6 +61,15 @@ def pass_vault(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def request_timeout_option(help: str) -> Callable[[F], F]:
+    """``--request-timeout SECONDS`` of the two HTTP servers (``serve --http``, ``viewer``);
+    the default is :data:`engram.httpserve.REQUEST_TIMEOUT`'s 15 s."""
+    return click.option(
+        "--request-timeout", default=15.0, show_default=True,
+        type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help=help,
+    )
+
+
 def _remember_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     app = ctx.find_object(AppContext)
     if app is not None and value:

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from engram.cli._common import AppContext
+from engram.cli._common import AppContext, request_timeout_option
 from engram.mcp.profiles import PROFILES
 
 
@@ -22,14 +22,7 @@ from engram.mcp.profiles import PROFILES
     metavar="TOKEN",
     help="Require 'Authorization: Bearer TOKEN' (--http). Prefer the ENGRAM_MCP_TOKEN variable.",
 )
-@click.option(
-    "--request-timeout",
-    default=15.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="SECONDS",
-    help="Close an HTTP connection whose request takes longer to arrive (--http).",
-)
+@request_timeout_option("Close an HTTP connection whose request takes longer to arrive (--http).")
 @click.option(
     "--profile",
     type=click.Choice(PROFILES),

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from engram.cli._common import AppContext
+from engram.cli._common import AppContext, request_timeout_option
 from engram.loopback import check_loopback, check_token
 
 
@@ -20,14 +20,7 @@ from engram.loopback import check_loopback, check_token
     metavar="TOKEN",
     help="Require this token (open the viewer once as /?token=TOKEN). Prefer the ENGRAM_VIEWER_TOKEN variable.",
 )
-@click.option(
-    "--request-timeout",
-    default=15.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="SECONDS",
-    help="Close a connection whose request takes longer to arrive.",
-)
+@request_timeout_option("Close a connection whose request takes longer to arrive.")
 @click.pass_obj
 def viewer(app: AppContext, host: str, port: int, token: str | None, request_timeout: float) -> None:
     """Browse the vault in a web browser: items, graph, search, conflicts, audit, merges, health.
