@@ -204,6 +204,25 @@ class RawChange:
     new_sha: str | None
 
 
+def split_batch(raw: bytes, wanted: Sequence[str], *, skip_missing: bool = False) -> dict[str, bytes]:
+    """sha → bytes from the output of ``git cat-file --batch`` fed ``wanted`` in order.
+    A missing object is a GitError, or left out with ``skip_missing``."""
+    out: dict[str, bytes] = {}
+    pos = 0
+    for sha in wanted:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split()
+        if len(header) < 3 or header[1] == b"missing":
+            if not skip_missing:
+                raise GitError(f"object {sha} is missing from the repository.", hint="Run `git fsck`.")
+            pos = end + 1
+            continue
+        size = int(header[2])
+        out[sha] = raw[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
+    return out
+
+
 class GitRepo:
     """A work tree driven through GitPython, for ``engram sync`` and the hooks.
 
@@ -351,17 +370,7 @@ class GitRepo:
                 strip_newline_in_stdout=False,
             )
         assert isinstance(raw, bytes)
-        out: dict[str, bytes] = {}
-        pos = 0
-        for sha in wanted:
-            end = raw.index(b"\n", pos)
-            header = raw[pos:end].split()
-            if len(header) < 3 or header[1] == b"missing":
-                raise GitError(f"object {sha} is missing from the repository.", hint="Run `git fsck`.")
-            size = int(header[2])
-            out[sha] = raw[end + 1 : end + 1 + size]
-            pos = end + 1 + size + 1
-        return out
+        return split_batch(raw, wanted)
 
     def write_blob(self, data: bytes) -> str:
         """Store a blob as a loose object, in-process (GitPython's own store forks git)."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from engram.errors import EngramError, GitError
 from engram.items.guard import Change, GuardReport, admit_changes, item_of, text_of
 from engram.items.state import VaultState
+from engram.team.gitstore import split_batch
 from engram.trust import policy
 from engram.trust.policy import TrustSettings
 from engram.trust.secrets import scan_text
@@ -56,18 +57,7 @@ def _blobs(root: Path, shas: Iterable[str]) -> dict[str, bytes]:
     if not wanted:
         return {}
     raw = _git(root, "cat-file", "--batch", data=("\n".join(wanted) + "\n").encode())
-    out: dict[str, bytes] = {}
-    pos = 0
-    for sha in wanted:
-        end = raw.index(b"\n", pos)
-        header = raw[pos:end].split()
-        if len(header) < 3 or header[1] == b"missing":
-            pos = end + 1
-            continue
-        size = int(header[2])
-        out[sha] = raw[end + 1 : end + 1 + size]
-        pos = end + 1 + size + 1
-    return out
+    return split_batch(raw, wanted, skip_missing=True)
 
 
 def _tree_shas(root: Path, rev: str, paths: Sequence[str]) -> dict[str, str]:
