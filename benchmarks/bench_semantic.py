@@ -47,7 +47,7 @@ from benchmarks.quality import Bm25, metrics
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The model card's embedding of "This is an example sentence" (first five values).
 REFERENCE = ("This is an example sentence", (0.0677, 0.0635, 0.0487, 0.0793, 0.0374))
-Vector = Any  # numpy arrays (numpy's stubs are not part of the dev environment)
+Vector = Any  # a numpy array (the harness is not type-checked; this names what flows where)
 
 
 class MiniLM:
