@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,10 @@ from engram.errors import InvalidInput
 from engram.mcp import build_server, models
 from engram.mcp.profiles import PROFILES
 from engram.mcp.server import toolbox
-from engram.store.format import render_engram
 from engram.store.model import ENGRAM_KINDS
 from engram.store.rules import MAX_CONTENT_BYTES
 from engram.vault import Vault
-from mergedriver.merge import merge_file
-from mergedriver.records import append_records
+from tests.adapter_helpers import merge_concurrent_edits
 from tests.mcp_helpers import error, ok
 
 pytestmark = pytest.mark.anyio
@@ -402,20 +399,6 @@ async def test_sync_commits_and_pushes_to_a_remote(client: Client, vault: Vault,
     assert "from the agent" in log
     nowhere = error(await client.call_tool("engram_sync", {"remote": "nowhere"}))
     assert nowhere.startswith("git_error: there is no remote named 'nowhere'.")
-
-
-def merge_concurrent_edits(vault: Vault, item_id: str) -> None:
-    """Merge two edits of the same line into the item, as git's driver would (flags it)."""
-    item = vault.get(item_id)
-    assert item.path is not None
-    path = vault.abspath(item.path)
-    edits = [
-        render_engram(replace(item, content=text, updated_by=who, updated_at=at, version=item.version + 1))
-        for text, who, at in (("42\n", "alice", "2026-06-22T09:00:00.000Z"), ("43\n", "bob", "2026-06-22T10:00:00.000Z"))
-    ]
-    merged = merge_file(path.read_bytes(), edits[0], edits[1], item.path)
-    path.write_bytes(merged.data)
-    append_records(vault.state.state_dir, [merged.record(item.path)], via="driver")
 
 
 async def test_conflicts_review_and_merge_stats(client: Client, vault: Vault) -> None:
