@@ -41,6 +41,9 @@ LINK_SCHEMA: tuple[str, ...] = (
     "CREATE INDEX links_src_id ON links(src_id)",
     "CREATE INDEX links_key ON links(key)",
     "CREATE INDEX links_target ON links(target_id)",
+    # The links not resolved yet (only those a write just inserted): resolve_links reads
+    # them after every write, and without this index that read scans every link.
+    "CREATE INDEX links_unresolved ON links(key) WHERE status IS NULL",
 )
 
 INSERT_LINK = "INSERT INTO links(src_path, src_id, text, key, embed, prop) VALUES (?,?,?,?,?,?)"

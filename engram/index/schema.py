@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engram.index.linktable import LINK_SCHEMA
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA: tuple[str, ...] = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -109,3 +109,17 @@ def test_search_primitives_translate_errors_into_the_tree(vault: Vault) -> None:
     with pytest.raises(InvalidInput):
         vault.state.index.search.word_hits('"unterminated', (1, 1, 1, 1), "1", (), 5, raw=True)
     assert index_module.SKIP_DIRS  # the walk skips tool folders
+
+
+def test_each_write_reads_only_the_unresolved_links_not_every_link(vault: Vault) -> None:
+    # resolve_links runs after every write; reading the unresolved links by a scan of the
+    # whole links table made an import of a linked vault quadratic (issue: import 106/s).
+    for i in range(3):
+        vault.create(f"Note {i}", f"See [[Note {i + 1}]] and [[Missing {i}]].", domain=["x"])
+    conn = vault.state.index.conn
+    plan = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT rowid, text, key, src_path FROM links WHERE status IS NULL"
+    ).fetchall()
+    assert any("links_unresolved" in str(row[-1]) for row in plan), plan
+    assert conn.execute("SELECT count(*) FROM links WHERE status IS NULL").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 6
