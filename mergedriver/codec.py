@@ -536,7 +536,13 @@ def _mark_instants(data: dict[str, Any], schema: tuple[tuple[str, str], ...]) ->
 
 def render_engram(meta: Mapping[str, Any], content: str, derived_lines: Iterable[str] = ()) -> bytes:
     """The canonical bytes of an engram file."""
-    front = dump_mapping(_mark_instants(normalize_engram_meta(meta), ENGRAM_KEYS))
+    return render_normalized(normalize_engram_meta(meta), content, derived_lines)
+
+
+def render_normalized(meta: Mapping[str, Any], content: str, derived_lines: Iterable[str] = ()) -> bytes:
+    """:func:`render_engram` of a mapping :func:`normalize_engram_meta` returned (for a
+    writer that keeps the normalised mapping: it is what a parse of the bytes gives)."""
+    front = dump_mapping(_mark_instants(dict(meta), ENGRAM_KEYS))
     return ("---\n" + front + "---\n" + join_body(content, derived_lines)).encode("utf-8")
 
 

@@ -77,6 +77,7 @@ from engram.index.rows import (
     Parsed,
     classify,
     item_values,
+    note_values,
     parse_batches,
     parse_file,
     synapse_values,
@@ -93,6 +94,7 @@ from engram.index.schema import (
 from engram.index.search import SearchPrimitives
 from engram.index.settings import IndexSettings
 from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
+from engram.store.format import Written
 from engram.store.model import Engram, Synapse
 
 FRESHNESS_MODES = ("auto", "walk")
@@ -595,10 +597,14 @@ class Index:
 
     # ------------------------------------------------------------------ writes
 
-    def put_item(self, rel: str, item: Engram, derived: str) -> None:
+    def put_item(self, rel: str, item: Engram, derived: str, written: Written | None = None) -> None:
         """Record an item the vault just wrote at ``rel`` (re-read from the file, so the
-        row, its wikilinks and properties are exactly what the file says)."""
-        parsed = parse_file(self.root, rel)
+        row, its wikilinks and properties are exactly what the file says). A writer that
+        holds what it wrote (:func:`engram.store.format.write_note`: the note read from
+        the bytes in memory) passes it, and only the file's stamp is read."""
+        parsed = self._written(rel, written) if written is not None else None
+        if parsed is None:
+            parsed = parse_file(self.root, rel)
         if parsed.kind != "item" or parsed.values is None or parsed.stamp is None:
             st = (self.root / rel).stat()
             parsed = Parsed(rel, "item", FileStamp.of(st), item_values(rel, item, derived))
@@ -606,6 +612,20 @@ class Index:
             keys = name_keys(conn, [rel])
             self._write_batch(conn, [parsed], False, keys)
             resolve_links(conn, keys)
+
+    def _written(self, rel: str, written: Written) -> Parsed | None:
+        """The row of the bytes just written, or None (read the file) when they did not
+        read as an item or the file is no longer those bytes' regular file."""
+        if written.note is None:
+            return None
+        try:
+            st = os.stat(self.root / rel, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size != written.size:
+            return None
+        row, links = note_values(rel, written.note)
+        return Parsed(rel, "item", FileStamp.of(st), row, links=tuple(links))
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
         st = (self.root / rel).stat()

@@ -48,7 +48,7 @@ from engram.index.settings import IndexSettings
 from engram.items import derived
 from engram.store.audit import AuditLog
 from engram.store.dedup import DedupSettings
-from engram.store.format import read_bytes, read_engram, read_synapse, write_engram, write_synapse
+from engram.store.format import read_bytes, read_engram, read_synapse, write_note, write_synapse
 from engram.store.fsio import VaultLock, atomic_write, ensure_ignored, prune_empty_dirs, remove
 from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, new_id, now
 from engram.store.notes import read_note
@@ -447,11 +447,11 @@ class VaultState:
         # half-saved body is never blessed by a rewrite of the links around it.
         if item.path.startswith("private/"):
             ensure_ignored(self.root / "private")
-        write_engram(
-            self.abspath(item.path), item, derived_lines,
+        written = write_note(
+            self.abspath(item.path), item.path, item, derived_lines,
             previous=self.abspath(previous) if previous else None,
         )
-        self.index.put_item(item.path, item, "\n".join(derived_lines))
+        self.index.put_item(item.path, item, "\n".join(derived_lines), written)
 
     def move_item(self, current: Engram, updated: Engram) -> None:
         """Write ``updated`` at its new path, remove the old file, fix what points at it."""

@@ -18,13 +18,14 @@ place by :mod:`engram.store.surgical`, which changes only the keys whose values 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engram.errors import FormatError
 from engram.store.fsio import atomic_write, read_regular
 from engram.store.model import Engram, Synapse
-from engram.store.notes import format_error, read_note
+from engram.store.notes import Note, format_error, read_note
 from engram.store.surgical import edit_frontmatter
 from mergedriver import codec
 
@@ -52,11 +53,30 @@ def read_engram(path: Path, relpath: str) -> tuple[Engram, str]:
     return parse_engram(read_bytes(path, relpath), relpath)
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What :func:`write_note` did: whether the bytes changed, and the note a reader of
+    the file now finds (so the index need not read back the file just written)."""
+
+    changed: bool
+    #: None when the bytes do not read back as an item (the index then reads the file).
+    note: Note | None
+    size: int  # of the bytes written
+
+
 def write_engram(
     path: Path, item: Engram, derived_lines: Iterable[str] = (), previous: Path | None = None
 ) -> bool:
     """Write ``item`` at ``path`` (moved from ``previous`` when given); True if the bytes
     changed. Raises FormatError when a person's note cannot be edited in place."""
+    return write_note(path, item.path or path.name, item, derived_lines, previous).changed
+
+
+def write_note(
+    path: Path, rel: str, item: Engram, derived_lines: Iterable[str] = (), previous: Path | None = None
+) -> Written:
+    """:func:`write_engram`, also returning the :class:`Note` of the bytes written (read
+    from them in memory as ``read_note`` would read the file at ``rel``)."""
     lines = list(derived_lines)
     try:
         old = (previous or path).read_bytes()
@@ -65,8 +85,21 @@ def write_engram(
     except OSError:
         old = b""
     if old and not is_canonical(old):
-        return atomic_write(path, _write_into(old, item, lines))
-    return atomic_write(path, render_engram(item, lines))
+        data = _write_into(old, item, lines)
+        return Written(atomic_write(path, data), _note_of(data, rel), len(data))
+    try:
+        meta = codec.normalize_engram_meta(item.to_meta())
+        data = codec.render_normalized(meta, item.content, lines)
+    except codec.CodecError as exc:
+        raise FormatError(item.path or item.id, str(exc)) from exc
+    return Written(atomic_write(path, data), _note_of(data, rel, meta), len(data))
+
+
+def _note_of(data: bytes, rel: str, meta: Mapping[str, Any] | None = None) -> Note | None:
+    try:
+        return read_note(data, rel, rendered_from=meta)
+    except FormatError:
+        return None
 
 
 def is_canonical(data: bytes) -> bool:

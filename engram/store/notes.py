@@ -119,11 +119,18 @@ def format_error(relpath: str, exc: codec.CodecError) -> FormatError:
     return FormatError(relpath, str(exc))
 
 
-def read_note(data: bytes, rel: str) -> Note:
+def read_note(data: bytes, rel: str, rendered_from: Mapping[str, Any] | None = None) -> Note:
     """Any Markdown file → a :class:`Note`. Raises FormatError only for a file that is
     not UTF-8 text or over the codec's size limits (:class:`~engram.errors.BinaryFile`,
     :class:`~engram.errors.FileTooLarge`), or an engram item (it has an ``id:`` line) whose
-    YAML is broken."""
+    YAML is broken.
+
+    ``rendered_from`` is for a writer that has just rendered ``data`` itself from a
+    canonical frontmatter mapping (:func:`mergedriver.codec.render_engram`): that mapping
+    stands in for parsing the frontmatter back, the one costly step, and everything else
+    is read as from any file. The codec's round trip (parse of render is the normalised
+    mapping) makes the two the same; ``tests/index/test_rows_laws.py`` holds the index
+    rows of both equal."""
     try:
         codec.check_size(len(data), codec.MAX_ITEM_BYTES)
         text = codec.decode(data)
@@ -138,7 +145,7 @@ def read_note(data: bytes, rel: str) -> Note:
         except codec.CodecError as exc:
             raise format_error(rel, exc) from exc
         try:
-            raw = load_raw(front)
+            raw = dict(rendered_from) if rendered_from is not None else load_raw(front)
         except codec.CodecError as exc:
             if _ID_LINE.search(front):
                 raise FormatError(rel, str(exc)) from exc

@@ -132,3 +132,96 @@ def test_a_notes_row_carries_its_links_unresolved(tmp_path: Path) -> None:
     assert parsed.kind == "item"
     texts = sorted((link[2], link[4], link[5]) for link in parsed.links)
     assert texts == [("Lisbon", 0, 0), ("Trips", 0, 1), ("map.png", 1, 0)]
+
+
+# ---------------------------------------------------------------- rows of what a write wrote
+# The index records a write from the bytes just written, read in memory, with the canonical
+# frontmatter mapping standing in for a parse of it (store.format.write_note); these hold
+# that row equal to the one read back from the file, as it was recorded before.
+
+_KEYS = st.sampled_from(["desc", "created", "updated", "modified", "related", "aliases", "up", "n", "status2"])
+_LEAF = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["[[Alpha]]", "[[ops/Beta|b]]", "see [[Gamma#h]]", "1e3", "0x1F", "1700000000000", "2024-05-01",
+                     "yes", "null", "~", "'quoted'", "a: b", "#tag", "- dash", "[[", "]]"]),
+    st.integers(min_value=-(10**15), max_value=10**15),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.none(),
+)
+_VALUE = st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.from_regex(r"[a-z][a-zA-Z0-9_]{0,8}", fullmatch=True), inner, max_size=3), max_leaves=6)
+_TEXT = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(["", "plain words", "See [[Alpha]] and ![[pic.png]].", "line\n\n## Synapses (derived)\n- → [[x]]\nafter",
+                     "ends with newline\n", "trailing   \n\n\n", "\r\nwindows\r\n", "---\nnot: frontmatter\n---"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    title=st.one_of(st.text(min_size=1, max_size=60), st.sampled_from(["Alpha", "[[Beta]]", "a: b", "- x", "1e3"])),
+    content=_TEXT,
+    summary=st.text(max_size=40),
+    domain=st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True), max_size=3),
+    tags=st.lists(st.from_regex(r"[a-z][a-z0-9/-]{0,8}", fullmatch=True), max_size=3),
+    extra=st.dictionaries(_KEYS | st.from_regex(r"[a-z][a-zA-Z0-9]{0,8}", fullmatch=True), _VALUE, max_size=4),
+    folder=st.sampled_from(["", "ops/db/", "private/", "private/me/", "People/"]),
+    derived=st.lists(st.sampled_from(["- → [[alpha-1]]", "- ← [[ops/beta]]", "- → [[Gamma Note]]"]), max_size=3),
+    visibility=st.sampled_from(["team", "private"]),
+)
+def test_the_row_of_a_write_equals_the_row_read_back_from_its_file(
+    tmp_path_factory: pytest.TempPathFactory, title: str, content: str, summary: str, domain: list[str],
+    tags: list[str], extra: dict[str, object], folder: str, derived: list[str], visibility: str,
+) -> None:
+    from hypothesis import assume
+
+    from engram.errors import EngramError
+    from engram.index.rows import note_values
+    from engram.store import rules
+    from engram.store.format import write_note
+    from engram.store.model import new_id, now
+
+    try:
+        item = rules.build_new(
+            new_id(), title=title, content=content, domain=domain, kind="fact", tags=tags, summary=summary,
+            importance=0.5, confidence=0.5, source_type="firsthand", status="active", visibility=visibility,
+            extra=extra, actor="tester", at=now(), source={"file": "[[Alpha]].md", "n": 3} if extra else None,
+        )
+    except EngramError:
+        assume(False)
+        return
+    root = tmp_path_factory.mktemp("rows")
+    rel = f"{folder}{item.slug or 'untitled'}.md"
+    item = item.with_changes(path=rel)
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = write_note(path, rel, item, derived)
+    assert written.note is not None
+    back = parse_file(root, rel)
+    assert back.kind == "item" and back.values is not None
+    row, links = note_values(rel, written.note)
+    assert row == back.values
+    assert tuple(links) == back.links
+    assert written.size == path.stat().st_size
+
+
+def test_a_write_into_a_persons_note_is_indexed_as_its_file_reads(tmp_path: Path) -> None:
+    from engram.vault import Vault
+
+    note = tmp_path / "v" / "People" / "Alice.md"
+    vault = Vault.init(tmp_path / "v")
+    try:
+        note.parent.mkdir(parents=True)
+        note.write_text("---\ntags: [person]\nmet: '[[Bob]]'\n# a comment\n---\nAlice runs [[Ops]].\n", encoding="utf-8")
+        vault.refresh()
+        item = vault.update("People/Alice.md", {"summary": "Runs ops"})
+        index = vault.state.index
+        kept = index.query("SELECT * FROM items WHERE path = 'People/Alice.md'")[0]
+        links = index.links("src_path = ?", ("People/Alice.md",))
+        fresh = parse_file(vault.root, "People/Alice.md")
+        assert fresh.values is not None and tuple(kept)[1:] == fresh.values
+        assert "# a comment" in note.read_text(encoding="utf-8") and item.summary == "Runs ops"
+        assert sorted(link.text for link in links) == ["Bob", "Ops"]
+    finally:
+        vault.close()
