@@ -569,10 +569,16 @@ def _exfiltration(text: str) -> list[tuple[str, float, int, int]]:
 
 
 #: Substrings every destination (resp. every shell exfiltration) contains one of.
+#: The destinations' hints are exact substrings of every :data:`_DEST` alternative (it is
+#: case-sensitive), as long as the rarest ones: "in the " or "this " alone is in nearly
+#: every note, and then the costly search of ``_DEST`` ran on every write.
 _DEST_HINTS = ("http", "@", "webhook", "pastebin", "requestbin", "ngrok", "collaborator", "interact.sh", "pipedream",
-               "beeceptor", "hookbin", "to me", "to us", "to my ", "in your ", "in the ", "in their ", "in its ",
-               "in his ", "in her ", "in my ", "in our ", "in every ", "in each ", "in all ", "query ", "this ",
-               "that ", "the following ")
+               "beeceptor", "hookbin", "to me", "to us", "to my ", "in your ",
+               *(f"in the {w}" for w in ("reply", "response", "answer", "output", "next ")),
+               "in their ", "in its ", "in his ", "in her ", "in my ", "in our ", "in every ", "in each ", "in all ",
+               "query string", "query param",
+               *(f"{d} {w}" for d in ("this", "that", "the following") for w in ("url", "address", "endpoint", "server",
+                                                                                 "email")))
 _IP_HINT = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
 _SHELL_HINTS = ("curl", "wget", "nc", "netcat", "http", "invoke-", "iwr", "irm", "fetch", "env", "set", "history",
                 "cat ")

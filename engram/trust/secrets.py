@@ -234,6 +234,11 @@ _GENERIC_ACCOUNTS = frozenset(
      "postgres", "ci", "build", "travis", "gitlab-runner", "codespace", "vscode", "coder", "dev", "developer"}
 )
 _PHONE_HINT = re.compile(r"\+?\(?\d[\d\s().\-]{6,}\d")
+#: Ten digits with only the characters of :data:`_PHONE_SHAPE` between them. A number
+#: :func:`_phones` reports is written in those characters and holds ten digits unless it
+#: starts with ``+``, so a text with neither cannot yield one: the matcher (most of the
+#: cost of a scan of notes full of dates and times) is not run over it.
+_TEN_DIGITS = re.compile(r"\d(?:[\s().\-]*\d){9}")
 #: How people write phone numbers: digits, spaces, dots, dashes, brackets, a leading +.
 _PHONE_SHAPE = re.compile(r"^\+?[\d\s().\-]+$")
 
@@ -250,7 +255,7 @@ def _emails(text: str) -> Iterator[tuple[str, str, int, int]]:
 
 
 def _phones(text: str, region: str) -> Iterator[tuple[str, str, int, int]]:
-    if not _PHONE_HINT.search(text):
+    if not _PHONE_HINT.search(text) or ("+" not in text and not _TEN_DIGITS.search(text)):
         return
     import phonenumbers
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.trust import screen
@@ -155,3 +155,31 @@ def test_large_inputs_screen_in_linear_time() -> None:
 def test_categories_cover_the_rules() -> None:
     assert {r.category for r in RULES} <= set(INJECTION)
     assert set(screen.GATES) <= {r.id.removeprefix("screen.") for r in RULES}
+
+
+def _worth(text: str) -> bool:
+    return any(h in text for h in screen._DEST_HINTS) or screen._IP_HINT.search(text) is not None
+
+
+_DEST_BITS = st.sampled_from([
+    "in the reply", "in the next message", "in your answer", "in their replies", "to me", "to us", "to my server",
+    "this url", "that endpoint", "the following email", "query string", "query parameters", "webhook", "ngrok",
+    "1.2.3.4", "10.0.0.1:8080", "a@b.io", "https://x.example/?q=", " ", "\n", "in ", "the ", "this ", "to ", "my ",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DEST_BITS | st.text(alphabet="abcdefghimnoprstuwy .:@/0123456789", max_size=10), max_size=10))
+def test_the_destination_hints_are_held_by_every_destination(parts: list[str]) -> None:
+    text = "".join(parts)
+    if screen._EXFIL_DEST.search(text) is not None:
+        assert _worth(text), text
+
+
+def test_the_destination_hints_never_hide_one_in_the_suite_or_real_notes() -> None:
+    texts = [c["body"] for c in cases("attacks.yaml") + BENIGN] + real_texts()[:600]
+    for text in texts:
+        v = views(text)
+        for source in (v.plain, v.folded, *v.decoded):
+            if screen._EXFIL_DEST.search(source) is not None:
+                assert _worth(source), source[:80]

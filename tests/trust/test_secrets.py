@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.errors import SensitiveData
+from engram.trust import secrets as secrets_module
 from engram.trust.secrets import redact, scan_text
 from engram.vault import Vault
 from tests.trust.settings import add_settings
-from tests.trust.test_screen import REDTEAM
+from tests.trust.test_screen import REDTEAM, real_texts
 
 ATTACKS = [c for c in yaml.safe_load((REDTEAM / "attacks.yaml").read_text()) if c["class"] in ("secret", "personal")]
 BENIGN = yaml.safe_load((REDTEAM / "benign.yaml").read_text())
@@ -113,3 +117,39 @@ def test_a_bad_trust_setting_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"trust.secrets is 'shred', not one of refuse, private, redact"):
         vault.create("x", "y")
     vault.close()
+
+
+_PHONE_BITS = st.sampled_from([
+    "+1 650 253 0000", "(650) 253-0000", "650-253-0000", "650.253.0000", "+44 20 7946 0958", "+49 30 901820",
+    "2025-01-01", "10:30", "ISBN 978-3-16-148410-0", "pp. 210, 307-357", "v1.2.3", "+", "(", ")", "-", ".", " ",
+    "\n", "call", "tel", "12345678901", "1 2 3 4 5 6 7 8 9 0", "٠١٢٣٤٥٦٧٨٩", "²³", "x",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_PHONE_BITS | st.text(alphabet="0123456789 +().-\nab", max_size=12), max_size=12),
+       region=st.sampled_from(["US", "GB", "DE", ""]))
+def test_the_ten_digit_gate_never_hides_a_phone_number(parts: list[str], region: str) -> None:
+    # The gate only skips texts the matcher cannot report from; the ungated scan agrees.
+    text = "".join(parts)
+    gated = list(secrets_module._phones(text, region))
+    ungated_gate = secrets_module._TEN_DIGITS
+    try:
+        secrets_module._TEN_DIGITS = re.compile("")
+        ungated = list(secrets_module._phones(text, region))
+    finally:
+        secrets_module._TEN_DIGITS = ungated_gate
+    assert gated == ungated
+
+
+def test_the_ten_digit_gate_agrees_on_the_red_team_suite_and_real_notes() -> None:
+    texts = [c["body"] for c in ATTACKS] + [c["title"] + "\n" + c["body"] for c in BENIGN] + real_texts()[:600]
+    ungated_gate = secrets_module._TEN_DIGITS
+    gated = [list(secrets_module._phones(t, "US")) for t in texts]
+    try:
+        secrets_module._TEN_DIGITS = re.compile("")
+        ungated = [list(secrets_module._phones(t, "US")) for t in texts]
+    finally:
+        secrets_module._TEN_DIGITS = ungated_gate
+    assert gated == ungated
+    assert sum(map(len, gated)) > 0
