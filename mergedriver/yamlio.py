@@ -320,6 +320,12 @@ def _plain_scalar(value: Any) -> str | None:
     return None
 
 
+def reads_back_plain(value: str) -> bool:
+    """Whether ``value`` is written as plain text and read back as the same text (so
+    ``load_yaml(dump_yaml(value)) == value`` without asking PyYAML); False means "ask"."""
+    return _plain_scalar(value) == value
+
+
 _ANALYZER = _Dumper(None, allow_unicode=True)  # type: ignore[arg-type]  # never writes: only its analyze_scalar is used
 
 

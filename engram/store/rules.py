@@ -32,6 +32,7 @@ from engram.store.model import (
 )
 from engram.store.paths import normalize_domain, slugify, split_domain
 from mergedriver import codec
+from mergedriver.yamlio import reads_back_plain
 
 MAX_TITLE_CHARS = 300
 MAX_SUMMARY_CHARS = 2_000
@@ -193,7 +194,10 @@ def _depth(value: Any, limit: int) -> int | None:
 @functools.lru_cache(maxsize=4096)
 def _text_as_read(value: str) -> Any:
     """What a reader of the YAML sees for this text (``1e3`` reads back as a number);
-    cached, because imports repeat the same property values thousands of times."""
+    cached, because imports repeat the same property values thousands of times. Plain
+    text that reads back as itself (most of it: names, paths, words) skips PyYAML."""
+    if reads_back_plain(value):
+        return value
     return codec.load_yaml(codec.dump_yaml(value))
 
 
