@@ -297,17 +297,31 @@ _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.,/()+@'=-]*$")
 _PLAIN_TYPED = re.compile(r"[ ,]$| #|: ")
 
 
+#: :func:`_plain_text`'s answers for short texts: keys and values such as ``kind: fact``
+#: recur in every file written, and the answer costs a PyYAML resolver call.
+_PLAIN_MEMO: dict[str, bool] = {}
+_PLAIN_MEMO_MAX = 1 << 16
+
+
+def _plain_text(value: str) -> bool:
+    """Whether PyYAML emits the text ``value`` plain (see :func:`_plain_scalar`)."""
+    known = _PLAIN_MEMO.get(value) if type(value) is str else None
+    if known is not None:
+        return known
+    plain = not (not _PLAIN_SAFE.fullmatch(value) or _PLAIN_TYPED.search(value) or _TIMESTAMP_LIKE.match(value)
+                 or reads_typed(value))  # fullmatch: "$" alone would let a trailing newline through
+    plain = plain and _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) == _STR  # type: ignore[no-untyped-call,arg-type]
+    if type(value) is str and len(value) <= 200 and len(_PLAIN_MEMO) < _PLAIN_MEMO_MAX:
+        _PLAIN_MEMO[value] = plain
+    return plain
+
+
 def _plain_scalar(value: Any) -> str | None:
     """The text PyYAML would emit for a simple scalar, or None to let PyYAML decide."""
     if isinstance(value, Instant):
         return str(value)
     if isinstance(value, str):
-        if (not _PLAIN_SAFE.fullmatch(value) or _PLAIN_TYPED.search(value) or _TIMESTAMP_LIKE.match(value)
-                or reads_typed(value)):
-            return None  # fullmatch: "$" alone would let a trailing newline through
-        if _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) != _STR:  # type: ignore[no-untyped-call,arg-type]
-            return None
-        return value
+        return value if _plain_text(value) else None
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, int):

@@ -296,3 +296,15 @@ def test_plain_text_that_reads_back_as_itself_is_what_pyyaml_reads_back(value: s
     # rules._text_as_read skips PyYAML for such text; the round trip must agree.
     if yamlio.reads_back_plain(value):
         assert yamlio.load_yaml(yamlio.dump_yaml(value)) == value
+
+
+def test_the_plain_text_memo_never_answers_for_a_typed_scalar() -> None:
+    # Instant and Number are str subclasses: the memo of plain text must not serve them.
+    stamp = "2026-01-02T03:04:05Z"
+    assert yamlio._plain_scalar(stamp) is None  # a str that looks like a time is quoted
+    assert yamlio._plain_scalar(yamlio.Instant(stamp)) == stamp
+    assert yamlio._plain_scalar(stamp) is None
+    for value in ("fact", "yes", "1e3", "People/Alice Smith.md", "a: b"):
+        first = yamlio._plain_scalar(value)
+        assert yamlio._plain_scalar(value) == first  # now from the memo
+        assert (first is not None) == (yamlio.dump_yaml(value).rstrip("\n.").rstrip("\n") == value)
