@@ -88,8 +88,10 @@ def normalize_text(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
+@functools.lru_cache(maxsize=64)
 def fingerprint(title: str, content: str) -> str:
-    """Identity of an item's knowledge, independent of formatting."""
+    """Identity of an item's knowledge, independent of formatting (cached: a create
+    computes it for the duplicate check and again for the index row)."""
     basis = normalize_text(title) + "\n" + normalize_text(content)
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
 
