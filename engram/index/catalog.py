@@ -157,6 +157,9 @@ class Index:
         self._stem_cache: dict[str, tuple[str, ...]] = {}
         self._df_cache: dict[str, int] = {}
         self._df_changes = -1  # the 'changes' tally the df cache was filled at
+        self._df_items = 0  # and the 'items' tally
+        #: Cached counts kept through writes that only added items: lower bounds (see term_stats).
+        self._df_floors: set[str] = set()
         self._watcher: Watcher | None = None
         self._watch_failed = False
         self.search = SearchPrimitives(self)
@@ -719,21 +722,35 @@ class Index:
             ) from exc
         raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc
 
-    def term_stats(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def term_stats(self, words: Sequence[str], above: int | None = None) -> tuple[int, dict[str, int]]:
         """(number of items, {word: number of items containing it}) for plain words,
-        stemmed exactly as the word index stems them."""
+        stemmed exactly as the word index stems them.
+
+        With ``above``, a count over ``above`` may be one measured before the latest
+        writes, when those writes only added items: the word is then still held by more
+        than ``above`` items (adding items never lowers a count) and the caller, which
+        only needs to know that much (the near-match check skips such words), is spared
+        re-counting a long posting list after every write. Counts up to ``above`` are
+        always exact."""
         with self._lock:
             try:
                 conn = self.conn
                 tally = dict(conn.execute("SELECT key, n FROM tally").fetchall())
                 total, changes = int(tally["items"]), int(tally["changes"])
                 if changes != self._df_changes:  # any item written since: counts moved
-                    self._df_cache.clear()
-                    self._df_changes = changes
+                    # Every insert adds one to both tallies and every delete (an update
+                    # deletes first) one to 'changes' and minus one to 'items'; a rebuilt
+                    # index restarts 'changes' from the clock. Equal steps: inserts only.
+                    added = changes - self._df_changes
+                    grew_only = self._df_changes >= 0 and added >= 0 and added == total - self._df_items
+                    kept = {t: n for t, n in self._df_cache.items() if n > above} if grew_only and above is not None else {}
+                    self._df_cache, self._df_floors = kept, set(kept)
+                    self._df_changes, self._df_items = changes, total
                 if not words:
                     return total, {}
                 stems = self._stems(conn, words)
-                wanted = sorted({s for g in stems.values() for s in g} - set(self._df_cache))
+                floors = {t for t in self._df_floors if above is None or self._df_cache[t] <= above}
+                wanted = sorted({s for g in stems.values() for s in g} - (set(self._df_cache) - floors))
                 if wanted:
                     marks = ",".join("?" * len(wanted))
                     found = dict(
@@ -743,7 +760,9 @@ class Index:
                     )
                     if len(self._df_cache) > 50_000:
                         self._df_cache.clear()
+                        self._df_floors.clear()
                     self._df_cache.update({t: int(found.get(t, 0)) for t in wanted})
+                    self._df_floors.difference_update(wanted)
                 df = self._df_cache
             except sqlite3.Error as exc:
                 raise StorageError(f"search failed: {exc}.", hint="Run `engram reindex`.") from exc

@@ -210,7 +210,8 @@ def _near_candidates(state: VaultState, item: Engram) -> dict[str, tuple[str, st
     )
     words = rules.candidate_words(item.title, item.content)
     settings = state.dedup_settings
-    match = candidate_match(words, state.index.term_stats(words)[1], max_postings=settings.max_postings)
+    df = state.index.term_stats(words, above=settings.max_postings)[1]
+    match = candidate_match(words, df, max_postings=settings.max_postings)
     if match is not None:
         rows += state.index.query(
             "SELECT path, title, body FROM items WHERE rowid IN (SELECT rowid FROM items_fts"

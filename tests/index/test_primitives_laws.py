@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.errors import InvalidInput
 from engram.index.catalog import Index
@@ -195,3 +197,52 @@ def test_an_empty_vault_has_an_empty_overview(tmp_path: Path) -> None:
         assert counts(index).items == 0 and counts(index).by_domain == {}
     finally:
         index.close()
+
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "echoes")
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["create", "update", "delete", "other"]), st.lists(st.sampled_from(_WORDS), min_size=1,
+                                                                                  max_size=4)),
+    min_size=1, max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=_OPS, above=st.integers(min_value=0, max_value=3))
+def test_counts_kept_through_inserts_say_above_when_the_exact_count_is_above(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, list[str]]], above: int
+) -> None:
+    # The near-match check asks term_stats(words, above=maxPostings): a count it serves
+    # from before the latest writes must be one the writes cannot have brought down to
+    # `above` or below; every count up to `above` is exact. Any write that removed an
+    # item (a delete, an update, another process's) makes it count afresh.
+    vault = Vault.init(tmp_path_factory.mktemp("df") / "v")
+    other = Vault.open(vault.root)
+    try:
+        made: list[str] = []
+        for n, (op, words) in enumerate(ops):
+            text = " ".join(words)
+            if op == "create" or not made:
+                made.append(vault.create(f"Note {n}", text, domain=["x"], dedupe=False).item.id)
+            elif op == "update":
+                vault.update(made[-1], {"content": text + f" {n}"})
+            elif op == "delete":
+                vault.delete(made.pop())
+            else:
+                made.append(other.create(f"Other {n}", text, domain=["x"], dedupe=False).item.id)
+            index = vault.state.index
+            _, served = index.term_stats(list(_WORDS), above=above)
+            fresh = Index(vault.root, index.db_path)
+            try:
+                exact = fresh.term_stats(list(_WORDS))[1]
+            finally:
+                fresh.close()
+            for word in _WORDS:
+                if exact[word] <= above:
+                    assert served[word] == exact[word], (word, served, exact)
+                else:
+                    assert served[word] > above, (word, served, exact)
+            assert index.term_stats(list(_WORDS))[1] == exact  # without `above`: exact
+    finally:
+        other.close()
+        vault.close()
