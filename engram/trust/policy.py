@@ -124,12 +124,14 @@ def text_digest(item: Engram) -> str:
 
 
 def released(item: Engram) -> bool:
-    """Whether a curator released exactly this text of ``item``."""
-    return item.extra.get(RELEASE_KEY) == text_digest(item)
+    """Whether a curator released exactly this text of ``item`` (an item no one
+    released has no digest to compare, so its text is not hashed)."""
+    mark = item.extra.get(RELEASE_KEY)
+    return mark is not None and mark == text_digest(item)
 
 
-def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
-    fields = text_fields(item)
+def _new_text(fields: dict[str, str], previous: Engram | None) -> dict[str, str]:
+    """Of an item's ``fields`` (its :func:`text_fields`), those this write adds."""
     if previous is None or previous.visibility not in SHARED:
         return fields
     before = text_fields(previous)
@@ -138,7 +140,7 @@ def _new_text(item: Engram, previous: Engram | None) -> dict[str, str]:
 
 def scan_new_text(item: Engram, previous: Engram | None, settings: TrustSettings) -> list[Detection]:
     """Secrets and personal data in the text this write adds to ``item``."""
-    return scan_fields(_new_text(item, previous), settings.options())
+    return scan_fields(_new_text(text_fields(item), previous), settings.options())
 
 
 def admit(
@@ -152,14 +154,16 @@ def admit(
     """
     events: list[Event] = []
     detections: tuple[Detection, ...] = ()
+    fields = text_fields(item)
     if check_sensitive and item.visibility in SHARED:
-        detections = tuple(scan_new_text(item, previous, settings))
+        detections = tuple(scan_fields(_new_text(fields, previous), settings.options()))
     if detections:
         item, more = _handle_sensitive(item, detections, settings)
         events += more
+        fields = text_fields(item)  # redacted: the screen reads what will be written
     screening = Screening()
     if settings.screen and not released(item):
-        screening = screen_fields(text_fields(item))
+        screening = screen_fields(fields)
         if previous is not None:
             screening = screening.without(screen_fields(text_fields(previous)))
         if screening.quarantine and item.status != "quarantined":
