@@ -249,7 +249,12 @@ def _similarity(a: str, b: str, floor: float) -> float:
     if a > b:  # one order for both directions: difflib's ratios are not symmetric
         a, b = b, a
     words_a, words_b = a.split(), b.split()
-    shared = sum((Counter(words_a) & Counter(words_b)).values())
+    count_a, count_b = Counter(words_a), Counter(words_b)
+    if len(count_a) > len(count_b):
+        count_a, count_b = count_b, count_a
+    # The size of the multiset intersection (Counter's & builds it in Python; only its
+    # size is needed).
+    shared = sum(min(n, count_b[w]) for w, n in count_a.items() if w in count_b)
     bound = 2 * shared / (len(words_a) + len(words_b))  # ≥ the word-level ratio and Jaccard
     if bound < floor:
         return bound
