@@ -58,3 +58,14 @@ def test_the_baseline_ranks_exactly_the_items_the_vault_holds(tmp_path: Path) ->
         docs = [(d.key, d.title, d.body.strip()) for d in c.docs]
         assert sorted(written) == sorted(docs), granularity
         assert len(docs) == len(where)
+
+
+def test_the_paired_comparison_counts_each_query_once() -> None:
+    from benchmarks.quality import paired
+
+    ours = {"mrr": [1.0, 0.5, 0.0, 1.0], "recall@5": [1.0, 1.0, 1.0, 1.0]}
+    base = {"mrr": [0.5, 0.5, 1.0, 1.0], "recall@5": [1.0, 1.0, 1.0, 1.0]}
+    got = paired(ours, base)
+    assert got["mrr"]["diff"] == -0.125 and (got["mrr"]["better"], got["mrr"]["worse"]) == (1, 1)
+    assert got["mrr"]["low"] < got["mrr"]["diff"] < got["mrr"]["high"]
+    assert got["recall@5"] == {"diff": 0.0, "low": 0.0, "high": 0.0, "better": 0, "worse": 0}
