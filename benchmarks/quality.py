@@ -40,6 +40,7 @@ from benchmarks import collections as coll
 from benchmarks.collections import Collection, Doc, Query
 from benchmarks.mcp_search import hit_ids, stdio_search
 from engram.index.query import STOPWORDS
+from engram.quality.evaluation import metrics  # the metrics `engram eval` reports
 from engram.vault import Vault
 
 CONFIGS: dict[str, str] = {
@@ -57,27 +58,6 @@ def _extra_settings() -> str:
 
 
 # ---------------------------------------------------------------------- metrics
-
-
-def metrics(ranked: Sequence[str], relevant: Mapping[str, float]) -> dict[str, float]:
-    if not relevant:
-        return {}
-    first = next((i for i, k in enumerate(ranked, start=1) if k in relevant), None)
-    hits, precisions = 0, []
-    for i, key in enumerate(ranked, start=1):
-        if key in relevant:
-            hits += 1
-            precisions.append(hits / i)
-    dcg = sum(relevant[k] / math.log2(i + 1) for i, k in enumerate(ranked[:10], start=1) if k in relevant)
-    ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
-    return {
-        "recall@5": len(relevant.keys() & set(ranked[:5])) / len(relevant),
-        "recall@10": len(relevant.keys() & set(ranked[:10])) / len(relevant),
-        "mrr": 1.0 / first if first else 0.0,
-        "ap": sum(precisions) / len(relevant),
-        "ndcg@10": dcg / idcg if idcg else 0.0,
-    }
 
 
 def keys_of(ids: Sequence[str], where: Mapping[str, str]) -> list[str]:
