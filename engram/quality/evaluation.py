@@ -11,9 +11,10 @@ A golden set is a file of cases, each a query and the items that answer it::
       expect: []                                # no answer: the vault should abstain
 
 YAML (a list, or a mapping with ``cases``), JSON, or JSON Lines (``.jsonl``, one case
-per line). Every expected reference is resolved before any query runs, so a golden set
-naming an item the vault does not hold is refused with the case and the reference — a
-renamed item cannot quietly turn into a miss.
+per line). Every expected reference is resolved before any query runs (in this vault,
+then in the org vault's clone), so a golden set naming an item the vault does not hold
+is refused with the case and the reference: a renamed item cannot quietly turn into a
+miss.
 
 Each case runs through :func:`engram.scopes.recall.search` with the vault's own recall
 settings (the path ``engram_search`` takes for an agent: the org vault too, when set up) and usage recording off, so an
@@ -37,7 +38,7 @@ from typing import Any
 
 from engram.errors import EngramError, InvalidInput, NotFound
 from engram.items.state import VaultState
-from engram.scopes.recall import search
+from engram.scopes.recall import get_any, search
 from engram.store.fsio import read_regular
 from mergedriver import codec
 
@@ -210,14 +211,12 @@ def _case(state: VaultState, where: str, entry: Any) -> Case:
 
 def _item_id(state: VaultState, where: str, ref: str) -> str:
     try:
-        rel = state.resolve(ref)
+        return get_any(state, ref)[0].id  # this vault, then the org vault's clone
     except (NotFound, InvalidInput) as exc:
         raise InvalidInput(
             f"{where} expects {ref!r}, which names no single item here ({exc.message.rstrip('.')}).",
             field="golden", hint="Name items by id, path or exact title; `engram list` shows them.",
         ) from None
-    rows = state.index.item_rows("path = ?", (rel,))
-    return rows[0].id if rows else state.read(rel)[0].id
 
 
 def _text(where: str, entry: Mapping[str, Any], key: str) -> str | None:

@@ -207,3 +207,24 @@ def test_metrics_are_shares_and_a_perfect_ranking_scores_one(ranked: list[str], 
     assert all(0.0 <= v <= 1.0 + 1e-9 for v in metrics(ranked, relevant).values())
     ideal = sorted(relevant, key=lambda k: -relevant[k]) + [k for k in ranked if k not in relevant]
     assert all(v == pytest.approx(1.0) for v in metrics(ideal, relevant).values())
+
+
+def test_an_org_item_can_be_the_answer_a_golden_set_expects(tmp_path: Path) -> None:
+    """An agent's search reaches the org vault; so does the evaluation, and an org
+    item's id is a reference a golden set may name."""
+    from tests.scopes.helpers import publish_org
+    from tests.scopes.helpers import team as team_of
+
+    org = publish_org(tmp_path)
+    (alice,) = team_of(tmp_path, "payments", org, "alice")
+    (carol,) = team_of(tmp_path, "search", org, "carol")
+    shared = carol.create("Cache invalidation needs versioned keys", "Version every cache key so a deploy "
+                          "invalidates stale entries.", domain=["eng"])
+    carol.endorse(shared.id)
+    carol.promote(shared.id, to="org")
+    alice.sync_scopes()
+    path = golden(tmp_path, f"- query: versioned cache keys\n  expect: [{shared.id}]\n")
+    (r,) = alice.evaluate(path).results
+    assert r.ranked[0] == shared.id and r.metrics["mrr"] == 1.0
+    alice.close()
+    carol.close()
