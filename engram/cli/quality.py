@@ -92,8 +92,9 @@ def eval_command(
 
     GOLDEN is a YAML, JSON or JSONL file of cases: `query`, `expect` (ids, paths or
     exact titles; a mapping to gains for graded ones; empty when the vault should
-    abstain) and optional `domain`, `kinds`, `tags`. Each case is searched as an agent's
-    engram_search is (the vault's recall settings; nothing recorded or written).
+    abstain), optional `domain`, `kinds`, `tags` and a free-text `note`. Each case is
+    searched as an agent's engram_search is (the vault's recall settings; nothing
+    recorded or written).
     Reports recall@5, recall@10, MRR, AP and nDCG@10, and abstention on no-answer cases.
     With --min or --baseline it is a regression gate: exit 1 when a total falls short.
 

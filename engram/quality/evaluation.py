@@ -6,7 +6,7 @@ A golden set is a file of cases, each a query and the items that answer it::
       expect: [ops/keys/rotation.md]            # ids, id prefixes, paths or exact titles
     - query: retry policy for payments
       expect: {01J8ZQ3K: 2, Backoff with jitter: 1}   # graded: higher is more relevant
-      domain: engineering                       # optional filters: domain, kinds, tags
+      domain: engineering                       # optional filters: domain, kinds, tags; a note
     - query: the office wifi password
       expect: []                                # no answer: the vault should abstain
 
@@ -32,7 +32,7 @@ import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,7 @@ class Evaluation:
     answerable_abstained: int
     no_answer: int
     elapsed_ms: float
-    failures: tuple[str, ...] = field(default=())
+    failures: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
