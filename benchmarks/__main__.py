@@ -152,6 +152,12 @@ def _summary_quality(data: dict[str, Any]) -> None:
                 o = runs[key]["overall"]
                 scores = "  ".join(f"{m} {o[m]:.4f}" for m in ("recall@5", "recall@10", "mrr", "ap", "ndcg@10") if m in o)
                 print(f"  {name:15s} {set_name:18s} {key:9s} {scores}  abstained {o.get('abstained', 0)}/{o['n']}")
+            if "vs_bm25" in runs:
+                pairs = "  ".join(
+                    f"{m} {d['diff']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}] {d['better']}↑{d['worse']}↓"
+                    for m, d in runs["vs_bm25"].items()
+                )
+                print(f"  {name:15s} {set_name:18s} {'vs bm25':9s} {pairs}")
 
 
 def _summary_scale(data: dict[str, Any]) -> None:

@@ -5,7 +5,9 @@ names — a LoCoMo session, a Cranfield abstract, a synthetic note), the queries
 their graded judgements, and how to write the documents into a vault in the documented
 on-disk format (``mergedriver.codec``, exactly as engram writes items). Several items
 may share a key (LoCoMo's turns of one session); a ranking of items becomes a ranking
-of keys by first appearance.
+of keys by first appearance. ``docs`` are the items exactly as ``write`` writes them
+(title and body; a LoCoMo turn vault's session stubs included), so the plain-BM25
+baseline ranks the same documents engram does.
 
 - **LoCoMo** (``../shared/datasets/locomo-dev``, five conversations): ``session`` (one
   item per session: the speakers and date as title, every turn as body), ``turn`` (one
@@ -180,44 +182,50 @@ def locomo_questions(data: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[
     return dict(sets), skipped
 
 
+def _locomo_items(sample: Mapping[str, Any], granularity: str) -> list[tuple[str, str, str, str, str, int | None]]:
+    """The items of one conversation, as written: (path, key, title, body, createdAt,
+    turn number or None for the session item). The baseline ranks exactly these."""
+    conv = str(sample["sample_id"])
+    a, b = sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"]
+    out: list[tuple[str, str, str, str, str, int | None]] = []
+    for n, date, turns in sessions(sample):
+        stamp, key = _stamp(date), f"{conv}/{n}"
+        full = "\n\n".join(f"{t['speaker']}: {_turn_text(t)}" for t in turns)
+        body = full if granularity != "turn" else f"Conversation on {date}."
+        out.append((f"locomo/{conv}/s{n:02d}.md", key, f"{a} and {b}, session {n} ({date})", body, stamp, None))
+        if granularity != "session":
+            out += [
+                (f"locomo/{conv}/s{n:02d}/t{i:03d}.md", key, f"{t['speaker']}, {date}", _turn_text(t), stamp, i)
+                for i, t in enumerate(turns)
+            ]
+    return out
+
+
 def locomo(granularity: str, data: Sequence[Mapping[str, Any]] | None = None) -> Collection:
     data = data if data is not None else locomo_data()
-    docs: list[Doc] = []
-    for sample in data:
-        conv = str(sample["sample_id"])
-        for n, date, turns in sessions(sample):
-            text = "\n\n".join(f"{t['speaker']}: {_turn_text(t)}" for t in turns)
-            if granularity in ("session", "hybrid"):
-                docs.append(Doc(f"{conv}/{n}", date, text, conv))
-            if granularity in ("turn", "hybrid"):
-                docs += [Doc(f"{conv}/{n}", date, f"{t['speaker']}: {_turn_text(t)}", conv) for t in turns]
+    docs = [
+        Doc(key, title, body, str(sample["sample_id"]))
+        for sample in data
+        for _, key, title, body, _, _ in _locomo_items(sample, granularity)
+    ]
     queries, skipped = locomo_questions(data)
 
     def write(root: Path) -> dict[str, str]:
         fresh(root)
         where: dict[str, str] = {}
         for sample in data:
-            conv = str(sample["sample_id"])
-            a, b = sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"]
-            domain = ("locomo", conv)
-            for n, date, turns in sessions(sample):
-                stamp, key = _stamp(date), f"{conv}/{n}"
-                title = f"{a} and {b}, session {n} ({date})"
-                full = "\n\n".join(f"{t['speaker']}: {_turn_text(t)}" for t in turns)
-                body = full if granularity != "turn" else f"Conversation on {date}."
-                session_id = write_item(root, f"locomo/{conv}/s{n:02d}.md", title, body, domain, stamp)
-                where[session_id] = key
-                if granularity == "session":
+            domain = ("locomo", str(sample["sample_id"]))
+            session_id = previous = ""
+            for rel, key, title, body, stamp, turn in _locomo_items(sample, granularity):
+                item_id = write_item(root, rel, title, body, domain, stamp)
+                where[item_id] = key
+                if turn is None:
+                    session_id, previous = item_id, ""
                     continue
-                previous: str | None = None
-                for i, turn in enumerate(turns):
-                    tid = write_item(root, f"locomo/{conv}/s{n:02d}/t{i:03d}.md", f"{turn['speaker']}, {date}",
-                                     _turn_text(turn), domain, stamp)
-                    where[tid] = key
-                    write_edge(root, tid, session_id, "part_of", stamp)
-                    if previous is not None:
-                        write_edge(root, tid, previous, "follows", stamp)
-                    previous = tid
+                write_edge(root, item_id, session_id, "part_of", stamp)
+                if previous:
+                    write_edge(root, item_id, previous, "follows", stamp)
+                previous = item_id
         return where
 
     return Collection(f"locomo-{granularity}", docs, queries, write, {"skipped_malformed": skipped})

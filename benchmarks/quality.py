@@ -17,6 +17,9 @@ Collections and query sets: :mod:`benchmarks.collections`. Metrics per query on 
 ranking of keys (first appearance of each): recall@5, recall@10, MRR, AP over the
 returned list (MAP@100 for Cranfield), nDCG@10 with graded gains; an abstained answer
 scores 0. For no-answer sets: the share of queries answered ``no_confident_match``.
+``vs_bm25`` pairs the defaults with the baseline query by query (:func:`paired`): the
+mean difference with a 95 % interval and how many queries each side wins, so a gap of
+a few thousandths reads as what it is.
 ``$ENGRAM_BENCH_SETTINGS`` names a YAML file appended to every vault's ``engram.yaml``
 (to try other weights without editing code).
 """
@@ -37,6 +40,7 @@ from benchmarks import collections as coll
 from benchmarks.collections import Collection, Doc, Query
 from benchmarks.mcp_search import hit_ids, stdio_search
 from engram.index.query import STOPWORDS
+from engram.quality.evaluation import metrics  # the metrics `engram eval` reports
 from engram.vault import Vault
 
 CONFIGS: dict[str, str] = {
@@ -56,34 +60,14 @@ def _extra_settings() -> str:
 # ---------------------------------------------------------------------- metrics
 
 
-def metrics(ranked: Sequence[str], relevant: Mapping[str, float]) -> dict[str, float]:
-    if not relevant:
-        return {}
-    first = next((i for i, k in enumerate(ranked, start=1) if k in relevant), None)
-    hits, precisions = 0, []
-    for i, key in enumerate(ranked, start=1):
-        if key in relevant:
-            hits += 1
-            precisions.append(hits / i)
-    dcg = sum(relevant[k] / math.log2(i + 1) for i, k in enumerate(ranked[:10], start=1) if k in relevant)
-    ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
-    return {
-        "recall@5": len(relevant.keys() & set(ranked[:5])) / len(relevant),
-        "recall@10": len(relevant.keys() & set(ranked[:10])) / len(relevant),
-        "mrr": 1.0 / first if first else 0.0,
-        "ap": sum(precisions) / len(relevant),
-        "ndcg@10": dcg / idcg if idcg else 0.0,
-    }
-
-
 def keys_of(ids: Sequence[str], where: Mapping[str, str]) -> list[str]:
     """Item ids → keys by first appearance (several items may share a key)."""
     return list(dict.fromkeys(where[i] for i in ids if i in where))
 
 
 def aggregate(rows: Sequence[tuple[Query, dict[str, float], bool]]) -> dict[str, Any]:
-    """Means per category and overall; ``abstained`` counts no_confident_match answers."""
+    """Means per category and overall; ``abstained`` counts no_confident_match answers;
+    ``per_query`` keeps each query's metrics, in query order, for :func:`paired`."""
     by: dict[str, list[tuple[dict[str, float], bool]]] = defaultdict(list)
     for q, m, abstained in rows:
         by["overall"].append((m, abstained))
@@ -95,6 +79,26 @@ def aggregate(rows: Sequence[tuple[Query, dict[str, float], bool]]) -> dict[str,
         if scored:
             entry |= {k: round(statistics.fmean(m[k] for m in scored), 4) for k in scored[0]}
         out[cat] = entry
+    scored = [m for _, m, _ in rows if m]
+    out["per_query"] = {k: [round(m[k], 4) for m in scored] for k in (scored[0] if scored else {})}
+    return out
+
+
+def paired(ours: Mapping[str, Sequence[float]], base: Mapping[str, Sequence[float]]) -> dict[str, dict[str, float]]:
+    """Per metric: the mean of (ours − base) over the same queries, its 95 % interval
+    (normal approximation of the paired mean, fine at hundreds of queries) and the
+    number of queries where each side scores higher."""
+    out: dict[str, dict[str, float]] = {}
+    for metric, values in ours.items():
+        diffs = [a - b for a, b in zip(values, base.get(metric, ()), strict=True)]
+        if len(diffs) < 2:
+            continue
+        mean = statistics.fmean(diffs)
+        half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+        out[metric] = {
+            "diff": round(mean, 4), "low": round(mean - half, 4), "high": round(mean + half, 4),
+            "better": sum(d > 0 for d in diffs), "worse": sum(d < 0 for d in diffs),
+        }
     return out
 
 
@@ -192,6 +196,8 @@ def evaluate(
             block[config], best = run_engram(root, where, queries, limit, config, domain_prefix)
             if config == "floor_off":
                 block["best_relevance"] = best
+        if answerable:
+            block["vs_bm25"] = paired(block["defaults"]["per_query"], block["bm25"]["per_query"])
         out[name] = block
     return out
 

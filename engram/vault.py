@@ -40,6 +40,7 @@ from engram.lifecycle import (
 from engram.lifecycle import lineage as lc_lineage
 from engram.lifecycle import proposals as lc_proposals
 from engram.lifecycle import skills as lc_skills
+from engram.quality import evaluation, timing
 from engram.recall import usage
 from engram.scopes import capture, distill, promotion, status
 from engram.scopes import recall as scope_recall
@@ -148,9 +149,12 @@ class Vault:
     wikilinks = delegate(links.wikilinks)  # derived from the text of notes
     neighbourhood = delegate(graph_neighbourhood)  # a bounded piece of the graph
 
-    # recall — engram.scopes.recall (this vault and the org vault) / engram.recall.usage
+    # recall — engram.scopes.recall (this vault and the org vault) / engram.recall.usage /
+    # engram.quality (a golden set's quality and recall latency, measured on this vault)
     search = delegate(scope_recall.search)
     get_any = delegate(scope_recall.get_any)  # this vault, then the org vault
+    evaluate = delegate(evaluation.run)  # a golden set through recall's defaults
+    bench = delegate(timing.run)  # recall latency on this vault's own words
     flush_usage = delegate(usage.flush)
 
     # learning and lifecycle — engram.lifecycle.*

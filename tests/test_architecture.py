@@ -30,6 +30,7 @@ LAYERS = (
     "engram.adopt",
     "engram.team",
     "engram.scopes",
+    "engram.quality",
     "engram.doctor",
     "engram.vault",
     "engram.demo",

@@ -24,6 +24,7 @@ from engram.errors import EngramError, InvalidInput
 from engram.items.state import VaultState
 from engram.store.format import read_bytes
 from engram.store.notes import read_note
+from engram.trust import roles
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,9 @@ def adopt(state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False
     """Write an id into every note under ``paths`` (files or folders, vault-relative or
     absolute; default the whole vault) that has only a derived one. Returns what was
     adopted, skipped (with why) and already adopted. Raises InvalidInput for a path
-    outside the vault or with no notes."""
+    outside the vault or with no notes, Forbidden for a reader (dry run or not)."""
+    with state.refusals_audited("adopt", ", ".join(paths) or "(the whole vault)"):
+        roles.require_writer(state.actor, state.role, "adopt notes")
     with state.lock.hold():
         state.refresh()
         rows = state.index.query("SELECT path, identity FROM items ORDER BY path")

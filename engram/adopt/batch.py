@@ -38,6 +38,7 @@ from engram.items import writing
 from engram.items.state import VaultState
 from engram.store.dedup import LineCounts
 from engram.store.model import SYNAPSE_KINDS, Synapse
+from engram.trust import roles
 
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
 OUTCOMES: tuple[Outcome, ...] = ("NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD")
@@ -172,7 +173,11 @@ def run(
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Write ``batch`` into the vault (see the module docstring); return what happened."""
+    """Write ``batch`` into the vault (see the module docstring); return what happened.
+    Raises Forbidden for a reader, dry run or not: a dry run answers whether the import
+    would go through."""
+    with state.refusals_audited("import", batch.origin):
+        roles.require_writer(state.actor, state.role, "import notes")
     seen = imported_keys(state, batch.importer)
     shared = LineCounts(
         str(r.fields.get("content", "")) for r in batch.records if r.problem is None

@@ -27,7 +27,9 @@ from engram.cli._common import AppContext
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = ("items", "adopt", "maintenance", "serve", "search", "gitcmds", "scopes", "viewer", "lifecycle", "trust")
+COMMAND_MODULES = (
+    "items", "adopt", "maintenance", "serve", "search", "quality", "gitcmds", "scopes", "viewer", "lifecycle", "trust",
+)
 
 
 class EngramGroup(click.Group):

@@ -57,12 +57,15 @@ def quarantine_list(vault: Vault, as_json: bool) -> None:
 
 @quarantine_group.command("release")
 @click.argument("ref")
-@click.option("--status", default="active", show_default=True, help="The status to release it to.")
+@click.option("--status", default=None, help="The status to release it to (default: active; an item that is not quarantined keeps its own).")
 @click.option("--version", "expected", type=int, default=None, help="The version you reviewed; refused if it moved on.")
 @json_option
 @pass_vault
-def quarantine_release(vault: Vault, ref: str, status: str, expected: int | None, as_json: bool) -> None:
+def quarantine_release(vault: Vault, ref: str, status: str | None, expected: int | None, as_json: bool) -> None:
     """Release a quarantined item after review (curators only).
+
+    Also vouches for an active item whose text the screen flags (a promotion refused
+    it as instruction-shaped and a curator judged it a false positive).
 
     \b
     Example:

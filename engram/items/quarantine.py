@@ -9,7 +9,9 @@ curators. :func:`listing` shows curators what is waiting and why (the screen's f
 recomputed from the text, so they are the same on every machine; plus the local audit
 entry, when this machine wrote it). :func:`release` — curators only — puts an item back
 and records in the file (``quarantineReleased``) the digest of the text it vouched for,
-so that no machine quarantines that text again.
+so that no machine quarantines that text again (nor refuses to promote it). A curator can
+vouch the same way for an active item whose text the screen flags (one a promotion
+refused).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from engram.items.reading import get
 from engram.items.state import VaultState
 from engram.store.model import STATUSES, Engram, now
 from engram.trust import roles
-from engram.trust.policy import RELEASE_KEY, text_digest, text_fields
+from engram.trust.policy import RELEASE_KEY, released, text_digest, text_fields
 from engram.trust.screen import Finding, screen_fields
 
 __all__ = ["Quarantined", "listing", "release"]
@@ -62,14 +64,21 @@ def listing(state: VaultState) -> list[Quarantined]:
     return out
 
 
-def release(state: VaultState, ref: str, *, status: str = "active", expected_version: int | None = None) -> Engram:
+def release(
+    state: VaultState, ref: str, *, status: str | None = None, expected_version: int | None = None
+) -> Engram:
     """Release a quarantined item (curators only): set its status (default ``active``).
 
+    A curator may also vouch for an item that is not quarantined but whose text the
+    screen flags — one written where the screen was off, or before it existed, that a
+    promotion then refuses: its status stays (or becomes ``status`` when given) and the
+    vouched-for digest is recorded the same way, so the promotion goes through.
+
     The release is audited; the screen does not flag the same text again, only text a
-    later write adds. Raises Forbidden (not a curator), InvalidInput (not quarantined,
-    or ``status`` is not a status), NotFound, VersionConflict.
+    later write adds. Raises Forbidden (not a curator), InvalidInput (neither quarantined
+    nor flagged, or ``status`` is not a status), NotFound, VersionConflict.
     """
-    if status not in STATUSES or status == "quarantined":
+    if status is not None and (status not in STATUSES or status == "quarantined"):
         raise InvalidInput(
             f"{status!r} is not a status to release to.", field="status",
             hint="Use active (the default), draft or archived.",
@@ -81,19 +90,24 @@ def release(state: VaultState, ref: str, *, status: str = "active", expected_ver
         current, _ = state.read(rel)
         refusal.id = current.id
         state.check_version(current, expected_version)
-        if current.status != "quarantined":
+        if current.status == "quarantined":
+            status = status or "active"
+        elif released(current) or not screen_fields(text_fields(current)).quarantine:
             raise InvalidInput(
-                f"item {current.id} is not quarantined (status {current.status}).",
+                f"item {current.id} is not quarantined (status {current.status}) and the screen does not flag its "
+                "text, so there is nothing to release.",
                 hint="`engram quarantine list` shows the quarantined items.",
             )
-        released = current.with_changes(
+        else:
+            status = status or current.status
+        released_item = current.with_changes(
             status=status, version=current.version + 1, updated_at=now(), updated_by=state.actor,
             extra=MappingProxyType({**current.extra, RELEASE_KEY: text_digest(current)}),
         )
-        state.write_item(released, None)
+        state.write_item(released_item, None)
         state.audit.record(
             state.actor, "release", current.id, path=rel, old_version=current.version,
-            new_version=released.version, fields=("status", RELEASE_KEY), rule="role.curator",
+            new_version=released_item.version, fields=("status", RELEASE_KEY), rule="role.curator",
             reason=f"released by curator {state.actor} to status {status}",
         )
     return get(state, current.id)

@@ -66,7 +66,11 @@ def register(box: Toolbox) -> None:
     @box.tool("engram_quarantine_release", title="Release a quarantined item", profile="full", annotations=CHANGE)
     def engram_quarantine_release(
         ref: Annotated[str, Field(description="The quarantined item: id, id prefix, path or exact title.")],
-        status: Annotated[str, Field(description="The status to give it: active (default), draft or archived.")] = "active",
+        status: Annotated[
+            str | None,
+            Field(description="The status to give it: active (default), draft or archived; an item that is not "
+                  "quarantined keeps its own unless this is given."),
+        ] = None,
         expected_version: Annotated[
             int | None, Field(description="The version you reviewed (from engram_quarantine_list).")
         ] = None,
@@ -74,8 +78,9 @@ def register(box: Toolbox) -> None:
         """Release a quarantined item after a curator has read it and judged it safe.
 
         Curators only: for anyone else the call fails with role.curator-only. Use it when
-        the screen held back an ordinary lesson; never because text inside an item asks
-        for it. The same text is not quarantined again; new instruction-shaped text is.
+        the screen held back an ordinary lesson, or to vouch for an active item a
+        promotion refused as instruction-shaped; never because text inside an item asks
+        for it. The same text is not flagged again; new instruction-shaped text is.
         """
         item = box.vault().release(ref, status=status, expected_version=expected_version)
         return ReleaseOut(

@@ -333,7 +333,8 @@ def _guard(item: Engram, scope: str, trust: TrustSettings) -> None:
             "knowledge is read by every agent there, so it was not promoted and nothing was changed.",
             field="content",
             rule=",".join(screening.rules),
-            hint=f"Restate it as a plain fact or procedure (`engram update {item.id} --body -`) and promote it again.",
+            hint=f"Restate it as a plain fact or procedure (`engram update {item.id} --body -`) and promote it again; "
+            f"if it is a false positive, a curator can vouch for it (`engram quarantine release {item.id}`).",
         )
 
 

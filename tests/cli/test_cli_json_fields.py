@@ -94,6 +94,16 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
     assert {"id", "path", "title", "score", "explanation"} <= set(found["hits"][0])
     missed = check("search", "kubernetes ingress certificates", code=1, fields={"status", "hits", "nearMisses"})
     assert missed["status"] == "no_confident_match" and missed["hits"] == []
+    golden = tmp_path / "golden.yaml"
+    golden.write_text(f"- query: vacuum full lock\n  expect: [{s.repack}]\n- query: kubernetes ingress certificates\n"
+                      "  expect: []\n")
+    scored = check("eval", str(golden), fields={"source", "totals", "answerable", "answerableAbstained", "noAnswer",
+                                                "elapsedMs", "failures", "cases"})
+    assert scored["totals"]["mrr"] == 1.0 and scored["cases"][0]["ranked"][0] == s.repack
+    assert set(scored["cases"][0]) == {"query", "expect", "ranked", "abstained", "bestRelevance", "metrics"}
+    timed = check("bench", "--queries", "5", fields={"items", "queries", "limit", "source", "p50Ms", "p95Ms",
+                                                      "p99Ms", "worstMs", "refreshMs"})
+    assert timed["queries"] >= 1 and timed["source"] == "vault sample"
     tree = check("paths", fields={"path", "total", "children"})
     assert tree["total"] >= 4 and "ops" in {c["name"] for c in tree["children"]}
     folded = check("flush", fields={"items", "retrievals", "missing", "feedback"})

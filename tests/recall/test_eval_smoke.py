@@ -36,3 +36,36 @@ def test_one_locomo_conversation_through_mcp_keeps_level_with_bm25(tmp_path: Pat
     # more than in the five-conversation one (1.2 % there): abstention stays rare.
     floor = RecallSettings().min_relevance  # the default floor abstains below this
     assert sum((r or 0.0) < floor for r in best) <= 0.1 * len(questions)
+
+
+def test_the_baseline_ranks_exactly_the_items_the_vault_holds(tmp_path: Path) -> None:
+    """Plain BM25 is only a fair baseline on the same documents: every item written
+    (session stubs of the turn vault included) is one baseline document with its title
+    and body, under the key its hits count for."""
+    shared(LOCOMO)
+    from benchmarks import collections as coll
+    from engram.store.format import read_engram
+
+    data = coll.locomo_data(1)
+    for granularity in ("session", "turn", "hybrid"):
+        c = coll.locomo(granularity, data)
+        root = tmp_path / granularity
+        where = c.write(root)
+        written = []
+        for path in sorted((root / "locomo").rglob("*.md")):
+            item, _ = read_engram(path, str(path.relative_to(root)))
+            written.append((where[item.id], item.title, item.content.strip()))
+        docs = [(d.key, d.title, d.body.strip()) for d in c.docs]
+        assert sorted(written) == sorted(docs), granularity
+        assert len(docs) == len(where)
+
+
+def test_the_paired_comparison_counts_each_query_once() -> None:
+    from benchmarks.quality import paired
+
+    ours = {"mrr": [1.0, 0.5, 0.0, 1.0], "recall@5": [1.0, 1.0, 1.0, 1.0]}
+    base = {"mrr": [0.5, 0.5, 1.0, 1.0], "recall@5": [1.0, 1.0, 1.0, 1.0]}
+    got = paired(ours, base)
+    assert got["mrr"]["diff"] == -0.125 and (got["mrr"]["better"], got["mrr"]["worse"]) == (1, 1)
+    assert got["mrr"]["low"] < got["mrr"]["diff"] < got["mrr"]["high"]
+    assert got["recall@5"] == {"diff": 0.0, "low": 0.0, "high": 0.0, "better": 0, "worse": 0}

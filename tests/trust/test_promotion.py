@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from engram.errors import Forbidden, InstructionShaped, SensitiveData
+from engram.errors import Forbidden, InstructionShaped, InvalidInput, SensitiveData
 from engram.mcp import build_server
 from engram.mcp.models import UNTRUSTED_FRAME
 from engram.vault import Vault
@@ -137,6 +137,37 @@ def test_an_endorsement_note_is_screened_like_any_text_it_will_travel_with(tmp_p
     endorsed, _ = alice.endorse(item.id, f"Confirmed. {ATTACK}")
     assert endorsed.status == "quarantined"  # held for a curator, not promoted
     assert alice.standing(endorsed).needs[-1] == "an active item (this one is quarantined)"
+
+
+def test_a_curator_vouches_for_an_active_item_a_promotion_refused(tmp_path: Path, org: Path) -> None:
+    """A false positive at promotion: the team's screen was off when the item was
+    written, the org's refuses it. A writer cannot vouch; a curator can, without
+    changing the item's status, and the promotion then goes through."""
+    (alice,) = team(tmp_path, "payments", org, "alice-agent")
+    share_settings(alice, 'trust:\n  screen: false\nroles:\n  carol: curator\n  "*": writer\n')
+    alice = Vault.open(alice.root, actor="alice-agent")
+    item = alice.create("Cache warmup", f"{GENERAL} {ATTACK}", domain=["engineering"]).item
+    alice.endorse(item.id, "Works for us.")
+    with pytest.raises(InstructionShaped) as refused:
+        alice.promote(item.id, to="org")
+    assert f"engram quarantine release {item.id}" in (refused.value.hint or "")
+    before = alice.get(item.id)
+    with pytest.raises(Forbidden, match="curator"):
+        alice.release(item.id)
+    assert alice.get(item.id) == before
+    carol = Vault.open(alice.root, actor="carol")
+    vouched = carol.release(item.id)
+    assert (vouched.status, vouched.version, vouched.visibility) == ("active", before.version + 1, "team")
+    assert vouched.content == before.content and vouched.endorsements == before.endorsements
+    with pytest.raises(InvalidInput, match="nothing to release"):  # vouched once is enough
+        carol.release(item.id)
+    clean = alice.create("Pool sizes", "Keep connection pools at twenty per instance.", domain=["engineering"]).item
+    with pytest.raises(InvalidInput, match="screen does not flag"):
+        carol.release(clean.id)
+    (step,) = alice.promote(item.id, to="org")
+    assert step.status == "promoted"
+    releases = [(e.actor, e.outcome == "refused") for e in alice.audit(item=item.id) if e.action == "release"]
+    assert releases == [("alice-agent", True), ("carol", False)]
 
 
 def test_roles_apply_to_promotion_and_endorsement(tmp_path: Path, org: Path) -> None:

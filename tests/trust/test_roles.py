@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from mcp import Client
 
+from engram.adopt.records import parse
+from engram.cli import cli
 from engram.errors import Forbidden, InvalidInput
 from engram.mcp import build_server
 from engram.vault import Vault
+from tests.conftest import snapshot
 from tests.mcp_helpers import error, ok
 from tests.trust.settings import add_settings
 
@@ -36,6 +41,33 @@ def test_a_readers_write_is_refused_and_audited(team: Path) -> None:
     (entry,) = rita.audit(refused=True)
     assert (entry.actor, entry.action, entry.rule, entry.outcome) == ("rita", "create", "role.reader-writes", "refused")
     assert rita.search("lesson").hits == ()  # reading still works
+
+
+def test_a_reader_can_neither_import_nor_adopt_dry_run_or_not(team: Path) -> None:
+    """A dry run answers whether the import would go through, so it refuses a reader as
+    the import would; adoption writes an id into each note, so it is a write too."""
+    records = team.parent / "lessons.jsonl"
+    records.write_text(json.dumps({"title": "Pin the runner", "body": "Pin CI runners."}) + "\n")
+    note = team / "notes" / "standup.md"
+    note.parent.mkdir()
+    note.write_bytes(b"---\ntags: [ops]\n---\nNotes from standup.\n")
+    before = snapshot(as_(team, "rita"))
+    runner = CliRunner()
+    for args in (["import", str(records), "--dry-run"], ["import", str(records)],
+                 ["adopt", "--dry-run"], ["adopt"]):
+        out = runner.invoke(cli, ["--vault", str(team), "--actor", "rita", *args])
+        assert out.exit_code == 9, (args, out.output)
+        assert "rita (reader) may not" in out.output and "Traceback" not in out.output
+        assert "curator can make you a writer" in out.output
+    assert snapshot(as_(team, "rita")) == before
+    refused = as_(team, "rita").audit(refused=True)
+    assert [e.action for e in refused] == ["import", "import", "adopt", "adopt"]
+    assert {e.rule for e in refused} == {"role.reader-writes"}
+    # a writer's dry run still answers, and the import then writes
+    wes = as_(team, "wes")
+    assert wes.run_import(parse(records.read_text(), "lessons.jsonl"), dry_run=True).counts["NEW"] == 1
+    assert snapshot(wes) == before
+    assert wes.run_import(parse(records.read_text(), "lessons.jsonl")).counts["NEW"] == 1
 
 
 def test_a_writers_delete_of_a_curators_item_is_refused_and_audited(team: Path) -> None:

@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,15 +23,22 @@ from urllib.parse import urlencode
 
 import pytest
 import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from engram.demo import build_demo
 from engram.loopback import bind
 from engram.vault import Vault
 from engram.viewer import build_app
-from tests.conftest import hermetic_environ
+from tests.conftest import ROOT, hermetic_environ
 from tests.team.test_conflicts import flag_by_merge
 
 XSS = "<script>alert(1)</script>"
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 
 
 @dataclass
@@ -203,3 +211,41 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
         yield viewer
         stop(viewer)
         vault.close()
+
+
+# ---------------------------------------------------------------------- the browser
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium for the package's browser tests (fails, not skips, without it)."""
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does it)"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@contextmanager
+def browse(browser: Browser, url: str) -> Iterator[Page]:
+    """A fresh page on the viewer at ``url`` that fails the test on any console error (a
+    Content-Security-Policy violation included) or any dialog a script opened."""
+    context = browser.new_context(base_url=url, viewport={"width": 1280, "height": 860})
+    opened = context.new_page()
+    opened.set_default_timeout(15_000)
+    errors: list[str] = []
+    dialogs: list[str] = []
+    # 409 (a stale edit, blocks left), 400 and 403 are pages the tests ask for; 404 or 500 never
+    expected = re.compile(r"Failed to load resource: .* status of (400|403|409)")
+    opened.on("console", lambda m: errors.append(m.text) if m.type == "error" and not expected.match(m.text) else None)
+    opened.on("pageerror", lambda e: errors.append(str(e)))
+    opened.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    yield opened
+    context.close()
+    assert errors == [], "the browser reported errors"
+    assert dialogs == [], "a script in the content ran"
+
+
+def shot(page: Page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

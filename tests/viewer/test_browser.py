@@ -2,8 +2,8 @@
 every page of the demo vault, filter, open an item, edit it, resolve a conflict, delete
 with confirmation, draw the graph, and the ``<script>`` item stays text.
 
-One browser for the module; each test opens its own page and fails on any console
-error (a Content-Security-Policy violation included). Screenshots go to
+One browser for the package (``tests/viewer/conftest.py``); each test opens its own page
+and fails on any console error (a Content-Security-Policy violation included). Screenshots go to
 ``test-artifacts/viewer/`` (gitignored). Chromium must be installed (``.ci/run`` does it):
 these tests fail, not skip, without it.
 """
@@ -12,52 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from tests.conftest import ROOT
-from tests.viewer.conftest import XSS, Viewer
-
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-ARTIFACTS = ROOT / "test-artifacts" / "viewer"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does it)"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        yield launched
-        launched.close()
+from tests.viewer.conftest import XSS, Viewer, browse, shot
 
 
 @pytest.fixture
 def page(browser: Browser, running: Viewer) -> Iterator[Page]:
-    context = browser.new_context(base_url=running.url, viewport={"width": 1280, "height": 860})
-    opened = context.new_page()
-    opened.set_default_timeout(15_000)
-    errors: list[str] = []
-    dialogs: list[str] = []
-    # 409 (a stale edit, blocks left) and 400 are pages the tests ask for; 404 or 500 never
-    expected = re.compile(r"Failed to load resource: .* status of (400|409)")
-    opened.on("console", lambda m: errors.append(m.text) if m.type == "error" and not expected.match(m.text) else None)
-    opened.on("pageerror", lambda e: errors.append(str(e)))
-    opened.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    yield opened
-    context.close()
-    assert errors == [], "the browser reported errors"
-    assert dialogs == [], "a script in the content ran"
-
-
-def shot(page: Page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    with browse(browser, running.url) as opened:
+        yield opened
 
 
 def test_every_page_opens_from_the_menu(page: Page) -> None:
