@@ -77,9 +77,9 @@ from engram.index.rows import (
     Parsed,
     classify,
     item_values,
-    note_values,
     parse_batches,
     parse_file,
+    parse_written,
     synapse_values,
 )
 from engram.index.schema import (
@@ -605,7 +605,7 @@ class Index:
         row, its wikilinks and properties are exactly what the file says). A writer that
         holds what it wrote (:func:`engram.store.format.write_note`: the note read from
         the bytes in memory) passes it, and only the file's stamp is read."""
-        parsed = self._written(rel, written) if written is not None else None
+        parsed = parse_written(self.root, rel, written) if written is not None else None
         if parsed is None:
             parsed = parse_file(self.root, rel)
         if parsed.kind != "item" or parsed.values is None or parsed.stamp is None:
@@ -615,20 +615,6 @@ class Index:
             keys = name_keys(conn, [rel])
             self._write_batch(conn, [parsed], False, keys)
             resolve_links(conn, keys)
-
-    def _written(self, rel: str, written: Written) -> Parsed | None:
-        """The row of the bytes just written, or None (read the file) when they did not
-        read as an item or the file is no longer those bytes' regular file."""
-        if written.note is None:
-            return None
-        try:
-            st = os.stat(self.root / rel, follow_symlinks=False)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode) or st.st_size != written.size:
-            return None
-        row, links = note_values(rel, written.note)
-        return Parsed(rel, "item", FileStamp.of(st), row, links=tuple(links))
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
         st = (self.root / rel).stat()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from typing import Any
 from engram.errors import BinaryFile, FileTooLarge, FormatError, StorageError, UnsafeFile
 from engram.index import wikilinks
 from engram.store.dedup import fingerprint
-from engram.store.format import parse_synapse
+from engram.store.format import Written, parse_synapse
 from engram.store.fsio import read_regular
 from engram.store.model import Engram, Synapse, instant
 from engram.store.notes import FILE, Note, read_note
@@ -196,6 +197,23 @@ def parse_file(root: Path, rel: str, folders: dict[str, str | None] | None = Non
         return Parsed(rel, "item", stamp, row, links=tuple(links))
     except FormatError as exc:
         return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, error=exc.problem)
+
+
+def parse_written(root: Path, rel: str, written: Written) -> Parsed | None:
+    """What :func:`parse_file` would make of the file a writer just wrote, from what it
+    wrote (:func:`engram.store.format.write_note`: the note read from the bytes in
+    memory) and the file's stamp; None (read the file) when the bytes did not read as an
+    item or the file is no longer a regular file of that size."""
+    if written.note is None:
+        return None
+    try:
+        st = os.stat(os.path.join(root, rel), follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size != written.size:
+        return None
+    row, links = note_values(rel, written.note)
+    return Parsed(rel, "item", FileStamp.of(st), row, links=tuple(links))
 
 
 def _refused(path: str, rel: str, exc: FormatError) -> Parsed:
