@@ -69,7 +69,7 @@ def write_engram(
 ) -> bool:
     """Write ``item`` at ``path`` (moved from ``previous`` when given); True if the bytes
     changed. Raises FormatError when a person's note cannot be edited in place."""
-    return write_note(path, item.path or path.name, item, derived_lines, previous).changed
+    return _write(path, item, list(derived_lines), previous)[0]
 
 
 def write_note(
@@ -77,7 +77,15 @@ def write_note(
 ) -> Written:
     """:func:`write_engram`, also returning the :class:`Note` of the bytes written (read
     from them in memory as ``read_note`` would read the file at ``rel``)."""
-    lines = list(derived_lines)
+    changed, data, meta = _write(path, item, list(derived_lines), previous)
+    return Written(changed, _note_of(data, rel, meta), len(data))
+
+
+def _write(
+    path: Path, item: Engram, lines: list[str], previous: Path | None
+) -> tuple[bool, bytes, dict[str, Any] | None]:
+    """(changed, the bytes written, the canonical mapping they were rendered from or None
+    for a person's note edited in place)."""
     try:
         old = (previous or path).read_bytes()
     except FileNotFoundError:
@@ -86,13 +94,13 @@ def write_note(
         old = b""
     if old and not is_canonical(old):
         data = _write_into(old, item, lines)
-        return Written(atomic_write(path, data), _note_of(data, rel), len(data))
+        return atomic_write(path, data), data, None
     try:
         meta = codec.normalize_engram_meta(item.to_meta())
         data = codec.render_normalized(meta, item.content, lines)
     except codec.CodecError as exc:
         raise FormatError(item.path or item.id, str(exc)) from exc
-    return Written(atomic_write(path, data), _note_of(data, rel, meta), len(data))
+    return atomic_write(path, data), data, meta
 
 
 def _note_of(data: bytes, rel: str, meta: Mapping[str, Any] | None = None) -> Note | None:
