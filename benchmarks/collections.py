@@ -3,7 +3,8 @@
 A :class:`Collection` is a set of documents (each with a *key*: what a judgement
 names — a LoCoMo session, a Cranfield abstract, a synthetic note), the queries with
 their graded judgements, and how to write the documents into a vault in the documented
-on-disk format (``mergedriver.codec``, exactly as engram writes items). Several items
+on-disk format (``mergedriver.codec``, exactly as engram writes items), with ids fixed by
+each item's path and time, so a run repeats its figures exactly. Several items
 may share a key (LoCoMo's turns of one session); a ranking of items becomes a ranking
 of keys by first appearance. ``docs`` are the items exactly as ``write`` writes them
 (title and body; a LoCoMo turn vault's session stubs included), so the plain-BM25
@@ -44,7 +45,7 @@ from typing import Any
 from benchmarks import synth
 from engram.index.query import STOPWORDS
 from engram.store.format import read_engram
-from engram.store.model import new_id, synapse_id
+from engram.store.model import synapse_id
 from mergedriver import codec
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -91,7 +92,10 @@ def dataset(path: Path) -> Path:
 
 
 def write_item(root: Path, rel: str, title: str, body: str, domain: Sequence[str], stamp: str, **extra: Any) -> str:
-    item_id = new_id()
+    # The id is fixed by the path and the time: ranking breaks exact ties by id, so
+    # random ids made the figures move by a few thousandths from run to run.
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    item_id = synth.ulid(random.Random(rel), int(moment.timestamp() * 1000))
     meta = {
         "id": item_id, "title": title, "domainTags": list(domain), "kind": "observation",
         "tags": [], "summary": "", "importance": 0.5, "confidence": 0.5,

@@ -150,7 +150,9 @@ def _domains(rng: random.Random) -> list[tuple[str, ...]]:
     return out
 
 
-def _ulid(rng: random.Random, ms: int) -> str:
+def ulid(rng: random.Random, ms: int) -> str:
+    """A ULID at ``ms`` (epoch milliseconds) whose random part comes from ``rng``: the
+    same seed gives the same id on every run and machine."""
     alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
     value = (ms << 80) | rng.getrandbits(80)
     return "".join(alphabet[(value >> (5 * i)) & 31] for i in reversed(range(26)))
@@ -188,7 +190,7 @@ def generate(size: int, seed: int = 7, root: Path | None = None, *, force: bool 
         used.add(path)
         body = model.body()
         meta = {
-            "id": _ulid(rng, ms),
+            "id": ulid(rng, ms),
             "title": title,
             "slug": Path(path).stem,
             "domainTags": list(domain),
