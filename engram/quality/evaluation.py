@@ -272,10 +272,13 @@ def run(
 
 
 def _one(state: VaultState, case: Case, limit: int) -> CaseResult:
-    result = search(
-        state, case.query, limit=limit, domain=case.domain, kinds=case.kinds or None,
-        tags=case.tags or None, record=False,
-    )
+    try:
+        result = search(
+            state, case.query, limit=limit, domain=case.domain, kinds=case.kinds or None,
+            tags=case.tags or None, record=False,
+        )
+    except InvalidInput as exc:  # a filter recall refuses (an unknown kind, say): name the case
+        raise InvalidInput(f"{case.where}: {exc.message}", field="golden", hint=exc.hint) from None
     ranked = tuple(h.id for h in result.hits)
     abstained = result.status != "ok"
     scored = metrics(ranked, case.expect)

@@ -110,6 +110,7 @@ def test_json_lines_and_a_cases_mapping_are_golden_sets_too(vault: Vault, team: 
         ("- [unclosed\n", "does not parse"),
         ("# nothing yet\n", "holds no cases"),
         ("- just a string\n", "case 1 is not a mapping"),
+        ("- query: bloat\n  kinds: [recipe]\n", "golden.yaml case 1: "),
     ],
 )
 def test_a_bad_golden_set_is_refused_with_the_case_and_changes_nothing(
