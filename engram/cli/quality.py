@@ -20,18 +20,14 @@ _MISSES_SHOWN = 20
 def _minimums(pairs: Sequence[str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
+        name, _, value = pair.partition("=")
         try:
             out[name.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise InvalidInput(f"--min {pair!r} is not METRIC=VALUE.", field="min", hint="e.g. --min recall@5=0.8")
+        except ValueError:  # no "=" leaves value empty, which float() refuses too
+            raise InvalidInput(
+                f"--min {pair!r} is not METRIC=VALUE.", field="min", hint="e.g. --min recall@5=0.8"
+            ) from None
     return out
-
-
-def _first_rank(ranked: Sequence[str], expect: Sequence[str]) -> int | None:
-    return next((i for i, item in enumerate(ranked, start=1) if item in expect), None)
 
 
 def _render(ev: Evaluation, show_cases: bool, gated: bool) -> None:
@@ -47,15 +43,16 @@ def _render(ev: Evaluation, show_cases: bool, gated: bool) -> None:
         click.echo(f"  no-answer cases abstained: {held}/{ev.no_answer} ({ev.totals[ABSTAINED]:.3f})")
     misses = []
     for n, r in enumerate(ev.results, start=1):
-        rank = _first_rank(r.ranked, list(r.case.expect))
         if not r.case.expect:
             line = "abstained" if r.abstained else f"answered ({len(r.ranked)} hit(s)), expected to abstain"
             missed = not r.abstained
         elif r.abstained:
             line, missed = f"abstained (best relevance {r.best_relevance or 0:.2f})", True
         else:
-            found = sum(item in r.case.expect for item in r.ranked[:10])
-            line = f"first expected at rank {rank}" if rank else "no expected item returned"
+            # both from the case's metrics: MRR is 1 / the first expected item's rank
+            found = round(r.metrics["recall@10"] * len(r.case.expect))
+            mrr = r.metrics["mrr"]
+            line = f"first expected at rank {round(1 / mrr)}" if mrr else "no expected item returned"
             line += f"; {found}/{len(r.case.expect)} in the top 10"
             missed = found < len(r.case.expect)
         if show_cases or missed:

@@ -55,10 +55,9 @@ def read_engram(path: Path, relpath: str) -> tuple[Engram, str]:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What :func:`write_note` did: whether the bytes changed, and the note a reader of
-    the file now finds (so the index need not read back the file just written)."""
+    """What :func:`write_note` wrote: the note a reader of the file now finds (so the
+    index need not read back the file just written) and the size of the bytes."""
 
-    changed: bool
     #: None when the bytes do not read back as an item (the index then reads the file).
     note: Note | None
     size: int  # of the bytes written
@@ -77,8 +76,8 @@ def write_note(
 ) -> Written:
     """:func:`write_engram`, also returning the :class:`Note` of the bytes written (read
     from them in memory as ``read_note`` would read the file at ``rel``)."""
-    changed, data, meta = _write(path, item, list(derived_lines), previous)
-    return Written(changed, _note_of(data, rel, meta), len(data))
+    _, data, meta = _write(path, item, list(derived_lines), previous)
+    return Written(_note_of(data, rel, meta), len(data))
 
 
 def _write(
