@@ -172,6 +172,9 @@ SATURATION = 4.0
 ALL_TERMS_MAX = 8
 #: Commoner terms scored together with the rare ones (the commonest weigh least).
 COMMON_MAX = 8
+#: How many ``candidatePostings`` budgets the items holding only commoner terms may cost
+#: when the rare terms found too few candidates.
+FILL = 2
 
 
 def word_match(
@@ -191,8 +194,12 @@ def word_match(
     together are the items holding a rare term alone and those holding a rare and a
     commoner term (``(rare) AND (common)``, up to :data:`COMMON_MAX` commoner terms).
     The top of that union is what an uncapped BM25 gives the items holding a rare term
-    (exactly, when no more than :data:`COMMON_MAX` commoner terms are left); an item
-    holding only common terms is what the cap can miss.
+    (exactly, when no more than :data:`COMMON_MAX` commoner terms are left). When that
+    union is smaller than the pool (a narrow filter, one rare word beside common ones),
+    the items holding only commoner terms are added, ranked by the same BM25, as long as
+    their lists hold at most :data:`FILL` budgets' worth of items: so ``limit`` N returns
+    N in a small vault, and an item holding only common terms is what the cap can miss
+    in a large one.
 
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most
@@ -231,6 +238,15 @@ def word_match(
     common = " OR ".join(t.fts for t in left)
     both = holds | (frozenset(left) if len(left) == 1 else frozenset())
     steps.append(((f"({rare}) AND ({common})", both), (rare, holds)))
+    # Runs only when the steps before found fewer than the pool; bounded so that a
+    # common word's list in a large vault is never walked (see the docstring).
+    fill: list[Term] = []
+    for term in left:
+        if sum(df.get(t.text, 0) for t in fill) + df.get(term.text, 0) > FILL * budget:
+            break
+        fill.append(term)
+    if fill:
+        steps.append(((" OR ".join(t.fts for t in fill), frozenset(fill) if len(fill) == 1 else frozenset()),))
     return WordQuery(tuple(steps))
 
 

@@ -226,3 +226,40 @@ def test_a_rare_term_with_a_common_one_ranks_as_an_uncapped_query_would(vault: V
         assert titles(result)[0] == "Both stones" and result.hits[0].relevance == 1.0
     finally:
         reopened.close()
+
+
+def test_too_few_rare_hits_are_filled_by_the_common_terms_within_their_bound(vault: Vault) -> None:
+    # "zircon" (3 items) is within candidatePostings (20), "quartz" (30) is not, but is
+    # within FILL budgets: limit 10 returns the 3 zircon items, then 7 quartz ones, as an
+    # uncapped ranking does. A domain filter that leaves few rare hits is the same case.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    reopened = Vault.open(vault.root)
+    try:
+        for i in range(3):
+            reopened.create(f"Zircon note {i}", f"zircon crystals, sample {i}", domain=["a"], dedupe=False)
+        for i in range(30):
+            reopened.create(f"Quartz note {i}", "quartz veins " * (1 + i % 4), domain=["a" if i % 2 else "b"], dedupe=False)
+        capped = reopened.search("zircon quartz", record=False)
+        assert len(capped.hits) == 10
+        assert [t.startswith("Zircon") for t in titles(capped)] == [True] * 3 + [False] * 7
+        narrow = reopened.search("zircon quartz", domain="a", record=False)
+        assert len(narrow.hits) == 10 and all(h.domain == "a" for h in narrow.hits)
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n")
+        uncapped = Vault.open(vault.root)
+        try:
+            assert [h.id for h in uncapped.search("zircon quartz", record=False).hits] == [h.id for h in capped.hits]
+        finally:
+            uncapped.close()
+        # Past FILL budgets (60 quartz items > 2 × 20) the commoner word's list is not
+        # walked: the cost bound the cap exists for holds, and the rare hits stand alone.
+        for i in range(30, 60):
+            reopened.create(f"Quartz note {i}", "quartz veins", domain=["b"], dedupe=False)
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+        again = Vault.open(vault.root)
+        try:
+            alone = titles(again.search("zircon quartz", record=False))
+            assert sorted(alone) == [f"Zircon note {i}" for i in range(3)]
+        finally:
+            again.close()
+    finally:
+        reopened.close()
