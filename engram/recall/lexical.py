@@ -258,17 +258,24 @@ def judge(
     known: Mapping[int, frozenset[Term]],
     *,
     fragments: bool,
+    dated: tuple[frozenset[str], set[int]] = (frozenset(), set()),
 ) -> None:
     """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
     words were looked up as substrings, so a substring match counts; ``known``: terms
-    the word-index query already showed a row to hold, which need no lookup)."""
+    the word-index query already showed a row to hold, which need no lookup; ``dated``:
+    the words naming a period the query asks about, and the rows written then, which
+    hold those words whatever their text says)."""
     if not cands or not parsed.terms:
         return
     total, df = stats
     rowids = sorted({int(c.row["rowid"]) for c in cands} | {r for c in cands for r in c.replaced_rowids})
     matched: dict[Term, set[int]] = {}
     specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
+    date_words, written_then = dated
     for term in informative(parsed.terms, df, total):
+        if term.text in date_words:
+            matched[term] = {r for r in rowids if r in written_then}
+            continue
         matched[term] = {r for r in rowids if term in known.get(r, ())}
         todo = [r for r in rowids if r not in matched[term]]
         if not todo:

@@ -145,31 +145,32 @@ def run(
     cands = _succession(state, cands, where, params, at)
     complete: set[str] = set()
     when = periods(query) if not raw and s.time > 0 else ()
-    if when:  # an item's timestamp, not its text, answers for the words naming a date
-        dated = date_words(query)
-        undated = tuple(t for t in parsed.terms if t.text not in dated)
-        judged_query = ParsedQuery(parsed.text, undated or parsed.terms, parsed.stopwords, parsed.truncated)
-    else:
-        judged_query = parsed
+    # An item's timestamp, not its text, answers for the words naming a date: an item
+    # written in the period holds them, the others do not (a query that is nothing but
+    # a date keeps matching it as text).
+    dated = date_words(query) if when else frozenset()
+    if all(t.text in dated for t in parsed.terms):
+        dated = frozenset()
     if not raw and cands:
         # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``)
         # and an item holding every term of the query ranks ahead (``complete``). Only
         # the best candidates are judged, and those the index showed to hold every term.
-        every = frozenset(t for t in judged_query.terms if t.kind != "substring")
+        every = frozenset(t for t in parsed.terms if t.kind != "substring" and t.text not in dated)
 
         def whole(c: Candidate) -> bool:
             return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
 
         judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
-        judge(state.index, judged_query, judged, stats, known, fragments=fragments)
+        written = {int(c.row["rowid"]) for c in judged if dated_in(_epoch(str(c.row["created_at"])), when)}
+        judge(state.index, parsed, judged, stats, known, fragments=fragments, dated=(dated, written))
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
             top = max(c.lexical for c in cands.values()) or 1.0
             for cand in cands.values():
                 cand.lexical /= top
-        if len(judged_query.terms) > 1:
+        if len(parsed.terms) > 1:
             complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()

@@ -8,8 +8,8 @@ year (``2023``) — and :func:`dated_in` says whether an item's ``createdAt`` fa
 of them or in the :data:`SLACK_DAYS` after it: notes are written after what they record.
 Recall adds the ``time`` weight to such items (a tie-breaker among lexical matches; it
 never brings in an item the query's words do not find), and the words naming the date
-(:func:`date_words`) do not count against an item's relevance: its timestamp, not its
-text, answers for them.
+(:func:`date_words`) are held by the items written then and by no others: the
+timestamp, not the text, answers for them (:func:`engram.recall.lexical.judge`).
 
 English month names only; a bare number is a year only from 1900 to 2099. Nothing here
 is tied to one data set: it reads the same frontmatter timestamp every item has.

@@ -58,3 +58,31 @@ def test_an_item_written_in_the_named_period_ranks_ahead(vault: Vault) -> None:
     assert result.hits[0].explanation.parts["time"] > 0 and result.hits[1].explanation.parts["time"] == 0
     plain = vault.search("camping by the lake")
     assert {h.explanation.parts["time"] for h in plain.hits} == {0.0}
+
+
+def test_the_words_naming_a_date_are_held_by_the_items_written_then(vault: Vault) -> None:
+    from mergedriver import codec
+
+    def dated(title: str, body: str, when: datetime) -> str:
+        item = vault.create(title, body, domain=["life"], dedupe=False).item
+        path = vault.root / str(item.path)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(f"createdAt: {item.created_at}", f"createdAt: {codec.format_time(when)}"), encoding="utf-8")
+        return item.id
+
+    january = dated("Movie night", "We watched a movie with Joanna, in May 2022 as she wrote.", datetime(2022, 1, 21, tzinfo=UTC))
+    may = dated("Evening notes", "Joanna and I watched something funny.", datetime(2022, 5, 2, tzinfo=UTC))
+    result = vault.search("What movie did Joanna watch on 1 May, 2022?", record=False)
+    by_id = {h.id: h for h in result.hits}
+    written_then, before = by_id[may].explanation, by_id[january].explanation
+    # Its timestamp answers for "1 May 2022", whatever its text says...
+    assert {"1", "may", "2022"} <= set(written_then.matched_terms) and written_then.parts["time"] > 0
+    # ...and text naming the date does not stand in for having been written then.
+    assert {"1", "may", "2022"} <= set(before.missing_terms) and before.parts["time"] == 0
+    # Holding every word but the date is not holding every word.
+    assert before.parts["complete"] == 0 and written_then.parts["complete"] == 0
+    assert by_id[may].relevance is not None and by_id[may].relevance > 0.5
+    # A query that is nothing but a date matches it as text, as any other word.
+    only = vault.search("May 2022", record=False)
+    assert only.status == "ok" and only.hits[0].id == january
+    assert set(only.hits[0].explanation.matched_terms) == {"may", "2022"}
