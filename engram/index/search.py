@@ -140,12 +140,14 @@ class SearchPrimitives:
         limit: int,
         *,
         columns: str = "rowid",
+        last: int | None = None,
     ) -> tuple[list[Hit], dict[int, int]]:
         """:meth:`word_hits` for several queries ranked together (their BM25 scores share
         the index's statistics; an item found by more than one keeps its best score), and
         for each hit a bit mask of the queries whose shortlist held it. Rows are read
-        once, for the merged best."""
-        return self._ranked("items_fts", matches, weights, where, params, limit, columns)
+        once, for the merged best. ``last`` N ranks only the last N items in index order
+        (by rowid) that each query matches: a bounded cost however long its lists are."""
+        return self._ranked("items_fts", matches, weights, where, params, limit, columns, last=last)
 
     def trigram_hits(
         self,
@@ -171,6 +173,7 @@ class SearchPrimitives:
         columns: str,
         *,
         raw: bool = False,
+        last: int | None = None,
     ) -> tuple[list[Hit], dict[int, int]]:
         # bm25() as a column sorted by SQLite's top-k sorter: a third faster than FTS5's
         # own ``ORDER BY rank``, which runs a nested statement to sort every match.
@@ -179,10 +182,22 @@ class SearchPrimitives:
         score: dict[int, float] = {}
         found: dict[int, int] = {}
         full = False
+        # FTS5 walks a doclist backwards from its end and seeks to a rowid bound, so the
+        # last N matches cost about N postings to find and to rank.
+        floors = [0] * len(matches)
+        if last:
+            for i, match in enumerate(matches):
+                edge = self._index.fts_tuples(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    (match, last - 1),
+                    raw,
+                )
+                floors[i] = int(edge[0][0]) if edge else 0
         for i, match in enumerate(matches):
+            bound = " AND rowid >= ?" if floors[i] else ""
             ranked = self._index.fts_tuples(
-                f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ? ORDER BY r_ LIMIT ?",
-                (match, inner),
+                f"SELECT rowid, {rank} AS r_ FROM {table} WHERE {table} MATCH ?{bound} ORDER BY r_ LIMIT ?",
+                (match, *([floors[i]] if floors[i] else []), inner),
                 raw,
             )
             full = full or len(ranked) == inner
@@ -212,9 +227,9 @@ class SearchPrimitives:
                 rows = self._index.fts_rows(
                     f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
                     f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
-                    f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
+                    f" WHERE {table} MATCH ? AND rowid >= ?) f JOIN items ON items.rowid = f.r"
                     f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
-                    (match, *params, limit),
+                    (match, floors[i], *params, limit),  # rowids start at 1: 0 bounds nothing
                     raw,
                 )
                 for r in rows:

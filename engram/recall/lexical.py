@@ -82,14 +82,16 @@ def candidates(
     weights: tuple[float, float, float, float],
     budget: int,
     stats: tuple[int, Mapping[str, int]],
-) -> tuple[dict[str, Candidate], bool, dict[int, frozenset[Term]]]:
-    """Lexical candidates by id, whether words were matched as fragments, and the terms
-    each word-index hit is known to hold (its query was one term, or an AND).
+) -> tuple[dict[str, Candidate], bool, dict[int, frozenset[Term]], dict[int, frozenset[Term]]]:
+    """Lexical candidates by id, whether words were matched as fragments, the terms each
+    word-index hit is known to hold (its query was one term, or an AND) and those it is
+    known to lack (a hit of the fill: every item holding a rare term was found before).
 
     ``weights`` are the BM25 column weights (title, summary, tags, body); ``budget`` is
     ``candidatePostings`` (see :func:`word_match`)."""
     fragments = False
     known: dict[int, frozenset[Term]] = {}
+    lacking: dict[int, frozenset[Term]] = {}
     title, summary, tags, text = weights
     word_weights = (title, summary, tags, text)
     tri_weights = (title, tags, text)
@@ -105,18 +107,26 @@ def candidates(
     else:
         wq = word_match(parsed, stats[1], budget, stats[0])
         hits: list[Hit] = []
-        for step in wq.steps if wq is not None else ():
-            if len(hits) >= pool:
+        steps = [(step, False, False) for step in wq.steps] if wq is not None else []
+        if wq is not None and wq.fill:
+            steps.append((wq.fill, wq.sampled, True))
+        for step, sampled, filling in steps:
+            # A sampled fill costs ~FILL budgets of postings: only for a pool that cannot
+            # fill the answer itself (the pool is at least twice the limit).
+            if len(hits) >= (pool // 2 if sampled else pool):
                 break
             # A later step adds what the ones before missed. Every step's score is BM25
             # over the same statistics, so they rank together.
             step_hits, masks = index.search.word_hits_many(
-                [match for match, _ in step], word_weights, where, params, pool, columns=cols
+                [match for match, _ in step], word_weights, where, params, pool, columns=cols,
+                last=FILL * budget if sampled else None,
             )
             for h in step_hits:
                 if h[0] not in known:
                     held = [t for i, (_, t) in enumerate(step) if masks[h[0]] >> i & 1]
                     known[h[0]] = frozenset().union(*held)
+                    if filling and wq is not None:
+                        lacking[h[0]] = wq.rare
                     hits.append(h)
             # Items holding every term keep their place however low their BM25.
             hits = sorted(hits, key=lambda h: (not whole(h[0]), -h[1]))[:pool]
@@ -146,7 +156,7 @@ def candidates(
                 combined[rowid] = combined.get(rowid, 0.0) + weight * score / top
                 rows[rowid] = row
     if not combined:
-        return {}, fragments, known
+        return {}, fragments, known, lacking
     order = sorted(combined, key=lambda r: (not whole(r), -combined[r]))[:pool]
     best = combined[order[0]]
     out: dict[str, Candidate] = {}
@@ -154,7 +164,7 @@ def candidates(
         found = rows[rowid]
         if found["id"] not in out:
             out[found["id"]] = Candidate(found, lexical=combined[rowid] / best, lexical_rank=rank)
-    return out, fragments, known
+    return out, fragments, known, lacking
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +174,14 @@ class WordQuery:
     holds; a step runs only while the ones before found fewer than the candidate pool."""
 
     steps: tuple[tuple[tuple[str, frozenset[Term]], ...], ...]
+    #: The commoner terms alone, for a pool the steps left short, and whether their
+    #: lists are too long to rank whole (then only the last FILL budgets' worth of items
+    #: in index order are ranked: an arbitrary but fixed sample).
+    fill: tuple[tuple[str, frozenset[Term]], ...] = ()
+    sampled: bool = False
+    #: The rare terms the steps select by: a pool they leave short holds every item
+    #: that has one, so the fill's items have none.
+    rare: frozenset[Term] = frozenset()
 
 
 #: How many rare words' worth of a query's IDF a whole answer needs (see :func:`judge`).
@@ -196,10 +214,10 @@ def word_match(
     The top of that union is what an uncapped BM25 gives the items holding a rare term
     (exactly, when no more than :data:`COMMON_MAX` commoner terms are left). When that
     union is smaller than the pool (a narrow filter, one rare word beside common ones),
-    the items holding only commoner terms are added, ranked by the same BM25, as long as
-    their lists hold at most :data:`FILL` budgets' worth of items: so ``limit`` N returns
-    N in a small vault, and an item holding only common terms is what the cap can miss
-    in a large one.
+    the items holding only commoner terms are added, ranked by the same BM25 (``fill``):
+    all of them when their lists hold at most :data:`FILL` budgets' worth of items, else
+    the last that many in index order (``sampled``), so ``limit`` N returns N whenever N items match,
+    at a bounded cost; an item holding only common terms is what the cap can miss.
 
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most
@@ -238,16 +256,9 @@ def word_match(
     common = " OR ".join(t.fts for t in left)
     both = holds | (frozenset(left) if len(left) == 1 else frozenset())
     steps.append(((f"({rare}) AND ({common})", both), (rare, holds)))
-    # Runs only when the steps before found fewer than the pool; bounded so that a
-    # common word's list in a large vault is never walked (see the docstring).
-    fill: list[Term] = []
-    for term in left:
-        if sum(df.get(t.text, 0) for t in fill) + df.get(term.text, 0) > FILL * budget:
-            break
-        fill.append(term)
-    if fill:
-        steps.append(((" OR ".join(t.fts for t in fill), frozenset(fill) if len(fill) == 1 else frozenset()),))
-    return WordQuery(tuple(steps))
+    # Runs only when the steps before found fewer than the pool (see the docstring).
+    fill = ((common, frozenset(left) if len(left) == 1 else frozenset()),)
+    return WordQuery(tuple(steps), fill, sum(df.get(t.text, 0) for t in left) > FILL * budget, frozenset(chosen))
 
 
 def judge(
@@ -259,12 +270,14 @@ def judge(
     *,
     fragments: bool,
     dated: tuple[frozenset[str], set[int]] = (frozenset(), set()),
+    lacking: Mapping[int, frozenset[Term]] | None = None,
 ) -> None:
     """Matched terms and IDF-weighted query coverage for lexical candidates (``fragments``:
     words were looked up as substrings, so a substring match counts; ``known``: terms
     the word-index query already showed a row to hold, which need no lookup; ``dated``:
     the words naming a period the query asks about, and the rows written then, which
-    hold those words whatever their text says)."""
+    hold those words whatever their text says; ``lacking``: terms a row is known not to
+    hold, which need no lookup either)."""
     if not cands or not parsed.terms:
         return
     total, df = stats
@@ -272,12 +285,13 @@ def judge(
     matched: dict[Term, set[int]] = {}
     specs: list[tuple[Term, tuple[str, bool, int | None, Sequence[int]]]] = []
     date_words, written_then = dated
+    absent = lacking or {}
     for term in informative(parsed.terms, df, total):
         if term.text in date_words:
             matched[term] = {r for r in rowids if r in written_then}
             continue
         matched[term] = {r for r in rowids if term in known.get(r, ())}
-        todo = [r for r in rowids if r not in matched[term]]
+        todo = [r for r in rowids if r not in matched[term] and term not in absent.get(r, ())]
         if not todo:
             continue
         if term.kind == "word":

@@ -137,7 +137,7 @@ def run(
         params = [*params, at]
     pool = max(s.candidates, limit * 2)
     stats = state.index.search.doc_counts([t.text for t in parsed.terms if t.kind != "substring"])
-    cands, fragments, known = candidates(
+    cands, fragments, known, lacking = candidates(
         state.index, parsed, query if raw else None, where, params, pool,
         (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
     )
@@ -163,7 +163,7 @@ def run(
         judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
         written = {int(c.row["rowid"]) for c in judged if dated_in(_epoch(str(c.row["created_at"])), when)}
-        judge(state.index, parsed, judged, stats, known, fragments=fragments, dated=(dated, written))
+        judge(state.index, parsed, judged, stats, known, fragments=fragments, dated=(dated, written), lacking=lacking)
         if s.coverage > 0:
             for cand in cands.values():
                 cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
