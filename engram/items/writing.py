@@ -277,8 +277,12 @@ def update(
     changes: Mapping[str, Any],
     *,
     expected_version: int | None = None,
+    settling: bool = False,
 ) -> Engram:
     """Apply ``changes`` (field names in snake_case or camelCase) to an item.
+
+    ``settling``: the caller has seen the org vault hold this team item, so marking it
+    ``org`` is allowed to any writer (:func:`engram.trust.roles.settles`).
 
     ``expected_version`` is the version the caller read; if the item has moved on,
     VersionConflict says which versions and fields changed since. Changing the title,
@@ -296,7 +300,10 @@ def update(
         changed = rules.changed_fields(current, updated)
         if not changed:
             return current
-        roles.check_update(state.actor, state.role, current, changed, updated.status)
+        if settling and roles.settles(current, changed, updated.visibility):
+            roles.require_writer(state.actor, state.role, f"change {current.id}")
+        else:
+            roles.check_update(state.actor, state.role, current, changed, updated.status)
         admission = policy.admit(updated, current, state.trust)
         updated = admission.item
         changed = rules.changed_fields(current, updated)

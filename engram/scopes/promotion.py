@@ -591,8 +591,8 @@ def settle(state: VaultState) -> list[str]:
     for item in state.index.items("visibility = 'team'"):
         if item.id in in_org and any(p.get("to") == "org" for p in item.promotions or ()):
             try:
-                writing.update(state, item.id, {"visibility": "org"}, expected_version=item.version)
-            except Forbidden:  # another author's item: its author's or a curator's next sync marks it
+                writing.update(state, item.id, {"visibility": "org"}, expected_version=item.version, settling=True)
+            except Forbidden:  # a reader's clone, or a push made outside review: left to its author
                 continue
             done.append(item.id)
     return done

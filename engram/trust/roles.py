@@ -16,7 +16,8 @@ What each role may do (the rule that refuses is named in the error and the audit
   (status archived, superseded, forgotten, frozen, draft), superseding it, rewording it
   (title, summary, content, kind), moving it (domain, visibility, a promotion to team
   or org) or unlinking its edges is refused (``role.others-item``); endorsing it is
-  feedback, and allowed. A ``learn`` that contradicts another author's item
+  feedback, and allowed, and so is marking it ``org`` once the review promotion its
+  author asked for has landed in the org vault (:func:`settles`). A ``learn`` that contradicts another author's item
   marks it ``disputed`` for a curator instead of overturning it.
 - ``curator`` — everything, including releasing quarantined items
   (``role.curator-only``) and changing any item's status away from ``quarantined``.
@@ -166,6 +167,20 @@ def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...
             "Writers may change only tags, importance, confidence and verification of others' "
             "items (set verificationStatus=disputed to contest one). " + _ASK_CURATOR,
         )
+
+
+def settles(current: Engram, fields: tuple[str, ...], new_visibility: str) -> bool:
+    """Whether a change does nothing but mark a team item ``org`` whose promotion its
+    author (or a curator) sent to the org vault for review: what ``engram scopes sync``
+    does on any clone once the org's reviewers land it, so any writer may make it. The
+    review record on the item is the author's request; a writer cannot add one to
+    another's item (``promotions`` is not feedback)."""
+    return (
+        tuple(fields) == ("visibility",)
+        and current.visibility == "team"
+        and new_visibility == "org"
+        and any(p.get("to") == "org" and p.get("branch") for p in current.promotions or ())
+    )
 
 
 def may_overturn(actor: str, configured: Roles, item: Engram) -> bool:

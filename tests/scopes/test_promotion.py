@@ -246,3 +246,43 @@ def test_an_interrupted_review_promotion_is_finished_on_its_branch_never_on_main
     assert git(clone, "branch", "--show-current").stdout.strip() == "main"
     assert git(clone, "status", "--porcelain").stdout == ""
     alice.close()
+
+
+def test_any_writer_on_the_team_settles_a_landed_review_promotion(tmp_path: Path) -> None:
+    """The author promotes for review; the org lands it; a teammate who did not write the
+    item runs `engram scopes sync` and marks the team copy org. Nobody's sync or doctor
+    reports that as an unauthorized change, and the teammate still cannot mark it org by
+    hand."""
+    from engram.errors import Forbidden
+    from tests.trust.settings import add_settings
+
+    org = publish_org(tmp_path, review=True)
+    alice, bob = team(tmp_path, "payments", org, "alice-agent", "bob-agent")
+    add_settings(alice.root, 'roles:\n  carol: curator\n  "*": writer\n')
+    assert alice.sync().pushed
+    bob.sync()
+    alice, bob = Vault.open(alice.root, actor="alice-agent"), Vault.open(bob.root, actor="bob-agent")
+    item = alice.create("Pin the TLS minimum version", "Set the minimum to TLS 1.2 on every client.", domain=["sec"]).item
+    alice.endorse(item.id, "policy")
+    (step,) = alice.promote(item.id, to="org")
+    assert step.status == "pending_review"
+    alice.sync()
+    bob.sync()
+    assert bob.sync_scopes()[1] == []  # not landed yet: nothing to settle
+    reviewer = tmp_path / "reviewer"
+    git(tmp_path, "clone", "--quiet", str(org), str(reviewer))
+    git(reviewer, "config", "user.name", "reviewer")
+    git(reviewer, "fetch", "--quiet", "origin", str(step.branch))
+    git(reviewer, "merge", "--quiet", "--no-ff", "-m", "land", f"origin/{step.branch}")
+    git(reviewer, "push", "--quiet", "origin", "main")
+    with pytest.raises(Forbidden, match="alice-agent created"):
+        bob.update(item.id, {"visibility": "org"})  # by hand, another's item stays the author's
+    _, settled = bob.sync_scopes()
+    assert settled == [item.id] and bob.get(item.id).visibility == "org"
+    assert bob.sync().pushed
+    report = alice.sync()
+    assert report.unauthorized == [] and alice.get(item.id).visibility == "org"
+    assert [p for p in alice.doctor().problems if p.code == "unauthorized-change"] == []
+    assert alice.review_promotions().pending == ()
+    alice.close()
+    bob.close()

@@ -161,3 +161,29 @@ def test_a_writers_contradicting_lesson_is_disputed_and_a_curators_supersedes(te
     assert learned.action == "disputed" and as_(team, "carol").get(old.id).status == "active"
     assert as_(team, "carol").learn("The staging database now listens on port 7432.").action == "superseded"
     assert as_(team, "carol").get(old.id).status == "superseded"
+
+
+@pytest.mark.parametrize(
+    ("visibility", "fields", "new", "promotions", "settles"),
+    [
+        ("team", ("visibility",), "org", ({"to": "org", "branch": "engram/promote-x"},), True),
+        ("team", ("visibility",), "org", ({"to": "org"},), False),  # pushed, not reviewed: the author's
+        ("team", ("visibility",), "org", (), False),  # nobody asked for it
+        ("team", ("visibility", "title"), "org", ({"to": "org", "branch": "b"},), False),  # and a rewording
+        ("private", ("visibility",), "org", ({"to": "org", "branch": "b"},), False),
+        ("team", ("visibility",), "private", ({"to": "org", "branch": "b"},), False),
+    ],
+)
+def test_settling_a_review_promotion_is_exactly_marking_a_reviewed_team_item_org(
+    visibility: str, fields: tuple[str, ...], new: str, promotions: tuple[dict[str, str], ...], settles: bool,
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from engram.trust.roles import settles as settling
+
+    vault = Vault.init(tmp_path / "v", actor="alice")
+    item = replace(vault.create("Pin TLS", "Use TLS 1.2.", domain=["sec"]).item, visibility=visibility,
+                   promotions=promotions or None)
+    assert settling(item, fields, new) is settles
+    vault.close()
