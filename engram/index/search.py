@@ -270,9 +270,10 @@ class SearchPrimitives:
         query ``match`` on the word (or trigram) index; one statement for all of them.
 
         ``df``, the term's item count when known, picks the cheaper plan per term: FTS5
-        answers ``rowid IN (…)`` by one lookup per rowid (about 15 µs each), while reading
-        a posting list whole costs about 0.07 µs an item, so a list shorter than a few
-        hundred items per wanted rowid is read whole."""
+        answers ``rowid IN (…)`` by one lookup per rowid (about 15 µs each on the word
+        index), while reading a posting list whole costs about 0.07 µs an item, so a list
+        shorter than a few hundred items per wanted rowid is read whole. On the trigram
+        index a lookup seeks every trigram of the phrase, so it is always read whole."""
         out: list[set[int]] = [set() for _ in terms]
         parts: list[str] = []
         params: list[Any] = []
@@ -280,8 +281,11 @@ class SearchPrimitives:
             if not rowids:
                 continue
             table = "items_tri" if trigram else "items_fts"
-            # ``+rowid`` keeps the rowid test out of FTS5 (no per-rowid lookups).
-            column = "+rowid" if df is not None and df <= 200 * len(rowids) else "rowid"
+            # ``+rowid`` keeps the rowid test out of FTS5 (no per-rowid lookups). A trigram
+            # phrase is always read whole: one lookup seeks every trigram's list (~4 ms
+            # for an identifier at 100k items), the whole phrase costs about one lookup.
+            whole = trigram or (df is not None and df <= 200 * len(rowids))
+            column = "+rowid" if whole else "rowid"
             parts.append(
                 f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ?"
                 f" AND {column} IN ({','.join('?' * len(rowids))})"

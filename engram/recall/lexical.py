@@ -216,8 +216,9 @@ def word_match(
     union is smaller than the pool (a narrow filter, one rare word beside common ones),
     the items holding only commoner terms are added, ranked by the same BM25 (``fill``):
     all of them when their lists hold at most :data:`FILL` budgets' worth of items, else
-    the last that many in index order (``sampled``), so ``limit`` N returns N whenever N items match,
-    at a bounded cost; an item holding only common terms is what the cap can miss.
+    the last that many in index order (``sampled``), so ``limit`` N returns N whenever N
+    items match, at a bounded cost; an item holding only common terms is what the cap
+    can miss.
 
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most
@@ -291,15 +292,20 @@ def judge(
             matched[term] = {r for r in rowids if r in written_then}
             continue
         matched[term] = {r for r in rowids if term in known.get(r, ())}
-        todo = [r for r in rowids if r not in matched[term] and term not in absent.get(r, ())]
+        todo = [r for r in rowids if r not in matched[term]]
         if not todo:
             continue
+        # What the word index showed a row to lack needs no word-index lookup; a
+        # substring (trigram) match is another question, still asked.
+        words = [r for r in todo if term not in absent.get(r, ())]
         if term.kind == "word":
-            specs.append((term, (term.fts, False, df.get(term.text, 0), todo)))
+            if words:
+                specs.append((term, (term.fts, False, df.get(term.text, 0), words)))
             if fragments and len(term.text) >= 3:
                 specs.append((term, (term.fts, True, None, todo)))
         elif term.kind == "phrase":
-            specs += [(term, (term.fts, False, None, todo)), (term, (term.fts, True, None, todo))]
+            specs += [(term, (term.fts, False, None, words))] if words else []
+            specs.append((term, (term.fts, True, None, todo)))
         elif len(term.text) >= 3:
             specs.append((term, (term.fts, True, None, todo)))
         else:

@@ -162,7 +162,7 @@ def run(
 
         judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
         cands = {c.id: c for c in judged}
-        written = {int(c.row["rowid"]) for c in judged if dated_in(_epoch(str(c.row["created_at"])), when)}
+        written = {int(c.row["rowid"]) for c in judged if dated and dated_in(_epoch(str(c.row["created_at"])), when)}
         judge(state.index, parsed, judged, stats, known, fragments=fragments, dated=(dated, written), lacking=lacking)
         if s.coverage > 0:
             for cand in cands.values():

@@ -17,8 +17,9 @@ What each role may do (the rule that refuses is named in the error and the audit
   (title, summary, content, kind), moving it (domain, visibility, a promotion to team
   or org) or unlinking its edges is refused (``role.others-item``); endorsing it is
   feedback, and allowed, and so is marking it ``org`` once the review promotion its
-  author asked for has landed in the org vault (:func:`settles`). A ``learn`` that contradicts another author's item
-  marks it ``disputed`` for a curator instead of overturning it.
+  author asked for has landed in the org vault (:func:`settles`). A ``learn`` that
+  contradicts another author's item marks it ``disputed`` for a curator instead of
+  overturning it.
 - ``curator`` — everything, including releasing quarantined items
   (``role.curator-only``) and changing any item's status away from ``quarantined``.
 

@@ -273,3 +273,31 @@ def test_too_few_rare_hits_are_filled_by_the_common_terms_at_a_bounded_cost(vaul
             again.close()
     finally:
         reopened.close()
+
+
+def test_a_filled_hit_holding_an_identifier_as_a_substring_is_judged_as_uncapped(vault: Vault) -> None:
+    # The fill's items lack the identifier as a word, which spares their word lookups;
+    # as a substring of a longer name it still counts, as it does in an uncapped search.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    reopened = Vault.open(vault.root)
+    try:
+        reopened.create("Core config", "Set zr_core_v4 before boot.", domain=["a"], dedupe=False)
+        reopened.create("Longer name", "The quartz rig reads xzr_core_v4x at start.", domain=["a"], dedupe=False)
+        for i in range(18):
+            reopened.create(f"Quartz note {i}", "quartz core veins " * (1 + i % 3), domain=["b"], dedupe=False)
+        # "quartz" (19 items) and "core" (20) are past the budget left by the rare words,
+        # so the longer name, which holds no rare word, comes from the fill.
+        capped = reopened.search("zr_core_v4 quartz", limit=30, record=False)
+        longer = next(h for h in capped.hits if h.title == "Longer name")
+        assert "zr_core_v4" in longer.explanation.matched_terms
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n")
+        uncapped = Vault.open(vault.root)
+        try:
+            wide = uncapped.search("zr_core_v4 quartz", limit=30, record=False)
+            assert [(h.id, h.relevance, h.explanation.matched_terms) for h in wide.hits] == [
+                (h.id, h.relevance, h.explanation.matched_terms) for h in capped.hits
+            ]
+        finally:
+            uncapped.close()
+    finally:
+        reopened.close()
