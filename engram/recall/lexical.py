@@ -223,7 +223,7 @@ def word_match(
     When even the rarest term is over budget, the candidates are the items holding all
     of the fewest rarest terms expected (as if words were independent) to share at most
     ``budget`` items. If that finds too few, the items holding the two rarest terms,
-    then the rarest alone, are added."""
+    then the rarest alone, then (the fill) the others, are added."""
     terms = [t for t in parsed.terms if t.kind in ("word", "phrase")]
     if not terms:
         return None
@@ -240,7 +240,7 @@ def word_match(
             k += 1
         widths = sorted({k, 2, 1}, reverse=True)
         steps += [((" AND ".join(t.fts for t in ordered[:w]), frozenset(ordered[:w])),) for w in widths]
-        return WordQuery(tuple(steps))
+        return _with_fill(steps, ordered[:1], ordered[1:], df, budget)
     chosen: list[Term] = []
     spent = 0
     for term, n in zip(ordered, cost, strict=True):
@@ -257,9 +257,22 @@ def word_match(
     common = " OR ".join(t.fts for t in left)
     both = holds | (frozenset(left) if len(left) == 1 else frozenset())
     steps.append(((f"({rare}) AND ({common})", both), (rare, holds)))
-    # Runs only when the steps before found fewer than the pool (see the docstring).
-    fill = ((common, frozenset(left) if len(left) == 1 else frozenset()),)
-    return WordQuery(tuple(steps), fill, sum(df.get(t.text, 0) for t in left) > FILL * budget, frozenset(chosen))
+    return _with_fill(steps, chosen, left, df, budget)
+
+
+def _with_fill(
+    steps: list[tuple[tuple[str, frozenset[Term]], ...]], rare: Sequence[Term], others: Sequence[Term],
+    df: Mapping[str, int], budget: int,
+) -> WordQuery:
+    """The steps, then the fill: the commoner terms alone, for a pool the steps leave
+    short (their last step finds every item holding a ``rare`` term, so the fill's have
+    none)."""
+    left = [t for t in others if df.get(t.text, 0)][:COMMON_MAX]
+    if not left:
+        return WordQuery(tuple(steps))
+    fill = ((" OR ".join(t.fts for t in left), frozenset(left) if len(left) == 1 else frozenset()),)
+    sampled = sum(df.get(t.text, 0) for t in left) > FILL * budget
+    return WordQuery(tuple(steps), fill, sampled, frozenset(rare))
 
 
 def judge(

@@ -5,10 +5,13 @@ more than the budget, and ``minRelevance: 0`` in ``engram.yaml``)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engram.recall.search import MAX_LIMIT
 from engram.vault import Vault
@@ -91,5 +94,53 @@ def test_a_confident_answer_keeps_its_weaker_hits(deep: Path) -> None:
         assert weak  # below the floor, still listed: the floor decides the answer, not the list
         complete = [h for h in result.hits if not h.explanation.missing_terms]
         assert complete and result.hits[: len(complete)] == tuple(complete)  # all words first
+    finally:
+        vault.close()
+
+
+# ------------------------------------------------------------- the candidate budget
+#: Words from common to rare: item i holds word w with probability 0.9 / (1 + w/3).
+VOCAB = ("amber", "basalt", "cobalt", "dolomite", "emery", "feldspar", "garnet", "halite", "iolite",
+         "jasper", "kyanite", "lazurite", "malachite", "nepheline", "olivine", "pyrite", "quartz",
+         "rutile", "spinel", "topaz")
+
+
+@pytest.fixture(scope="module")
+def minerals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("minerals") / "vault"
+    vault = Vault.init(root, actor="tester")
+    rng = random.Random(3)
+    for i in range(150):
+        held = [w for j, w in enumerate(VOCAB) if rng.random() < 0.9 / (1 + j / 3)] or [VOCAB[-1]]
+        vault.create(f"Sample {i}", " ".join(held * rng.randint(1, 3)), domain=["rocks"], dedupe=False)
+    vault.close()
+    yield root
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    words=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4, unique=True),
+    budget=st.sampled_from([3, 5, 8, 20, 60, 1_000_000]),
+    limit=st.integers(1, 40),
+)
+def test_limit_n_returns_n_whatever_the_candidate_budget(
+    minerals: Path, words: list[str], budget: int, limit: int
+) -> None:
+    """However small ``candidatePostings`` is, a query returns ``limit`` hits when that
+    many items hold one of its words (the fill ranks a sample of twice the budget, so a
+    limit up to that is always met), each holding one of them."""
+    limit = min(limit, 2 * budget)
+    (minerals / "engram.yaml").write_text(
+        f"formatVersion: 1\nrecall:\n  minRelevance: 0\n  candidatePostings: {budget}\n"
+    )
+    vault = Vault.open(minerals)
+    try:
+        query = " ".join(words)
+        match = " OR ".join(f'"{w}"' for w in words)
+        result = vault.search(query, limit=limit, record=False)  # brings the index up to date
+        matching = vault.state.index.query("SELECT count(*) AS n FROM items_fts WHERE items_fts MATCH ?", (match,))
+        assert len(result.hits) == min(limit, int(matching[0]["n"])), (query, budget, limit)
+        assert len({h.id for h in result.hits}) == len(result.hits)
+        assert all(h.explanation.matched_terms for h in result.hits)
     finally:
         vault.close()
