@@ -169,7 +169,7 @@ def _summary_scale(data: dict[str, Any]) -> None:
             f"  {int(size):>7} items: cold {c['items_per_s']:.0f} items/s, index {entry['size']['index_mb']} MB,"
             f" peak {c['maxrss_self_mb']:.0f}+{c['maxrss_workers_mb']:.0f} MB;"
             f" refresh(100) walk {i['walk_refresh_s']}s / watcher {i['watcher_refresh_s']}s;"
-            f" recall p50 {r['p50_ms']} ms p95 {r['p95_ms']} ms"
+            f" recall p50 {r['p50_ms']} ms p95 {r['p95_ms']} ms, short lists {r.get('short_lists')}"
         )
 
 

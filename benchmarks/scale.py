@@ -15,7 +15,9 @@ For each size, on a synthetic vault (:mod:`benchmarks.synth`):
   words drawn from random items' titles, bodies and identifiers, so most have answers
   and some words are common. ``source_first`` / ``source_in_top10``: the share of
   queries whose own source item comes first / in the ten hits, a rough check that
-  ranking holds up at scale.
+  ranking holds up at scale. ``short_lists``: answers with fewer than ten hits although
+  ten or more items hold one of the query's words (counted outside the timing): what
+  "``limit`` N returns N when N match" leaves undone at this size.
 - ``size``: the database file after a WAL checkpoint.
 """
 
@@ -118,7 +120,7 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
             vault.search(q)
         times: list[float] = []
         statuses: dict[str, int] = {}
-        expanded = first = found = 0
+        expanded = first = found = short = 0
         for q, source in queries[warmup:]:
             started = time.perf_counter()
             result = vault.search(q)
@@ -128,6 +130,8 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
             ids = [h.id for h in result.hits]
             first += ids[:1] == [source]
             found += source in ids
+            if result.status == "ok" and len(ids) < 10:
+                short += _holding(vault, result.terms) >= 10
         watching = vault.state.index.watching
     finally:
         vault.close()
@@ -141,7 +145,14 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
         # A sanity check of ranking at scale: the item a query's words came from (other
         # items may hold them too, so this is a floor, not a relevance judgement).
         "source_first": round(first / n, 3), "source_in_top10": round(found / n, 3),
+        "short_lists": short,
     }
+
+
+def _holding(vault: Vault, terms: tuple[str, ...]) -> int:
+    """How many items hold one of ``terms`` in the word index."""
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return int(vault.state.index.query("SELECT count(*) AS n FROM items_fts WHERE items_fts MATCH ?", (match,))[0]["n"])
 
 
 def index_size(root: Path) -> dict[str, float]:
