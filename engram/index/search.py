@@ -146,7 +146,8 @@ class SearchPrimitives:
         the index's statistics; an item found by more than one keeps its best score), and
         for each hit a bit mask of the queries whose shortlist held it. Rows are read
         once, for the merged best. ``last`` N ranks only the last N items in index order
-        (by rowid) that each query matches: a bounded cost however long its lists are."""
+        (by rowid) that each query matches: a bounded cost however long its lists are,
+        unless the filters leave too few of those, when the filtered set is ranked whole."""
         return self._ranked("items_fts", matches, weights, where, params, limit, columns, last=last)
 
     def trigram_hits(
@@ -220,16 +221,19 @@ class SearchPrimitives:
                 (*batch, *params),
             )
             hits += [(r["rowid_"], score[r["rowid_"]], r) for r in rows]
-        if len(hits) < limit and full:
-            # Filters emptied a shortlist: rank the filtered set itself (slower).
+        if len(hits) < limit and (full or (any(floors) and len(hits) < len(order))):
+            # Filters emptied a shortlist (or a bounded sample): rank the filtered set
+            # itself (slower), the whole of it even when only the last matches were asked
+            # for, since a filter that leaves too few of those is narrow enough that the
+            # bound buys nothing.
             best: dict[int, Hit] = {}
             for i, match in enumerate(matches):
                 rows = self._index.fts_rows(
                     f"SELECT f.r AS rowid_, f.score_ AS score_, {columns}"
                     f" FROM (SELECT rowid AS r, -{rank} AS score_ FROM {table}"
-                    f" WHERE {table} MATCH ? AND rowid >= ?) f JOIN items ON items.rowid = f.r"
+                    f" WHERE {table} MATCH ?) f JOIN items ON items.rowid = f.r"
                     f" WHERE {where} ORDER BY f.score_ DESC LIMIT ?",
-                    (match, floors[i], *params, limit),  # rowids start at 1: 0 bounds nothing
+                    (match, *params, limit),
                     raw,
                 )
                 for r in rows:

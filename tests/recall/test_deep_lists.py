@@ -112,7 +112,8 @@ def minerals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     rng = random.Random(3)
     for i in range(150):
         held = [w for j, w in enumerate(VOCAB) if rng.random() < 0.9 / (1 + j / 3)] or [VOCAB[-1]]
-        vault.create(f"Sample {i}", " ".join(held * rng.randint(1, 3)), domain=["rocks"], dedupe=False)
+        where = ["rocks", ("north", "south", "south", "east", "east", "east")[i % 6]]
+        vault.create(f"Sample {i}", " ".join(held * rng.randint(1, 3)), domain=where, dedupe=False)
     vault.close()
     yield root
 
@@ -122,13 +123,15 @@ def minerals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     words=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4, unique=True),
     budget=st.sampled_from([3, 5, 8, 20, 60, 1_000_000]),
     limit=st.integers(1, 40),
+    domain=st.sampled_from([None, "rocks", "rocks/north", "rocks/east"]),
 )
 def test_limit_n_returns_n_whatever_the_candidate_budget(
-    minerals: Path, words: list[str], budget: int, limit: int
+    minerals: Path, words: list[str], budget: int, limit: int, domain: str | None
 ) -> None:
-    """However small ``candidatePostings`` is, a query returns ``limit`` hits when that
-    many items hold one of its words (the fill ranks a sample of twice the budget, so a
-    limit up to that is always met), each holding one of them."""
+    """However small ``candidatePostings`` is, and whatever the domain filter, a query
+    returns ``limit`` hits when that many items hold one of its words (the fill ranks a
+    sample of twice the budget, so a limit up to that is always met, or the filtered set
+    whole), each holding one of them."""
     limit = min(limit, 2 * budget)
     (minerals / "engram.yaml").write_text(
         f"formatVersion: 1\nrecall:\n  minRelevance: 0\n  candidatePostings: {budget}\n"
@@ -137,9 +140,14 @@ def test_limit_n_returns_n_whatever_the_candidate_budget(
     try:
         query = " ".join(words)
         match = " OR ".join(f'"{w}"' for w in words)
-        result = vault.search(query, limit=limit, record=False)  # brings the index up to date
-        matching = vault.state.index.query("SELECT count(*) AS n FROM items_fts WHERE items_fts MATCH ?", (match,))
-        assert len(result.hits) == min(limit, int(matching[0]["n"])), (query, budget, limit)
+        result = vault.search(query, limit=limit, domain=domain, record=False)  # brings the index up to date
+        matching = vault.state.index.query(
+            "SELECT count(*) AS n FROM items_fts JOIN items ON items.rowid = items_fts.rowid"
+            " WHERE items_fts MATCH ? AND (? IS NULL OR items.domain = ? OR items.domain LIKE ?)",
+            (match, domain, domain, f"{domain}/%"),
+        )
+        assert len(result.hits) == min(limit, int(matching[0]["n"])), (query, budget, limit, domain)
+        assert domain is None or all(h.domain == domain or h.domain.startswith(domain + "/") for h in result.hits)
         assert len({h.id for h in result.hits}) == len(result.hits)
         assert all(h.explanation.matched_terms for h in result.hits)
     finally:
