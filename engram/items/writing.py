@@ -300,10 +300,8 @@ def update(
         changed = rules.changed_fields(current, updated)
         if not changed:
             return current
-        if settling and roles.settles(current, changed, updated.visibility):
-            roles.require_writer(state.actor, state.role, f"change {current.id}")
-        else:
-            roles.check_update(state.actor, state.role, current, changed, updated.status)
+        roles.check_update(state.actor, state.role, current, changed, updated.status,
+                           settles_to=updated.visibility if settling else None)
         admission = policy.admit(updated, current, state.trust)
         updated = admission.item
         changed = rules.changed_fields(current, updated)

@@ -90,10 +90,8 @@ def check_commits(repo: GitRepo, state: VaultState, revisions: str, *, limit: in
                     fields = _changed(old, new)
                     if new.status == "quarantined":  # the screen's doing, not the writer's
                         fields = tuple(f for f in fields if f != "status")
-                    if fields and roles.settles(old, fields, new.visibility):
-                        roles.require_writer(actor, role, f"change {old.id}")  # a landed review
-                    elif fields:
-                        roles.check_update(actor, role, old, fields, new.status)
+                    if fields:  # a landed review promotion's settle is anyone's to make
+                        roles.check_update(actor, role, old, fields, new.status, settles_to=new.visibility)
             except Forbidden as exc:
                 found.append(Unauthorized(sha, actor, path[len(lead):], exc.message.rstrip(".")))
     return found

@@ -140,13 +140,18 @@ def owns(actor: str, item: Engram) -> bool:
     return bool(item.created_by) and item.created_by == actor
 
 
-def check_update(actor: str, role: Role, current: Engram, fields: tuple[str, ...], new_status: str) -> None:
+def check_update(
+    actor: str, role: Role, current: Engram, fields: tuple[str, ...], new_status: str,
+    *, settles_to: str | None = None,
+) -> None:
     """May ``actor`` change ``fields`` of ``current`` (ending at ``new_status``)?
+    ``settles_to``: the new visibility, when the caller accepts a change that only
+    :func:`settles` a landed review promotion (any writer may make it).
 
     Raises Forbidden naming the rule; see the module docstring for the table.
     """
     require_writer(actor, role, f"change {current.id}")
-    if role == "curator":
+    if role == "curator" or (settles_to is not None and settles(current, fields, settles_to)):
         return
     if current.status == "quarantined" and new_status != "quarantined":
         raise _refuse(
