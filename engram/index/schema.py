@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engram.index.linktable import LINK_SCHEMA
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA: tuple[str, ...] = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -91,6 +91,8 @@ SCHEMA: tuple[str, ...] = (
     # Items a refresh saw change path (renamed or moved outside engram): the next write
     # path (sync) regenerates the derived links that name their old path.
     "CREATE TABLE moves(id TEXT PRIMARY KEY)",
+    # Semantic recall's item vectors (engram.index.vectors), dropped with their item row.
+    "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL)",
     """
     CREATE VIRTUAL TABLE items_fts USING fts5(
         title, summary, tags_text, body,
@@ -121,6 +123,7 @@ SCHEMA: tuple[str, ...] = (
             VALUES ('delete', old.rowid, old.title, old.summary, old.tags_text, old.body);
         INSERT INTO items_tri(items_tri, rowid, title, tags_text, ident)
             VALUES ('delete', old.rowid, old.title, old.tags_text, old.ident);
+        DELETE FROM vectors WHERE rowid = old.rowid;
         UPDATE tally SET n = n - 1 WHERE key = 'items';
         UPDATE tally SET n = n + 1 WHERE key = 'changes';
     END

@@ -18,7 +18,8 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
    + complete·[holds every query term] + time·[written in a period the query names]
-   (weights from the ``recall`` section of ``engram.yaml``, see
+   + semantic·max(0, cos(query, item)) when the optional model is on
+   (:mod:`engram.recall.semantic`; weights from the ``recall`` section of ``engram.yaml``, see
    :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
@@ -48,6 +49,7 @@ from engram.recall.disclosure import disclose
 from engram.recall.graph import EdgeCache, SpreadSettings, spread
 from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
 from engram.recall.results import TIERS, SearchResult, Status
+from engram.recall.semantic import meaning
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.usage import Usage, journal_for
 from engram.recall.when import Period, date_words, dated_in, periods
@@ -176,6 +178,9 @@ def run(
     pending = journal_for(state).pending()
     for cand in cands.values():
         _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when)
+    sense = meaning(query, s.semantic) if not raw else None
+    if sense is not None:
+        sense.apply(state.index, cands.values())
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
         # Scores only grow during expansion, so the limit-th score of the hits that will
@@ -185,7 +190,10 @@ def run(
         _expand(
             state, cands, where, params, at, s, now_ts, pending, edges,
             current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor,
+            bonus=sense.weight if sense else 0.0,
         )
+        if sense is not None:  # the items expansion reached
+            sense.apply(state.index, cands.values())
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     best: float | None = None
     if not raw:
@@ -309,6 +317,7 @@ def _expand(
     current: bool,
     cutoff: float,
     floor: float,
+    bonus: float = 0.0,
 ) -> None:
     # Only confident hits spread: a weak match below the relevance floor is not shown,
     # so what it links to would surface without a reason the reader can see.
@@ -320,8 +329,9 @@ def _expand(
         key=lambda c: (-c.score, c.id),
     )[: s.expansion_seeds]
     fetched: dict[str, Mapping[str, Any]] = {}
-    # The most any part but the graph's can add (each factor is at most 1).
-    priors = s.recency + s.importance + s.reinforcement + s.heat
+    # The most any part but the graph's can add (each factor is at most 1; ``bonus`` is
+    # the semantic part's weight, added after expansion).
+    priors = s.recency + s.importance + s.reinforcement + s.heat + bonus
 
     def admit(reached: Mapping[str, float], final: bool) -> set[str]:
         known = {i for i in reached if i in cands}

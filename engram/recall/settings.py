@@ -49,6 +49,8 @@ class RecallSettings:
     heat: float = 0.02
     complete: float = 0.5
     time: float = 0.3
+    #: Off (0) by default: the model is an optional extra (engram.recall.semantic).
+    semantic: float = 0.0
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0
