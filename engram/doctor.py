@@ -75,6 +75,8 @@ from engram.errors import EngramError, GitError
 from engram.index.catalog import SKIP_DIRS
 from engram.items import derived, links, repair
 from engram.items.state import VaultState
+from engram.recall import semantic
+from engram.recall.settings import recall_settings
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
@@ -140,6 +142,7 @@ def diagnose(
     state.refresh()
     problems: list[Problem] = []
     problems += _bad_settings(state)
+    problems += _semantic_missing(state)
     problems += _unparseable(state)
     problems += _linked_folders(state)
     problems += _duplicate_ids(state)
@@ -177,6 +180,24 @@ def _bad_settings(state: VaultState) -> list[Problem]:
     if settings.problem is None:
         return []
     return [Problem("bad-settings", SETTINGS_FILE, f"{SETTINGS_FILE} {settings.problem}", fixable=False)]
+
+
+def _semantic_missing(state: VaultState) -> list[Problem]:
+    """``recall.semantic`` asks for a model this machine lacks: every search would refuse."""
+    if state.settings.problem is not None:
+        return []
+    try:
+        weight = recall_settings(state).semantic
+    except EngramError:
+        return []  # a wrong value: search names it (bad-settings covers the file itself)
+    if weight <= 0 or semantic.installed():
+        return []
+    return [Problem(
+        "semantic-missing", SETTINGS_FILE,
+        f"recall.semantic is {weight:g}, but semantic recall is not installed here, so search"
+        f" refuses: install it with `{semantic.EXTRA}`, or set recall.semantic: 0",
+        fixable=False,
+    )]
 
 
 def _unparseable(state: VaultState) -> list[Problem]:
