@@ -3,7 +3,8 @@
 The vault is the synthetic one from :mod:`benchmarks.synth` (default 10,000 items).
 Three figures for the same queries: the library call (``Vault.search``), the MCP
 pipeline in process (the SDK's in-memory client: validation, rendering, structured
-output, the client's output-schema check), and the real thing over stdio.
+output, the client's output-schema check), and the real thing over stdio — once more
+with the optional semantic model on (``stdio_semantic``; when the extra is installed).
 Queries are two or three words from real item titles, so every query has hits and
 graph expansion runs. The stdio figure is what an agent waits for: JSON-RPC framing,
 the pipe, argument validation, the search itself, and the structured result. Each
@@ -31,7 +32,9 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks import synth
+from benchmarks.scale import SEMANTIC, with_settings
 from engram.mcp import build_server
+from engram.recall.semantic import installed
 from engram.store.format import read_engram
 from engram.vault import Vault
 
@@ -128,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     ids = random.Random(5).sample(list(data.ids), args.queries)
     Vault.open(data.root).refresh()  # index once, outside the timings
     stdio = anyio.run(over_stdio, data.root, queries, args.rounds, ids)
+    semantic: dict[str, Any] = {"skipped": "the semantic extra is not installed: pip install -e '.[semantic]'"}
+    if installed():
+        with with_settings(data.root, SEMANTIC):  # the warm-up pass embeds, the timed ones read
+            semantic = anyio.run(over_stdio, data.root, queries, args.rounds, ids)
     report = {
         "items": data.items,
         "synapses": data.synapses,
@@ -137,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "in_process_search": in_process(data.root, queries, args.rounds),
         "in_memory_mcp_search": anyio.run(in_memory, data.root, queries, args.rounds),
         "stdio": stdio,
+        "stdio_semantic": semantic,
         "goal": "engram_search over stdio p50 <= 15 ms",
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),

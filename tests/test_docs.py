@@ -74,3 +74,25 @@ def test_format_doc_lists_every_key_kind_and_value() -> None:
             assert f"`{kind}`" in text, kind
     for value in (*ENGRAM_KINDS, *STATUSES, *VISIBILITIES):
         assert f"`{value}`" in text, value
+
+
+def test_recall_doc_shows_every_setting_with_its_default() -> None:
+    import dataclasses
+
+    import yaml
+
+    from engram.index.catalog import FreshnessSettings
+    from engram.recall.settings import RecallSettings
+    from engram.store.settings import _camel
+
+    text = (DOCS / "recall.md").read_text(encoding="utf-8")
+    block = text.split("these are the defaults:", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    documented = yaml.safe_load(block)["recall"]
+    defaults = RecallSettings()
+    for f in dataclasses.fields(RecallSettings):
+        key = _camel(f.name)
+        assert key in documented, key
+        value = getattr(defaults, f.name)
+        assert (dict(value) if f.name == "edge_weights" else value) == documented[key], key
+    assert documented["freshness"] == FreshnessSettings().freshness
+    assert set(documented) == {_camel(f.name) for f in dataclasses.fields(RecallSettings)} | {"freshness"}
