@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -84,6 +85,11 @@ def test_template_ships_in_the_wheel(tmp_path: Path) -> None:
     viewer = ROOT / "engram" / "viewer"
     for path in [*viewer.glob("templates/*"), *viewer.glob("static/*")]:
         assert path.relative_to(ROOT).as_posix() in names, path.name
+    # the semantic extra names the package whose wheel carries the model (docs/recall.md)
+    [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+    requires = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Provides-Extra: semantic" in requires
+    assert re.search(r"^Requires-Dist: wordllama>=0\.4; extra == \"semantic\"$", requires, re.MULTILINE), requires
 
 
 def test_a_vault_in_a_folder_another_repository_ignores_gets_its_own(tmp_path: Path) -> None:
