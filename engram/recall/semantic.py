@@ -14,8 +14,9 @@ reaches, gains ``semantic · max(0, cos(query, item))`` as the ``semantic`` part
 score. Relevance, and so abstention (``minRelevance``), stays lexical: meaning re-orders
 what the words found and what the graph reached; it never makes an answer confident.
 Why this shape, and not a dense retriever fused by rank: measured on the harness
-(docs/benchmarks.md), this model alone ranks far below BM25 and rank fusion lost quality
-on two of three collections, while the blend gains on all three.
+(docs/benchmarks.md), this model alone ranks far below BM25 and rank fusion loses
+quality on two collections of three. The blend gains on LoCoMo and Cranfield and leaves
+known-item lookups level.
 
 This module is the only one that imports ``wordllama`` or numpy; their errors are
 translated here.
