@@ -18,8 +18,8 @@ Why this shape, and not a dense retriever fused by rank: measured on the harness
 quality on two collections of three. The blend gains on LoCoMo and Cranfield and leaves
 known-item lookups level.
 
-This module is the only one that imports ``wordllama`` or numpy; their errors are
-translated here.
+This module is the only one that reads the model (with numpy, ``safetensors`` and
+``tokenizers``, which come with ``wordllama``); their errors are translated here.
 """
 
 from __future__ import annotations
@@ -42,63 +42,96 @@ MODEL = "wordllama-l2_supercat-256"
 EXTRA = "pip install 'engram-team-memory[semantic]'"
 
 _lock = threading.Lock()
-_loaded: Any = None  # the wordllama model, loaded once per process
+_loaded: _Model | None = None  # loaded once per process
+
+#: The files of the ``wordllama`` wheel this module reads (``WordLlama.load``'s own
+#: lookup misses the tokenizer it ships, and importing the package costs more than
+#: reading both: pydantic, requests, its trainers' configs).
+WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    tokenizer: Any  # tokenizers.Tokenizer
+    matrix: Any  # float32 (vocabulary, 256)
 
 
 def installed() -> bool:
     """Whether the ``semantic`` extra is installed (nothing is imported)."""
+    return _package() is not None
+
+
+def _package() -> Path | None:
     try:
-        return importlib.util.find_spec("wordllama") is not None
+        spec = importlib.util.find_spec("wordllama")
     except (ImportError, ValueError):  # a broken install, or one removed while running
-        return False
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _model() -> Any:
+def _model() -> _Model:
     global _loaded
     with _lock:
         if _loaded is None:
-            if not installed():
-                raise InvalidInput(
-                    "engram.yaml gives recall.semantic a weight, but semantic recall is not"
-                    " installed on this machine.",
-                    field="recall.semantic",
-                    hint=f"Install it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
-                )
-            # Hugging Face tokenizers would spread each batch over a thread pool: a search
-            # embeds one query and a dozen items, where the pool's hand-offs cost more
-            # than they save (measured: stdio p50 10.3 → 9.1 ms at 10k). A caller's own
-            # choice stands.
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            try:
-                import wordllama
-            except ImportError as exc:  # installed, but a package it needs is missing
-                raise InvalidInput(
-                    f"semantic recall is installed but cannot be imported: {exc}.",
-                    field="recall.semantic",
-                    hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
-                ) from exc
-            # The wheel carries the weights and the tokenizer; pointing the cache at the
-            # package itself makes wordllama find both there, and downloads stay off.
-            try:
-                _loaded = wordllama.WordLlama.load(
-                    "l2_supercat", dim=256, cache_dir=Path(wordllama.__file__).parent, disable_download=True,
-                )
-            except (OSError, ValueError) as exc:
-                raise InvalidInput(
-                    f"the semantic model could not be loaded: {exc}.",
-                    field="recall.semantic",
-                    hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
-                ) from exc
+            _loaded = _load()
         return _loaded
 
 
+def _load() -> _Model:
+    package = _package()
+    if package is None:
+        raise InvalidInput(
+            "engram.yaml gives recall.semantic a weight, but semantic recall is not"
+            " installed on this machine.",
+            field="recall.semantic",
+            hint=f"Install it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
+        )
+    # Hugging Face tokenizers would spread each batch over a thread pool: a search embeds
+    # one query and a dozen items, where the pool's hand-offs cost more than they save
+    # (measured: stdio p50 10.3 → 9.1 ms at 10k). A caller's own choice stands.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import numpy as np
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(package.joinpath(*TOKENIZER)))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        with safe_open(str(package.joinpath(*WEIGHTS)), framework="np") as weights:
+            matrix = np.ascontiguousarray(weights.get_tensor("embedding.weight"), dtype=np.float32)
+    except ImportError as exc:  # installed, but a package it needs is missing
+        raise InvalidInput(
+            f"semantic recall is installed but cannot be imported: {exc}.",
+            field="recall.semantic",
+            hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
+        ) from exc
+    except Exception as exc:  # safetensors and tokenizers raise kinds of their own (or bare Exception)
+        raise InvalidInput(
+            f"the semantic model could not be loaded from {package}: {exc}.",
+            field="recall.semantic",
+            hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
+        ) from exc
+    return _Model(tokenizer, matrix)
+
+
 def embed(texts: list[str]) -> Any:
-    """Unit vectors (float32, one row per text); an empty text's vector is all zeros."""
+    """Unit vectors (float32, one row per text): the mean of each text's token vectors,
+    as ``WordLlama.embed`` computes it; an empty text's vector is all zeros."""
     import numpy as np
 
-    raw = np.asarray(_model().embed(texts, norm=False), dtype=np.float32)
-    norms = np.linalg.norm(raw, axis=1, keepdims=True)
-    return np.divide(raw, norms, out=np.zeros_like(raw), where=norms > 0)
+    model = _model()
+    out = np.zeros((len(texts), model.matrix.shape[1]), dtype=np.float32)
+    last = model.matrix.shape[0] - 1
+    for row, encoding in enumerate(model.tokenizer.encode_batch(texts, add_special_tokens=False)):
+        if encoding.ids:
+            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
+            out[row] = model.matrix[ids].mean(axis=0, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def _as_bytes(texts: list[str]) -> list[bytes]:

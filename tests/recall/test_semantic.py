@@ -261,3 +261,20 @@ def test_doctor_reports_a_missing_extra(
     (problem,) = [p for p in vault.doctor().problems if p.code == "semantic-missing"]
     assert problem.path == "engram.yaml" and "engram-team-memory[semantic]" in problem.message
     assert not problem.fixable
+
+
+def test_the_vectors_are_wordllamas_own() -> None:
+    """engram reads the wheel's weights and tokenizer itself: its vectors must be the ones
+    the library computes (long, short, punctuated and non-Latin text alike)."""
+    from wordllama import WordLlama
+
+    texts = [
+        "the cat sat on the mat",
+        "Take the cat to the animal doctor for shots. " * 40,
+        "db_url_v2 → postgres://…; 東京の会議メモ",
+        "x",
+    ]
+    reference = WordLlama.load(
+        "l2_supercat", dim=256, cache_dir=Path(sys.modules["wordllama"].__file__).parent, disable_download=True
+    ).embed(texts, norm=True)
+    assert np.allclose(semantic.embed(texts), reference, atol=1e-5)
