@@ -312,7 +312,8 @@ class ExplanationOut(_Out):
     matched_terms: list[str]
     missing_terms: list[str]
     parts: dict[str, float] = Field(
-        description="Score parts: relevance, recency, importance, reinforcement, heat, graph."
+        description="Score parts: relevance, recency, importance, reinforcement, heat, complete, time,"
+        " graph; semantic when the vault turns the optional model on."
     )
     lexical_rank: int | None = None
     path: list[StepOut] = Field(default_factory=list, description="Expansion path (graph hits).")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -278,3 +279,17 @@ def test_the_vectors_are_wordllamas_own() -> None:
         "l2_supercat", dim=256, cache_dir=Path(sys.modules["wordllama"].__file__).parent, disable_download=True
     ).embed(texts, norm=True)
     assert np.allclose(semantic.embed(texts), reference, atol=1e-5)
+
+
+@pytest.mark.anyio
+async def test_the_tool_schema_names_every_score_part(vault: Vault, tmp_path: Path) -> None:
+    from engram.mcp.models import ExplanationOut
+
+    garage, cat = two_plans(vault)
+    vault.link(cat, "contextualizes", garage)
+    async with client_on(vault, tmp_path) as client:
+        answer = ok(await client.call_tool("engram_search", {"query": QUERY, "explain": True}))
+    named = ExplanationOut.model_fields["parts"].description or ""
+    parts = {k for h in answer["hits"] for k in h["explanation"]["parts"]}
+    assert "semantic" in parts and "graph" in parts
+    assert all(re.search(rf"\b{k}\b", named) for k in parts), (parts, named)
