@@ -129,20 +129,35 @@ def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) ->
 
 
 @click.command()
+@click.option(
+    "--embed", is_flag=True,
+    help="Also compute every item's vector for semantic recall now (recall.semantic must be on),"
+    " so no search pays for it.",
+)
 @json_option
 @pass_vault
-def reindex(vault: Vault, as_json: bool) -> None:
+def reindex(vault: Vault, embed: bool, as_json: bool) -> None:
     """Rebuild the derived index (.engram/index.sqlite) from the files alone.
 
+    With --embed, also embed every item for semantic recall (docs/recall.md); a progress
+    bar shows on a terminal.
+
     \b
-    Example:
+    Examples:
       engram reindex
+      engram reindex --embed
     """
     stats = vault.reindex()
+    embedded = None
+    if embed:
+        with click.progressbar(length=vault.unembedded(), label="embedding", file=sys.stderr) as bar:
+            embedded = vault.embed_all(progress=bar.update)
     if as_json:
-        emit_json({"files": stats.scanned, "errors": stats.errors})
+        emit_json({"files": stats.scanned, "errors": stats.errors, **({"embedded": embedded} if embed else {})})
     else:
         click.echo(f"indexed {stats.scanned} files ({stats.errors} could not be read)")
+        if embed:
+            click.echo(f"embedded {embedded} items for semantic recall")
 
 
 @click.command()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,9 @@ from typing import Any
 from engram.errors import InvalidInput
 from engram.index.catalog import Index
 from engram.index.vectors import vectors
+from engram.items.state import VaultState
 from engram.recall.lexical import Candidate
+from engram.recall.settings import recall_settings
 
 #: Names the model in the vectors table: vectors from another model are not reused.
 MODEL = "wordllama-l2_supercat-256"
@@ -160,6 +162,43 @@ class Meaning:
             cos = 0.0 if vec is None else float(np.frombuffer(vec, dtype=np.float16).astype(np.float32) @ self.vector)
             cand.parts["semantic"] = round(self.weight * max(0.0, cos), 4)
             cand.score = round(sum(cand.parts.values()), 4)
+
+
+def missing(state: VaultState) -> int:
+    """How many items have no vector of the model yet."""
+    rows = state.index.query(
+        "SELECT count(*) AS n FROM items WHERE rowid NOT IN (SELECT rowid FROM vectors WHERE model = ?)", [MODEL]
+    )
+    return int(rows[0]["n"])
+
+
+def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, batch: int = 256) -> int:
+    """Embed every item that has no vector yet, ``batch`` at a time (``progress`` is told
+    each batch's size); how many vectors were stored. Searches then never pay for a
+    first ranking. Raises InvalidInput when ``recall.semantic`` is 0 or the extra is missing."""
+    state.ensure_fresh()
+    if recall_settings(state).semantic <= 0:
+        raise InvalidInput(
+            "recall.semantic is 0 in engram.yaml, so no search would use the vectors.",
+            field="recall.semantic",
+            hint="Turn it on first (recall: semantic: 0.5, docs/recall.md), then run this again.",
+        )
+    _model()  # the missing-extra error before any work
+    before, last = missing(state), 0
+    while True:
+        # Walking up the rowids, so a batch the index could not store is not fetched again.
+        rowids = [
+            int(r["rowid"]) for r in state.index.query(
+                "SELECT rowid FROM items WHERE rowid > ? AND rowid NOT IN"
+                " (SELECT rowid FROM vectors WHERE model = ?) ORDER BY rowid LIMIT ?", [last, MODEL, batch],
+            )
+        ]
+        if not rowids:
+            return max(0, before - missing(state))
+        vectors(state.index, rowids, MODEL, _as_bytes)
+        last = rowids[-1]
+        if progress is not None:
+            progress(len(rowids))
 
 
 def meaning(query: str, weight: float) -> Meaning | None:

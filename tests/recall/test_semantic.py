@@ -7,12 +7,14 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+import time_machine
 from mcp import Client
 
 from engram.errors import InvalidInput
@@ -293,3 +295,40 @@ async def test_the_tool_schema_names_every_score_part(vault: Vault, tmp_path: Pa
     parts = {k for h in answer["hits"] for k in h["explanation"]["parts"]}
     assert "semantic" in parts and "graph" in parts
     assert all(re.search(rf"\b{k}\b", named) for k in parts), (parts, named)
+
+
+def test_embed_all_fills_every_vector_once(vault: Vault, reopen: Callable[[str], Vault]) -> None:
+    two_plans(vault)
+    vault.create("Clinic", "Open weekdays; the kitten needs a booster.", domain=["home"])
+    with pytest.raises(InvalidInput, match=r"recall\.semantic is 0"):
+        vault.embed_all()
+    # Files written in the last two seconds are re-read by the next refresh (a re-read
+    # row loses its vector); ten seconds on, they are settled.
+    with time_machine.travel(time.time() + 10, tick=True):
+        vault = reopen(ON)
+        items = int(vault.state.index.query("SELECT count(*) AS n FROM items")[0]["n"])
+        vault.refresh()
+        assert vault.unembedded() == items
+        steps: list[int] = []
+        assert vault.embed_all(progress=steps.append, batch=2) == items
+        assert sum(steps) == items and max(steps) <= 2
+        assert vault.unembedded() == 0 and len(stored(vault)) == items
+        assert vault.embed_all() == 0  # nothing left to do
+        first = vault.search(QUERY, record=False)
+        assert len(stored(vault)) == items  # the search found every vector stored
+        assert all(h.explanation.parts["semantic"] > 0 for h in first.hits)
+
+
+def test_reindex_embed_from_the_cli(vault: Vault) -> None:
+    two_plans(vault)
+    cli = [sys.executable, "-c", "from engram.cli import main; main()", "--vault", str(vault.root)]
+    off = subprocess.run([*cli, "reindex", "--embed"], capture_output=True, text=True, timeout=120)
+    assert off.returncode != 0 and "recall.semantic is 0" in off.stderr and "Traceback" not in off.stderr
+    add_settings(vault, ON)
+    on = subprocess.run([*cli, "reindex", "--embed", "--json"], capture_output=True, text=True, timeout=120)
+    assert on.returncode == 0, on.stderr
+    import json
+
+    answer = json.loads(on.stdout)
+    items = int(vault.state.index.query("SELECT count(*) AS n FROM items")[0]["n"])
+    assert answer["embedded"] == items and len(stored(vault)) == items
