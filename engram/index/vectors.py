@@ -71,3 +71,20 @@ def vectors(index: Index, rowids: Sequence[int], model: str, embed: Embed) -> di
             [(r[0], model, fresh[r[0]]) for r in now if r[0] in fresh and texts[r[0]] == text_of(r[1], r[2], r[3])],
         )
     return found | fresh
+
+
+def unembedded(index: Index, model: str) -> int:
+    """How many items have no vector of ``model``."""
+    rows = index.query(
+        "SELECT count(*) AS n FROM items WHERE rowid NOT IN (SELECT rowid FROM vectors WHERE model = ?)", [model]
+    )
+    return int(rows[0]["n"])
+
+
+def unembedded_rowids(index: Index, model: str, after: int, limit: int) -> list[int]:
+    """Up to ``limit`` rowids above ``after``, in order, of items with no vector of ``model``."""
+    rows = index.query(
+        "SELECT rowid FROM items WHERE rowid > ? AND rowid NOT IN (SELECT rowid FROM vectors WHERE model = ?)"
+        " ORDER BY rowid LIMIT ?", [after, model, limit],
+    )
+    return [int(r["rowid"]) for r in rows]

@@ -34,7 +34,7 @@ from typing import Any
 
 from engram.errors import InvalidInput
 from engram.index.catalog import Index
-from engram.index.vectors import vectors
+from engram.index.vectors import unembedded, unembedded_rowids, vectors
 from engram.items.state import VaultState
 from engram.recall.lexical import Candidate
 from engram.recall.settings import recall_settings
@@ -166,10 +166,7 @@ class Meaning:
 
 def missing(state: VaultState) -> int:
     """How many items have no vector of the model yet."""
-    rows = state.index.query(
-        "SELECT count(*) AS n FROM items WHERE rowid NOT IN (SELECT rowid FROM vectors WHERE model = ?)", [MODEL]
-    )
-    return int(rows[0]["n"])
+    return unembedded(state.index, MODEL)
 
 
 def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, batch: int = 256) -> int:
@@ -187,12 +184,7 @@ def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, 
     before, last = missing(state), 0
     while True:
         # Walking up the rowids, so a batch the index could not store is not fetched again.
-        rowids = [
-            int(r["rowid"]) for r in state.index.query(
-                "SELECT rowid FROM items WHERE rowid > ? AND rowid NOT IN"
-                " (SELECT rowid FROM vectors WHERE model = ?) ORDER BY rowid LIMIT ?", [last, MODEL, batch],
-            )
-        ]
+        rowids = unembedded_rowids(state.index, MODEL, last, batch)
         if not rowids:
             return max(0, before - missing(state))
         vectors(state.index, rowids, MODEL, _as_bytes)
