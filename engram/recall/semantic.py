@@ -85,11 +85,9 @@ def _model() -> _Model:
 def _load() -> _Model:
     package = _package()
     if package is None:
-        raise InvalidInput(
-            "engram.yaml gives recall.semantic a weight, but semantic recall is not"
-            " installed on this machine.",
-            field="recall.semantic",
-            hint=f"Install it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
+        raise _refusal(
+            "engram.yaml gives recall.semantic a weight, but semantic recall is not installed on this machine.",
+            "Install",
         )
     # Hugging Face tokenizers would spread each batch over a thread pool: a search embeds
     # one query and a dozen items, where the pool's hand-offs cost more than they save
@@ -106,18 +104,18 @@ def _load() -> _Model:
         with safe_open(str(package.joinpath(*WEIGHTS)), framework="np") as weights:
             matrix = np.ascontiguousarray(weights.get_tensor("embedding.weight"), dtype=np.float32)
     except ImportError as exc:  # installed, but a package it needs is missing
-        raise InvalidInput(
-            f"semantic recall is installed but cannot be imported: {exc}.",
-            field="recall.semantic",
-            hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
-        ) from exc
+        raise _refusal(f"semantic recall is installed but cannot be imported: {exc}.", "Reinstall") from exc
     except Exception as exc:  # safetensors and tokenizers raise kinds of their own (or bare Exception)
-        raise InvalidInput(
-            f"the semantic model could not be loaded from {package}: {exc}.",
-            field="recall.semantic",
-            hint=f"Reinstall it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
-        ) from exc
+        raise _refusal(f"the semantic model could not be loaded from {package}: {exc}.", "Reinstall") from exc
     return _Model(tokenizer, matrix)
+
+
+def _refusal(message: str, verb: str) -> InvalidInput:
+    """Why the model cannot run here, and the two ways out."""
+    return InvalidInput(
+        message, field="recall.semantic",
+        hint=f"{verb} it with `{EXTRA}`, or set recall.semantic: 0 in engram.yaml.",
+    )
 
 
 def embed(texts: list[str]) -> Any:
