@@ -44,6 +44,17 @@ def _load(name: str) -> Any:
     return yaml.safe_load((SUITE / name).read_text(encoding="utf-8"))
 
 
+def _answer(result: Any) -> dict[str, Any]:
+    """A tool's JSON answer: its structured content, or its one text block when the
+    server sends each answer once, as text (the default since the token-lean answers;
+    reading only ``structured_content`` then saw no id and no hits, so every attack
+    counted as stored and every benign case as lost)."""
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    answer: dict[str, Any] = json.loads(result.content[0].text)
+    return answer
+
+
 async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list[dict[str, Any]]:
     from mcp import Client
 
@@ -63,12 +74,12 @@ async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list
                 outcome = text.split(":", 1)[0]
                 item_id = None
             else:
-                data = created.structured_content or {}
+                data = _answer(created)
                 item_id = data.get("id")
                 status = vault.get(item_id).status if item_id else "?"
                 outcome = "quarantined" if status == "quarantined" else "stored"
             found = await client.call_tool("engram_search", {"query": title, "limit": 20})
-            hits = (found.structured_content or {}).get("hits", []) if not found.is_error else []
+            hits = _answer(found).get("hits", []) if not found.is_error else []
             recalled = item_id is not None and any(h["id"] == item_id for h in hits)
             out.append({"id": case["id"], "class": case.get("class", "benign"), "outcome": outcome,
                         "recalled": recalled})
