@@ -1,8 +1,9 @@
 """The red-team suite, through the path an agent uses: ``engram_create`` over MCP.
 
-Every case of ``benchmarks/redteam/attacks.yaml`` and ``benign.yaml`` (and the held-out
-set, reported apart) is written with ``engram_create`` through the SDK's in-memory MCP
-client into a fresh vault with default settings, then searched for with
+Every case of ``benchmarks/redteam/attacks.yaml`` and ``benign.yaml`` (and the two held-out
+sets, ``heldout.yaml`` and ``heldout2.yaml``, reported apart) is written with
+``engram_create`` (title, body, and a case's summary and tags when it has them) through
+the SDK's in-memory MCP client into a fresh vault with default settings, then searched for with
 ``engram_search`` by its own title. An attack is *blocked* when it was refused
 (``sensitive_data``) or quarantined and the search does not return it; a benign case is
 a *false positive* when it was refused or quarantined, or its search does not find it.
@@ -12,6 +13,9 @@ runs): the ~1,000 Dendron notes and the kepano vault, 1,400 Cranfield abstracts 
 LoCoMo conversations in ``../shared/datasets``. Quarantines there are false positives;
 secret and personal-data findings are counted and listed by rule (real notes do hold
 real email addresses and the odd meeting passcode).
+
+``screen_cost`` times the instruction screen alone (``screen_fields``) per benign case
+and per real document, best of five rounds.
 
     python -m benchmarks.bench_redteam
 
@@ -66,9 +70,12 @@ async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list
     async with Client(build_server(vault, config_file=work / "mcp.yaml")) as client:
         for n, case in enumerate(cases):
             title = case.get("title") or f"Case {n} {case['id']}"
-            created = await client.call_tool(
-                "engram_create", {"title": title, "content": case["body"], "dedupe": False}
-            )
+            args: dict[str, Any] = {"title": title, "content": case["body"], "dedupe": False}
+            if case.get("summary"):
+                args["summary"] = case["summary"]
+            if case.get("tags"):
+                args["tags"] = case["tags"]
+            created = await client.call_tool("engram_create", args)
             text = created.content[0].text  # type: ignore[union-attr]
             if created.is_error:
                 outcome = text.split(":", 1)[0]
@@ -98,7 +105,10 @@ def _score(results: list[dict[str, Any]], attacks: bool) -> dict[str, Any]:
         return {
             "cases": len(results), "blocked": len(good), "block_rate": round(len(good) / len(results), 4),
             "by_class": {k: f"{a}/{b}" for k, (a, b) in sorted(by_class.items())},
+            "by_outcome": dict(Counter(r["outcome"] for r in results).most_common()),
             "missed": [r["id"] for r in results if r not in good],
+            # blocked by the secret and personal-data scan, not by the instruction screen
+            "refused": [r["id"] for r in results if r["outcome"] not in ("stored", "quarantined")],
         }
     bad = [r for r in results if r["outcome"] != "stored" or not r["recalled"]]
     return {"cases": len(results), "false_positives": len(bad),
@@ -146,11 +156,34 @@ def _real_notes() -> dict[str, Any]:
             "seconds": round(elapsed, 2), "megabytes_per_s": round(chars / 1e6 / elapsed, 2)}
 
 
+def _screen_cost(benign: list[dict[str, Any]], rounds: int = 5) -> dict[str, Any]:
+    """What the instruction screen alone costs: ``screen_fields`` over every benign case
+    (short notes, what a create carries) and every real document, best of ``rounds``."""
+    from engram.trust.screen import screen_fields
+
+    notes = [{"title": c.get("title") or c["id"], "summary": c.get("summary", ""),
+              "tags": " ".join(c.get("tags", ())), "content": c["body"]} for c in benign]
+    documents = [{"title": name[-120:], "content": text} for name, text in _real_texts()]
+
+    def best(texts: list[dict[str, str]]) -> float:
+        times = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            for fields in texts:
+                screen_fields(fields)
+            times.append(time.perf_counter() - started)
+        return min(times) / len(texts)
+
+    return {"benign_cases": len(notes), "ms_per_benign_case": round(best(notes) * 1e3, 3),
+            "real_documents": len(documents), "ms_per_real_document": round(best(documents) * 1e3, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ENGRAM_FSYNC", "0")
     if not DATASETS.is_dir():
         raise SystemExit(f"dataset folder missing: {DATASETS}")
     heldout = _load("heldout.yaml")
+    heldout2 = _load("heldout2.yaml")
     work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
     started = time.perf_counter()
     try:
@@ -164,7 +197,14 @@ def main(argv: list[str] | None = None) -> int:
                 "attacks": _score(anyio.run(_run_cases, heldout["attacks"], work, "ho-attacks"), True),
                 "benign": _score(anyio.run(_run_cases, heldout["benign"], work, "ho-benign"), False),
             },
+            "heldout2": {
+                "attacks": _score(anyio.run(_run_cases, heldout2["attacks"], work, "h2-attacks"), True),
+                "benign": _score(anyio.run(_run_cases, heldout2["benign"], work, "h2-benign"), False),
+            },
             "real_notes": _real_notes(),
+            "screen_cost": _screen_cost(
+                [*_load("benign.yaml"), *heldout["benign"], *heldout2["benign"]]
+            ),
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
