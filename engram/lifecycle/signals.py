@@ -38,7 +38,10 @@ STOPWORDS = _vocabulary(
     who whom whose what when where why how all any both each few some such own same so
     very can could will would shall should may might must just also only about above
     again further once per via vs etc e.g i.e get gets got let lets make makes one ones
-    thing things way ways like use used using uses every then"""
+    thing things way ways like use used using uses every then
+    against through throughout within during across along among amongst upon toward
+    towards else someone somebody anyone anybody everyone everybody something anything
+    everything whoever whatever"""
 )
 #: Words that keep their meaning only as markers (never compared as content).
 NEGATIONS = _vocabulary(
@@ -146,6 +149,34 @@ _SYNONYMS = (
     ("lint", "linter"),
     ("avoid", "never"),
 )
+#: Irregular past forms the stemmer leaves alone ("kept" is not "keep"), to their base.
+#: General English; forms that are also common nouns ("left", "bit", "bound") are left out.
+_IRREGULAR_FORMS = (
+    "arise arose arisen", "begin began begun", "bend bent", "bleed bled",
+    "blow blew blown", "break broke broken", "breed bred", "bring brought", "build built",
+    "burn burnt", "buy bought", "catch caught", "choose chose chosen", "come came",
+    "deal dealt", "dig dug", "draw drew drawn", "drive drove driven", "eat ate eaten",
+    "fall fell fallen", "feed fed", "feel felt", "fight fought", "find found", "flee fled",
+    "fly flew flown", "forbid forbade forbidden", "forget forgot forgotten",
+    "forgive forgave forgiven", "freeze froze frozen", "give gave given", "go went gone",
+    "grow grew grown", "hang hung", "hear heard", "hide hid hidden", "hold held",
+    "keep kept", "know knew known", "lay laid", "lead led", "learn learnt", "lend lent",
+    "lose lost", "mean meant", "meet met", "overwrite overwrote overwritten",
+    "override overrode overridden", "pay paid", "rebuild rebuilt", "rerun reran",
+    "rewrite rewrote rewritten", "ride rode ridden", "rise rose risen", "say said",
+    "see saw seen", "seek sought", "sell sold", "send sent", "shake shook shaken",
+    "shoot shot", "show shown", "shrink shrank shrunk", "sink sank sunk", "sit sat",
+    "sleep slept", "slide slid", "speak spoke spoken", "speed sped", "spend spent",
+    "spin spun", "stand stood", "steal stole stolen", "stick stuck", "strike struck",
+    "swear swore sworn", "sweep swept", "swing swung", "take took taken", "teach taught",
+    "tear tore torn", "tell told", "think thought", "throw threw thrown",
+    "understand understood", "undo undid undone", "wake woke woken", "wear wore worn",
+    "win won", "withdraw withdrew withdrawn", "withhold withheld", "write wrote written",
+)
+IRREGULAR: dict[str, str] = {
+    form: group.split()[0] for group in _IRREGULAR_FORMS for form in group.split()[1:]
+}
+
 SYNONYMS: dict[str, str] = {}
 for _group in _SYNONYMS:
     for _word in _group[1:]:
@@ -254,7 +285,7 @@ def _words(text: str) -> list[str]:
     low = unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " ")
     for pattern, replacement in _CONTRACTIONS:
         low = pattern.sub(replacement, low)
-    return _TOKEN.findall(low)
+    return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
 
 
 def _is_content(word: str) -> bool:
