@@ -47,9 +47,11 @@ from engram.lifecycle.signals import (
     polarity_flips,
     rejections,
     sentences,
+    slot_words,
     subject_changed,
     substitution,
     value_changes,
+    without,
 )
 from engram.store.dedup import normalize_text
 from engram.store.model import Engram
@@ -138,13 +140,15 @@ def _situation(new: str | None, old: str | None) -> Literal["same", "different",
     return "unknown"
 
 
-def _best_sentences(new: Text, old: Text, new_raw: str, old_raw: str) -> tuple[Text, Text, float]:
+def _best_sentences(
+    new: Text, old: Text, new_raw: str, old_raw: str, slots: frozenset[str]
+) -> tuple[Text, Text, float]:
     """For a short lesson (one or two sentences), the sentence of the candidate most
     about the same thing; otherwise the whole texts. A sentence needs three content
     words to count, so boilerplate ("Status: accepted.") never aligns two notes."""
     whole = (new, old, overlap(new.stems, old.stems))
-    ns = [analyse(s) for s in sentences(new_raw)]
-    os_ = [analyse(s) for s in sentences(old_raw)]
+    ns = [without(analyse(s), slots) for s in sentences(new_raw)]
+    os_ = [without(analyse(s), slots) for s in sentences(old_raw)]
     if len(ns) > 2 or (len(ns) <= 1 and len(os_) <= 1):
         return whole
     best = whole
@@ -161,8 +165,11 @@ def _best_sentences(new: Text, old: Text, new_raw: str, old_raw: str) -> tuple[T
 def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     """Compare a new lesson with one existing lesson (see the module docstring)."""
     new, old = analyse(lesson.text), analyse(candidate.text)
+    # A word that only names a value both state ("the check interval is 10 s") is no news.
+    slots = slot_words(new, old)
+    new, old = without(new, slots), without(old, slots)
     similarity = overlap(new.stems, old.stems)
-    ns, os_, sentence_sim = _best_sentences(new, old, lesson.text, candidate.text)
+    ns, os_, sentence_sim = _best_sentences(new, old, lesson.text, candidate.text, slots)
     situation = _situation(lesson.situation, candidate.situation)
     covers_new = containment(new.stems, old.stems)
     covers_old = containment(old.stems, new.stems)

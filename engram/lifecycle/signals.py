@@ -1,9 +1,11 @@
 """Lexical and structural signals for comparing two lessons, offline and deterministic.
 
 A lesson is reduced to a :class:`Text`: its content words (lower-cased, stemmed with the
-Snowball English stemmer, a few common synonyms folded together), the quantities it
-states (a number, its unit normalised — ``30 s`` and ``30000 ms`` are one value — and
-the word it is attached to: ``port 5432``), the words it negates, the orderings and
+Snowball English stemmer, irregular past forms and a few common synonyms folded
+together), the quantities it states (a number, its unit normalised — ``30 s`` and
+``30000 ms`` are one value, ``512 MB`` and ``0.5 GB`` too; an amount with its currency;
+a date or a clock time in any common spelling — and the word it is attached to:
+``port 5432``), the words it negates, the orderings and
 preferences it asserts (``lint before commit``, ``pg_repack over VACUUM FULL``), and the
 words it rejects (``no longer``, ``instead of``, ``avoid``). :func:`conflicts` compares
 two texts on those and names every disagreement in words a person can check.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +38,7 @@ STOPWORDS = _vocabulary(
     these those it its it's is are was were be been being am do does did doing have has
     had having i we you he she they them us our your their my me him her there here which
     who whom whose what when where why how all any both each few some such own same so
-    very can could will would shall should may might must just also only about above
+    very can could will would shall should may might must just also only about
     again further once per via vs etc e.g i.e get gets got let lets make makes one ones
     thing things way ways like use used using uses every then
     against through throughout within during across along among amongst upon toward
@@ -198,12 +200,75 @@ UNITS: dict[str, tuple[str, float]] = {
     **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
     **{u: ("size", 1024.0**3) for u in ("gib",)},
     **{u: ("size", 1e12) for u in ("tb", "terabyte", "terabytes")},
+    **{u: ("size", 1024.0**4) for u in ("tib",)},
+    **{u: ("money", 1.0) for u in ("usd", "dollar", "dollars", "eur", "euro", "euros", "gbp")},
     **{u: ("percent", 1.0) for u in ("%", "percent", "pct")},
     **{u: ("ratio", 1.0) for u in ("x",)},
     **{u: ("count", 1.0) for u in ("k",)},
 }
 
+#: Currencies: an amount's value carries its currency ("100 usd" is not "100 eur").
+_CURRENCY = {"dollar": "usd", "dollars": "usd", "euro": "eur", "euros": "eur"}
+#: Size units whose prefix teams use both ways: "512 MB" is often 512 MiB, so "0.5 GB" can
+#: be the same amount. A size also matches in its other reading (see :func:`same_value`).
+_OTHER_READING: dict[str, float] = {
+    **{u: 1024.0 for u in ("kb", "kilobyte", "kilobytes")}, **{u: 1024.0**2 for u in ("mb", "megabyte", "megabytes")},
+    **{u: 1024.0**3 for u in ("gb", "gigabyte", "gigabytes")}, **{u: 1024.0**4 for u in ("tb", "terabyte", "terabytes")},
+    "kib": 1e3, "mib": 1e6, "gib": 1e9, "tib": 1e12,
+}
+
 _stemmer = snowballstemmer.stemmer("english")
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+#: Dates and clock times in their common spellings, rewritten to one token each
+#: ("1 March 2025", "March 1st, 2025" and "2025-03-01" → ``ymd20250301``; a date without
+#: a year → ``md0301``; "2 am", "2am" and "02:00" → ``hm0200``), read back as quantities.
+_DATE_ISO = re.compile(r"\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b")
+_DATE_DAY_FIRST = re.compile(rf"\b(\d{{1,2}}){_ORDINAL}(?:\s+of)?\s+{_MONTH}(?:,?\s+(\d{{4}})\b)?(?![\w-])")
+_DATE_MONTH_FIRST = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}}){_ORDINAL}\b(?![.:]\d)(?:,?\s+(\d{{4}})\b)?")
+_CLOCK_12 = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])(?:m\b|\.m\.)")
+_CLOCK_24 = re.compile(r"\b(\d{1,2}):(\d{2})\b(?!:\d|\.\d)")
+_STAMP = re.compile(r"^(ymd\d{8}|md\d{4}|hm\d{4})$")
+
+
+def _date(day: str, month: str, year: str | None) -> str | None:
+    m, d = _MONTHS.index(month[:3]) + 1 if not month.isdigit() else int(month), int(day)
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        return None
+    return f" ymd{year}{m:02d}{d:02d} " if year else f" md{m:02d}{d:02d} "
+
+
+def _stamps(low: str) -> str:
+    def iso(m: re.Match[str]) -> str:
+        return _date(m.group(3), m.group(2), m.group(1)) or m.group(0)
+
+    def day_first(m: re.Match[str]) -> str:
+        if m.group(2) == "may" and not m.group(3) and re.match(r"\s+\w", low[m.end():]):
+            return m.group(0)  # "5 may fail": the verb, not the month
+        return _date(m.group(1), m.group(2), m.group(3)) or m.group(0)
+
+    def month_first(m: re.Match[str]) -> str:
+        if m.group(1) == "may" and not m.group(3):
+            return m.group(0)  # "may 2" without a year is too often the verb
+        return _date(m.group(2), m.group(1), m.group(3)) or m.group(0)
+
+    def clock(m: re.Match[str], half: str | None = None) -> str:
+        hour, minute = int(m.group(1)), int(m.group(2) or 0)
+        if half:
+            if not 1 <= hour <= 12:
+                return m.group(0)
+            hour = hour % 12 + (12 if half == "p" else 0)
+        if hour > 23 or minute > 59:
+            return m.group(0)
+        return f" hm{hour:02d}{minute:02d} "
+
+    low = _DATE_ISO.sub(iso, low)
+    low = _DATE_DAY_FIRST.sub(day_first, low)
+    low = _DATE_MONTH_FIRST.sub(month_first, low)
+    low = re.sub(r"\bnoon\b", " hm1200 ", re.sub(r"\bmidnight\b", " hm0000 ", low))
+    return _CLOCK_24.sub(clock, _CLOCK_12.sub(lambda m: clock(m, m.group(3)), low))
 
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
@@ -220,6 +285,17 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     ),
     (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
     (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
+    # Bounds before a number in their common spellings: "up to 3 days" = "as long as 3
+    # days" (a maximum), "over $500" = "more than 500 USD" (above), "at least" (a minimum).
+    (re.compile(r"([$€£])\s?(?=\d)"), lambda m: {"$": " usd ", "€": " eur ", "£": " gbp "}[m.group(1)]),
+    (re.compile(r"\b(usd|eur|gbp) (\d[\d,]*(?:\.\d+)?)"), r" \2 \1 "),
+    (re.compile(r"\b(?:up to|as (?:long|much|many|high|late) as|at (?:the )?most|no more than|"
+                r"(?:a )?max(?:imum)?(?: of)?)\s+(?=\d)"), " maximum "),
+    (re.compile(r"\b(?:at (?:the )?least|no (?:less|fewer) than|(?:a )?min(?:imum)? of|minimum)\s+(?=\d)"), " minimum "),
+    (re.compile(r"\b(?:over|more than|greater than|in excess of|exceeding)\s+(?=\d)"), " above "),
+    (re.compile(r"\b(?:under|less than|fewer than)\s+(?=\d)"), " below "),
+    # "has to approve" = "must approve": an obligation, not a requirement on a thing.
+    (re.compile(r"\b(?:has|have|had|needs?) to\b(?= [a-z])"), " must "),
 )
 _TOKEN = re.compile(
     # Words in any script ("[^\W\d]\w*": a letter or _, then letters, digits, _), so a
@@ -251,6 +327,7 @@ class Quantity:
     value: str  # canonical text of the value (numbers normalised to the base unit)
     raw: str
     after: str = ""  # the content word just after it ("10,000 rows")
+    other: str = ""  # the value in the unit's other reading (MB as MiB), or ""
 
     def keys(self) -> frozenset[str]:
         return frozenset(k for k in (self.key, self.after) if k)
@@ -282,7 +359,7 @@ class Text:
 
 def _words(text: str) -> list[str]:
     # NFC first: "café" typed or pasted as e + combining accent is the same word.
-    low = unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " ")
+    low = _stamps(unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " "))
     for pattern, replacement in _CONTRACTIONS:
         low = pattern.sub(replacement, low)
     return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
@@ -296,6 +373,7 @@ def _is_content(word: str) -> bool:
         and word not in _CLAUSE_END
         and word not in ("no-longer", "instead-of", "%", "<", ">", "=")
         and not _NUMBER.match(word)
+        and not _STAMP.match(word)
         and word not in UNITS
     )
 
@@ -350,9 +428,14 @@ def _number_value(number: str) -> float | None:
 
 def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
     for i, tok in enumerate(tokens):
+        stamp = _STAMP.match(tok.word)
+        if stamp:
+            yield _stamp_quantity(tok.word, _key(tokens, i, -1), _key(tokens, i, 1))
+            continue
         m = _NUMBER.match(tok.word)
         if not m:
             continue
+        other, raw = "", tok.word
         prefix, number, suffix = m.groups()
         unit_word = suffix or (tokens[i + 1].word if i + 1 < len(tokens) and tokens[i + 1].word in UNITS else "")
         before = tokens[i - 1].word if i else ""
@@ -362,11 +445,27 @@ def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
             unit, factor = UNITS[unit_word]
             parsed = _number_value(number)
             value = f"{parsed * factor:.6g}" if parsed is not None else number
+            if unit == "money":
+                currency = _CURRENCY.get(unit_word, unit_word)
+                value, raw = f"{value} {currency}", f"{tok.word} {currency}"
+            if parsed is not None and unit_word in _OTHER_READING:
+                other = f"{parsed * _OTHER_READING[unit_word]:.6g}"
         else:
             unit = ""
             parsed = _number_value(number)
             value = f"{parsed:.6g}" if parsed is not None else number
-        yield Quantity(_key(tokens, i, -1), unit, value, tok.word, _key(tokens, i, 1))
+        yield Quantity(_key(tokens, i, -1), unit, value, raw, _key(tokens, i, 1), other)
+
+
+def _stamp_quantity(word: str, key: str, after: str) -> Quantity:
+    digits = word.lstrip("ymdh")
+    if word.startswith("hm"):
+        return Quantity(key, "clock", f"{digits[:2]}:{digits[2:]}", f"{digits[:2]}:{digits[2:]}", after)
+    if word.startswith("ymd"):
+        value = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    else:
+        value = f"--{digits[:2]}-{digits[2:]}"
+    return Quantity(key, "date", value, value, after)
 
 
 def _key(tokens: Sequence[Token], at: int, step: int) -> str:
@@ -483,8 +582,6 @@ def value_changes(new: Text, old: Text) -> list[str]:
     found anywhere in the other text moved rather than changed.
     """
     found: list[str] = []
-    all_new = {q.value for q in new.quantities}
-    all_old = {q.value for q in old.quantities}
     for unit in sorted({q.unit for q in new.quantities}):
         mine = [q for q in new.quantities if q.unit == unit]
         theirs = [q for q in old.quantities if q.unit == unit]
@@ -492,13 +589,57 @@ def value_changes(new: Text, old: Text) -> list[str]:
             matched = [o for o in theirs if o.keys() & q.keys()]
             if not matched and unit and len(mine) == 1 and len(theirs) == 1:
                 matched = theirs
-            if not matched or any(o.value == q.value for o in matched):
+            if not matched or any(same_value(o, q) for o in matched):
                 continue
-            if q.value in all_old or all(o.value in all_new for o in matched):
+            if any(same_value(q, o) for o in old.quantities) or all(
+                any(same_value(o, n) for n in new.quantities) for o in matched
+            ):
                 continue
             label = next(iter(sorted(matched[0].keys() & q.keys())), "") or q.key or unit or "value"
             found.append(f"{label}: {', '.join(sorted({o.raw for o in matched}))} → {q.raw}")
     return found
+
+
+def same_value(a: Quantity, b: Quantity) -> bool:
+    """Whether two quantities state the same value: equal, equal in a size unit's other
+    reading ("512 MB" = "0.5 GB", both read as MiB), or a date without a year that falls
+    on the other's day ("1 March" / "2025-03-01")."""
+    if a.value == b.value:
+        return True
+    if a.other and b.other and (a.other == b.other or a.other == b.value or a.value == b.other):
+        return True
+    if a.unit == b.unit == "date" and (a.value.startswith("--") or b.value.startswith("--")):
+        return a.value[-5:] == b.value[-5:]
+    return False
+
+
+#: Nouns that only name what a quantity of a unit measures ("the check *interval* is
+#: 10 s" = "checks run every 10 s"; "the renewal *date* is 2025-03-01").
+_SLOT_NOUNS: dict[str, tuple[str, ...]] = {
+    "time": ("interval", "period", "duration", "frequency", "length", "time"),
+    "date": ("date", "day", "deadline"),
+    "clock": ("time", "hour"),
+    "size": ("size", "amount", "capacity", "volume"),
+    "percent": ("rate", "share", "percentage", "ratio"),
+    "money": ("price", "cost", "fee", "amount", "charge", "sum"),
+}
+
+
+def slot_words(new: Text, old: Text) -> frozenset[str]:
+    """Stems that only name the slot of a value both texts state (see ``_SLOT_NOUNS``):
+    comparing words, they say nothing the shared value does not."""
+    units = {q.unit for q in new.quantities for o in old.quantities if q.unit == o.unit and same_value(q, o)}
+    return frozenset(stem(w) for u in sorted(units) for w in _SLOT_NOUNS.get(u, ()))
+
+
+def without(text: Text, words: frozenset[str]) -> Text:
+    """``text`` with the content stems ``words`` left out of its word sets."""
+    if not words & text.stems:
+        return text
+    return replace(
+        text, stems=text.stems - words, asserted=text.asserted - words, denied=text.denied - words,
+        content=tuple(w for w in text.content if w not in words),
+    )
 
 
 def polarity_flips(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:

@@ -7,7 +7,10 @@ read (``benchmarks/data/learn-holdout2.yaml``; docs/benchmarks.md, "Learning").
 
 from __future__ import annotations
 
+import pytest
+
 from engram.lifecycle.classify import Lesson, classify
+from engram.lifecycle.signals import analyse, slot_words
 
 
 def verdict(old: str, new: str) -> str:
@@ -29,3 +32,39 @@ def test_prepositions_and_indefinite_pronouns_are_no_content() -> None:
     # the lookalike: another tool in the same frame is not the same lesson
     assert verdict("Run reporting queries against the read replica.",
                    "Run reporting queries against the primary database.") != "duplicate"
+
+
+@pytest.mark.parametrize(("old", "same", "changed"), [
+    # a size in the other reading of its prefix (MB as MiB) is the same size; twice it is not
+    ("Each CI runner has 512 MB of swap.", "CI runners have 0.5 GB of swap each.", "Each CI runner has 1 GB of swap."),
+    ("The data disk is 500 GB.", "The data disk is 0.5 TB.", "The data disk is 600 GB."),
+    # dates and clock times in any common spelling; another day or hour is a change
+    ("Our Datadog contract renews on 1 March 2025.", "The Datadog contract renewal date is 2025-03-01.",
+     "Our Datadog contract renews on 1 March 2026."),
+    ("The contract renews on March 1st.", "The contract renews on 2025-03-01.", "The contract renews on 2025-04-01."),
+    ("Backups run at 2 am.", "Backups run at 02:00.", "Backups run at 2 pm."),
+    ("The office opens at 9:30 am.", "The office opens at 9:30.", "The office opens at 10 am."),
+    # amounts with their currency, bounds in their usual spellings
+    ("Expense reports over $500 need approval from a director.",
+     "A director has to approve any expense report above 500 USD.",
+     "Expense reports over $800 need approval from a director."),
+    ("Refunds over $100 need a manager's approval.", "Refunds above 100 USD need a manager's approval.",
+     "Refunds over €100 need a manager's approval."),
+    ("Stripe retries failed webhook deliveries for up to 3 days.",
+     "Failed webhook deliveries are retried by Stripe for as long as three days.",
+     "Stripe retries failed webhook deliveries for up to 5 days."),
+    ("Deploy at most 3 times a day.", "Deploy no more than 3 times a day.", "Deploy at least 3 times a day."),
+    # a noun that only names the value's slot adds nothing ("interval" of a duration)
+    ("Health checks run every 10 seconds.", "The health check interval is 10 s.", "The health check interval is 30 s."),
+])
+def test_quantities_match_across_spellings_and_differ_across_values(old: str, same: str, changed: str) -> None:
+    assert verdict(old, same) == "duplicate"
+    assert verdict(old, changed) == "contradicts"
+
+
+def test_a_month_name_is_not_read_into_the_verb_may() -> None:
+    assert analyse("Jobs may 5 times retry.").quantities[0].unit == ""
+    assert analyse("The review is on 5 May.").quantities[0].unit == "date"
+    # a slot noun is no news only when both state the same value
+    assert slot_words(analyse("The renewal date is 2025-03-01."), analyse("It renews on 1 March 2025.")) >= {"date"}
+    assert not slot_words(analyse("The renewal date is 2025-03-01."), analyse("It renews on 1 April 2025."))
