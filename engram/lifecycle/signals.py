@@ -5,10 +5,11 @@ Snowball English stemmer, irregular past forms and a few common synonyms folded
 together), the quantities it states (a number, its unit normalised — ``30 s`` and
 ``30000 ms`` are one value, ``512 MB`` and ``0.5 GB`` too; an amount with its currency;
 a date or a clock time in any common spelling — and the word it is attached to:
-``port 5432``), the words it negates, the orderings and
-preferences it asserts (``lint before commit``, ``pg_repack over VACUUM FULL``), and the
-words it rejects (``no longer``, ``instead of``, ``avoid``). :func:`conflicts` compares
-two texts on those and names every disagreement in words a person can check.
+``port 5432``), the words it negates, the orderings and preferences it asserts (``lint
+before commit``, ``pg_repack over VACUUM FULL``), and the words it rejects (``no
+longer``, ``instead of``, ``avoid``, ``stopped posting``, ``switched from``, ``replaced
+… with``, ``retired``). :func:`conflicts` compares two texts on those and names every
+disagreement in words a person can check.
 
 Nothing here looks at a vault or a model: the same two strings always give the same
 signals. Word lists are general English (negations, antonym pairs, change markers), not
@@ -52,7 +53,8 @@ NEGATIONS = _vocabulary(
 #: Words that say a fact changed: with a swapped value they turn "different" into "replaced".
 CHANGE_MARKERS = _vocabulary(
     """now no-longer anymore instead switched switch changed change moved migrated replaced
-    replace deprecated upgraded downgraded renamed became become since updated"""
+    replace deprecated upgraded downgraded renamed became become since updated
+    discontinued decommissioned retired sunset sunsetted"""
 )
 #: Verbs and copulas after which one value excludes another ("the API returns JSON").
 EXCLUSIVE = _vocabulary(
@@ -278,6 +280,10 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"\bno longer\b|\bnot any ?more\b|\bany ?more\b"), " no-longer "),
     (re.compile(r"\binstead of\b|\brather than\b|\bin place of\b|\bin favou?r of\b"), " instead-of "),
     (re.compile(r"\bprior to\b"), " before "),
+    # "we stopped posting X" says "we no longer post X" (a gerund only: "stop the worker"
+    # is an order, and "stop" keeps its antonym "start")
+    (re.compile(r"\b(?:stop|stops|stopped|stopping|cease|ceases|ceased|quit|quits|discontinued)\s+"
+                r"(?=\w{2,}ing\b)(?!(?:str|spr|r|th|k|w|ceil|morn|even|dur)ing\b)"), " no-longer "),
     (re.compile(r"\b(?:time|times|timed) out\b"), " timeout "),
     (
         re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?! of\b)"),
@@ -546,16 +552,38 @@ def _prefers(tokens: Sequence[Token]) -> Iterable[tuple[str, str]]:
                 yield (left, right)
 
 
+_RETIRED = frozenset({"deprecated", "discontinued", "decommissioned", "retired", "sunset", "sunsetted"})
+_LEFT_BEHIND = frozenset({"from", "off"})  # "switched from Yarn to pnpm", "moved off Heroku"
+
+
 def _rejected(tokens: Sequence[Token]) -> Iterable[str]:
     for i, tok in enumerate(tokens):
-        if tok.word in ("instead-of", "no-longer", "avoid", "deprecated", "replaced"):
+        following = tokens[i + 1].word if i + 1 < len(tokens) else ""
+        if tok.word in ("instead-of", "no-longer", "avoid") or tok.word in _RETIRED or (
+            tok.word == "replaced" and following not in ("by", "with")  # "we replaced X with Y"
+        ):
             found = _neighbour(tokens, i, 1)
-            if found and tok.word != "replaced":
+            if found:
                 yield found
-        if tok.word == "deprecated" or (tok.word in ("replaced", "removed") and i + 1 < len(tokens) and tokens[i + 1].word == "by"):
+        if tok.word in _RETIRED or (tok.word in ("replaced", "removed") and following in ("by", "with")):
             found = _neighbour(tokens, i, -1)
             if found:
                 yield found
+        if tok.word in _LEFT_BEHIND and _after_change(tokens, i):
+            found = _neighbour(tokens, i, 1)
+            if found:
+                yield found
+
+
+def _after_change(tokens: Sequence[Token], at: int) -> bool:
+    """Whether a change verb ("switched", "moved", "migrated") comes earlier in the clause of ``at``."""
+    for j in range(at - 1, -1, -1):
+        word = tokens[j].word
+        if word in _CLAUSE_END:
+            return False
+        if word in CHANGE_MARKERS and word not in ("now", "since", "instead"):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------- comparing

@@ -68,3 +68,31 @@ def test_a_month_name_is_not_read_into_the_verb_may() -> None:
     # a slot noun is no news only when both state the same value
     assert slot_words(analyse("The renewal date is 2025-03-01."), analyse("It renews on 1 March 2025.")) >= {"date"}
     assert not slot_words(analyse("The renewal date is 2025-03-01."), analyse("It renews on 1 April 2025."))
+
+
+def test_stopping_an_activity_negates_it() -> None:
+    old = "The weekly metrics digest is posted to #eng-all every Monday."
+    assert verdict(old, "We stopped posting the weekly metrics digest to #eng-all.") == "contradicts"
+    assert verdict("The nightly cron job rotates the logs.",
+                   "The nightly cron job stopped rotating the logs after the upgrade.") == "contradicts"
+    # lookalikes: something else stopped, and "stop" as an order keeps its antonym reading
+    assert verdict(old, "The team stopped posting release notes to #eng-all.") == "novel"
+    assert verdict("Start the worker before deploying.", "Stop the worker before deploying.") == "contradicts"
+    assert analyse("Stop string interpolation in the logger.").denied == frozenset()
+
+
+@pytest.mark.parametrize("new", [
+    "The web monorepo switched from Yarn to pnpm for managing dependencies.",
+    "We migrated the web monorepo's dependency management off Yarn; pnpm manages dependencies now.",
+    "We replaced Yarn with pnpm to manage dependencies in the web monorepo.",
+    "Yarn was replaced by pnpm to manage dependencies in the web monorepo.",
+    "Yarn is retired for the web monorepo; manage dependencies with pnpm.",
+])
+def test_what_a_team_moved_away_from_is_rejected(new: str) -> None:
+    assert verdict("Use Yarn to manage dependencies in the web monorepo.", new) == "contradicts"
+
+
+def test_from_without_a_change_verb_rejects_nothing() -> None:
+    assert analyse("Logs are shipped from Fluentd to Elasticsearch.").rejected == frozenset()
+    assert verdict("Logs are shipped with Fluentd.", "Logs are shipped from Fluentd to Elasticsearch.") != "contradicts"
+    assert verdict("Call the v1 orders API to create an order.", "The v1 billing API was retired last year.") == "novel"
