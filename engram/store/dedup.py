@@ -42,6 +42,11 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# ASCII text takes a C-level path: every ASCII character \w does not match becomes a
+# space, then split and join. Same words as ``_WORD`` finds, 2-3x faster (a cold index
+# fingerprints every item).
+_ASCII_NON_WORD = bytes(c for c in range(128) if not _WORD.match(chr(c)))
+_ASCII_SPACES = bytes.maketrans(_ASCII_NON_WORD, b" " * len(_ASCII_NON_WORD))
 
 #: A line held by this many notes (the new one included) is boilerplate.
 BOILERPLATE_HOLDERS = 3
@@ -83,9 +88,9 @@ def candidate_match(
 
 def normalize_text(text: str) -> str:
     """Case-folded words joined by single spaces (punctuation and layout ignored)."""
-    if not text.isascii():  # NFKC changes nothing in ASCII; skip its cost
-        text = unicodedata.normalize("NFKC", text)
-    return " ".join(_WORD.findall(text.casefold()))
+    if text.isascii():  # NFKC changes nothing in ASCII, and casefold is lower
+        return b" ".join(text.encode().lower().translate(_ASCII_SPACES).split()).decode()
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
 @functools.lru_cache(maxsize=64)

@@ -8,7 +8,9 @@ for any two of the rarest words, and only words held by few items.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -53,6 +55,18 @@ def reformatted(draw: st.DrawFn) -> tuple[str, str]:
 def test_formatting_never_changes_a_fingerprint(title: tuple[str, str], body: tuple[str, str]) -> None:
     assert fingerprint(title[0], body[0]) == fingerprint(title[1], body[1])
     assert normalize_text(body[1]) == normalize_text(body[0]).casefold()
+
+
+def normalize_by_regex(text: str) -> str:
+    """The words as ``\\w+`` finds them in the NFKC, case-folded text: what
+    :func:`normalize_text` must give (it takes a C-level path for ASCII text)."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(), st.text(alphabet=st.characters(max_codepoint=127)), texts))
+def test_normalised_text_is_the_words_a_regex_finds(text: str) -> None:
+    assert normalize_text(text) == normalize_by_regex(text)
 
 
 def test_fingerprints_tell_title_and_body_apart() -> None:
