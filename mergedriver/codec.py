@@ -246,15 +246,29 @@ def parse_time(value: Any) -> datetime:
 _CANONICAL_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.\d{3}Z$")
 
 
+#: Whether each ``YYYY-MM-DD`` seen in a canonical instant is a real day (bounded): a
+#: vault's instants fall on a few hundred days, and building a datetime to check each
+#: one cost more than the rest of the check.
+_REAL_DAYS: dict[str, bool] = {}
+
+
 def format_time(value: datetime | str) -> str:
     """The canonical form of an instant: UTC, milliseconds, ``Z``."""
     if isinstance(value, str) and (m := _CANONICAL_TIME.match(value)):
-        try:  # already canonical: only check that it names a real instant
-            year, month, day, hour, minute, second = (int(part) for part in m.groups())
-            datetime(year, month, day, hour, minute, second)
+        # Already canonical: only check that it names a real instant.
+        year, month, day, hour, minute, second = m.groups()
+        real = _REAL_DAYS.get(value[:10])
+        if real is None:
+            try:
+                datetime(int(year), int(month), int(day))
+                real = True
+            except ValueError:
+                real = False
+            if len(_REAL_DAYS) < 1 << 14:
+                _REAL_DAYS[value[:10]] = real
+        if real and int(hour) < 24 and int(minute) < 60 and int(second) < 60:
             return str(value)
-        except ValueError:
-            raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)") from None
+        raise CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)")
     dt = parse_time(value)
     # Truncate (not round) to milliseconds so formatting is idempotent.
     dt = dt - timedelta(microseconds=dt.microsecond % 1000)
@@ -353,15 +367,22 @@ def _normalize(
         raise CodecError(f"{what} must be a YAML mapping of keys to values")
     out: dict[str, Any] = {}
     for key, kind in schema:
-        if key in raw and raw[key] is not None:
-            out[key] = normalize_value(key, kind, raw[key])
-    known = {key for key, _ in schema}
+        value = raw.get(key)
+        if value is None:
+            continue
+        # Text that is already text, most values, without a call (every file read passes here).
+        out[key] = value if kind == TEXT and type(value) is str else normalize_value(key, kind, value)
+    known = _KNOWN.get(id(schema)) or frozenset(key for key, _ in schema)
     rest = [k for k in raw if k not in known]  # usually a few text keys, or none
     if rest:
         extra = _text_keys({k: raw[k] for k in rest})
         for key in sorted(extra):
             out[key] = normalize_unknown(extra[key])
     return out
+
+
+#: The keys of each schema above, by the schema's identity (built once, not per file).
+_KNOWN = {id(s): frozenset(k for k, _ in s) for s in (ENGRAM_KEYS, SYNAPSE_KEYS, PROPOSAL_KEYS, EVIDENCE_KEYS)}
 
 
 def _text_keys(raw: Mapping[Any, Any]) -> dict[str, Any]:
@@ -448,6 +469,8 @@ def split_derived(body: str) -> tuple[str, str]:
     write).
     """
     text = body.replace("\r\n", "\n")
+    if DERIVED_HEADING not in text:  # most bodies: no line to look for
+        return canonical_content(text), ""
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.strip() == DERIVED_HEADING:
@@ -498,9 +521,6 @@ def decode(data: bytes) -> str:
         ) from None
 
 
-_FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
-
-
 def split_frontmatter(text: str) -> tuple[str, str]:
     """Split ``---`` fenced frontmatter from the body; raise CodecError without one."""
     text = text.replace("\r\n", "\n")
@@ -509,11 +529,19 @@ def split_frontmatter(text: str) -> tuple[str, str]:
     first = text.find("\n")
     if first < 0 or text[:first].strip() != "---":
         raise CodecError("no frontmatter (the file must start with a '---' line)")
-    end = _FENCE.search(text, first + 1)
-    if end is None:
-        raise CodecError("frontmatter is not closed (add a '---' line after it)")
-    body = text[end.end() + 1 :] if end.end() < len(text) else ""
-    return text[first + 1 : end.start()], body
+    # The closing fence: the next line that is ``---`` and spaces or tabs. Found by
+    # str.find, not a multi-line regex, which tries every position of the frontmatter.
+    at = first
+    while True:
+        at = text.find("\n---", at)
+        if at < 0:
+            raise CodecError("frontmatter is not closed (add a '---' line after it)")
+        end = text.find("\n", at + 4)
+        end = len(text) if end < 0 else end
+        if not text[at + 4 : end].strip(" \t"):
+            break
+        at += 1
+    return text[first + 1 : at + 1], text[end + 1 :]
 
 
 def parse_engram(data: bytes) -> tuple[dict[str, Any], str, str]:

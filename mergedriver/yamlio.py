@@ -208,39 +208,76 @@ def _fast_scalar(text: str) -> Any:
     return text
 
 
+#: Remembered answers, bounded: what a short ``key: value`` line reads as, what a short
+#: scalar reads as, which keys were checked. ``kind: fact``, ``status: active``,
+#: ``version: 1`` recur in every file, and looking one up costs a fraction of reading it
+#: again; a cold index reads every file. A line's reading does not depend on the lines
+#: around it (those are checked on every read), so the answers are exact.
+_LINE_MEMO: dict[str, tuple[str, Any]] = {}
+_SCALAR_MEMO: dict[str, Any] = {}
+_GOOD_KEYS: set[str] = set()
+_LINE_LEN, _SCALAR_LEN, _MEMO_MAX = 48, 24, 1 << 14
+_MISSING = object()
+
+
+def _memo_scalar(text: str) -> Any:
+    value = _SCALAR_MEMO.get(text, _MISSING)
+    if value is _MISSING:
+        value = _fast_scalar(text)
+        if len(text) <= _SCALAR_LEN and len(_SCALAR_MEMO) < _MEMO_MAX:
+            _SCALAR_MEMO[text] = value
+    return value
+
+
+def _good_key(key: str) -> bool:
+    if key in _GOOD_KEYS:
+        return True
+    if not (key.isascii() and key.isidentifier()) or key in _TYPED_KEYS:
+        return False
+    if len(_GOOD_KEYS) < _MEMO_MAX:
+        _GOOD_KEYS.add(key)
+    return True
+
+
 def fast_mapping(text: str) -> dict[str, Any] | None:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     out: dict[str, Any] = {}
+    memo = _LINE_MEMO
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
-        if line[-1:] == ":":
-            key, rest = line[:-1], ""
-        else:
-            key, sep, rest = line.partition(": ")
-            if not sep:
-                return None
-        if not (key.isascii() and key.isidentifier()) or key in _TYPED_KEYS:
-            return None
         i += 1
-        value: Any
-        if not rest:
-            items: list[Any] = []
-            while i < n and lines[i].startswith("  - "):
-                item = _fast_scalar(lines[i][4:])
-                if item is _NOT_FAST:
-                    return None
-                items.append(item)
-                i += 1
-            value = items if items else None
-        elif rest == "[]":
-            value = []
+        known = memo.get(line)
+        if known is not None:
+            key, value = known
         else:
-            value = _fast_scalar(rest)
-            if value is _NOT_FAST:
+            if line[-1:] == ":":
+                key, rest = line[:-1], ""
+            else:
+                key, sep, rest = line.partition(": ")
+                if not sep:
+                    return None
+            if not _good_key(key):
                 return None
+            if not rest:
+                items: list[Any] = []
+                while i < n and lines[i].startswith("  - "):
+                    item = _memo_scalar(lines[i][4:])
+                    if item is _NOT_FAST:
+                        return None
+                    items.append(item)
+                    i += 1
+                value = items if items else None
+            elif rest == "[]":
+                value = []
+            else:
+                value = _memo_scalar(rest) if len(rest) <= _SCALAR_LEN else _fast_scalar(rest)
+                if value is _NOT_FAST:
+                    return None
+                if len(line) <= _LINE_LEN and len(memo) < _MEMO_MAX:
+                    memo[line] = (key, value)
         if i < n and lines[i][:1] in (" ", "\t"):
             return None  # a continuation line or a nested block
         out[key] = value

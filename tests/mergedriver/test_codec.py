@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engram.store.model import SYNAPSE_KINDS, Engram, Evidence, Synapse, synapse_id
@@ -308,3 +310,91 @@ def test_the_plain_text_memo_never_answers_for_a_typed_scalar() -> None:
         first = yamlio._plain_scalar(value)
         assert yamlio._plain_scalar(value) == first  # now from the memo
         assert (first is not None) == (yamlio.dump_yaml(value).rstrip("\n.").rstrip("\n") == value)
+
+
+# ---------------------------------------------------------------------- fast paths
+# Every file of a cold index passes through these; each is held to a plain reading.
+
+
+def split_by_regex(text: str) -> tuple[str, str]:
+    """The frontmatter split as a multi-line regex finds the closing fence."""
+    text = text.replace("\r\n", "\n")
+    first = text.find("\n")
+    if not text.startswith("---") or first < 0 or text[:first].strip() != "---":
+        raise codec.CodecError("no frontmatter (the file must start with a '---' line)")
+    end = re.compile(r"^---[ \t]*$", re.MULTILINE).search(text, first + 1)
+    if end is None:
+        raise codec.CodecError("frontmatter is not closed (add a '---' line after it)")
+    return text[first + 1 : end.start()], text[end.end() + 1 :] if end.end() < len(text) else ""
+
+
+fence_lines = st.lists(
+    st.sampled_from(["---", "--- ", "---\t \t", "----", " ---", "---x", "-- -", "a: b", "", "\r", "x ---", "---\r"])
+    | st.text(alphabet="-abc \t\r", max_size=6),
+    max_size=8,
+)
+
+
+@settings(max_examples=300)
+@given(fence_lines, st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_the_frontmatter_split_finds_the_fence_a_regex_finds(lines: list[str], newline: str, final: bool) -> None:
+    text = newline.join(lines) + (newline if final else "")
+    try:
+        expected: tuple[str, str] | str = split_by_regex(text)
+    except codec.CodecError as exc:
+        expected = str(exc)
+    try:
+        got: tuple[str, str] | str = codec.split_frontmatter(text)
+    except codec.CodecError as exc:
+        got = str(exc)
+    assert got == expected
+
+
+def format_time_by_datetime(value: str) -> str:
+    """A canonical instant checked by building its datetime (``format_time`` remembers
+    which days are real instead)."""
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.\d{3}Z$", value)
+    if m is None:
+        return codec.format_time(value)
+    try:
+        datetime(*(int(part) for part in m.groups()))
+    except ValueError:
+        raise codec.CodecError(f"not a timestamp: {value!r} (use e.g. 2026-06-21T10:30:00Z)") from None
+    return value
+
+
+def two_digits(top: int) -> st.SearchStrategy[str]:
+    return st.integers(0, top).map(lambda n: f"{n:02d}") | st.just("١٢")  # \d is any decimal digit
+
+
+canonical_shapes = st.builds(
+    "{}-{}-{}T{}:{}:{}.{}Z".format,
+    st.sampled_from(["0000", "0001", "1999", "2000", "2024", "2100", "9999", "٢٠٢٤"]),
+    two_digits(13), two_digits(32), two_digits(25), two_digits(61), two_digits(61), st.sampled_from(["000", "999", "5٥5"]),
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(canonical_shapes | st.sampled_from(["2024-02-29T00:00:00Z", "2023-02-29T10:00:00.000+01:00"]), max_size=6))
+def test_canonical_instants_are_checked_as_datetime_checks_them(values: list[str]) -> None:
+    for value in [*values, *values]:  # the second time, the days are remembered
+        outcomes = []
+        for check in (codec.format_time, format_time_by_datetime):
+            try:
+                outcomes.append(check(value))
+            except codec.CodecError as exc:
+                outcomes.append(f"error: {exc}")
+        assert outcomes[0] == outcomes[1]
+
+
+def test_a_remembered_line_is_still_read_with_the_lines_around_it() -> None:
+    assert yamlio.fast_mapping("kind: fact\nstatus: active\n") == {"kind": "fact", "status": "active"}
+    # The same lines again, now remembered, where what follows makes them something else.
+    assert yamlio.fast_mapping("kind: fact\n  more: text\n") is None
+    assert yamlio.fast_mapping("status: active\n  - item\n") is None
+    assert yamlio.fast_mapping("kind: fact\nkind: skill\n") == {"kind": "skill"}
+    first = yamlio.fast_mapping("n: 3\nv: 1.50\nt: true\nz: ~\n")
+    again = yamlio.fast_mapping("n: 3\nv: 1.50\nt: true\nz: ~\n")
+    assert first == again == {"n": "3", "v": "1.50", "t": True, "z": None}
+    assert first is not None and again is not None
+    assert [type(v) for v in first.values()] == [type(v) for v in again.values()] == [yamlio.Number, yamlio.Number, bool, type(None)]
