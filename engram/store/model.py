@@ -170,20 +170,19 @@ class Engram:
         missing ``contentHash``/``contentSize`` is computed from the content.
         """
         values: dict[str, Any] = {}
-        for attr, key in _ENGRAM_KEYMAP:
-            if key in meta:
-                value = meta[key]
+        extra: dict[str, Any] = {}
+        for key, value in meta.items():
+            attr = _ATTR_OF.get(key)
+            if attr is None:
+                extra[key] = value
+            else:
                 values[attr] = tuple(value) if isinstance(value, list) else value
-        known = {key for _, key in _ENGRAM_KEYMAP}
-        extra = {k: v for k, v in meta.items() if k not in known}
-        values.setdefault("content_hash", codec.content_hash(content))
-        values.setdefault("content_size", len(codec.canonical_content(content).encode()))
-        return cls(
-            content=codec.canonical_content(content),
-            extra=MappingProxyType(extra),
-            path=path,
-            **values,
-        )
+        content = codec.canonical_content(content)
+        if "content_hash" not in values:  # computed only when the file does not say
+            values["content_hash"] = codec.content_hash(content)
+        if "content_size" not in values:
+            values["content_size"] = len(content.encode())
+        return cls(content=content, extra=MappingProxyType(extra), path=path, **values)
 
     def with_changes(self, **changes: Any) -> Engram:
         """A copy with fields replaced (a thin alias of ``dataclasses.replace``)."""
@@ -200,6 +199,7 @@ _ENGRAM_KEYMAP: tuple[tuple[str, str], ...] = tuple(
     for f in fields(Engram)
     if f.name not in ("content", "extra", "path")
 )
+_ATTR_OF: Mapping[str, str] = {key: attr for attr, key in _ENGRAM_KEYMAP}
 assert {key for _, key in _ENGRAM_KEYMAP} == {key for key, _ in codec.ENGRAM_KEYS}
 
 

@@ -9,6 +9,7 @@ FileTooLarge / BinaryFile / UnsafeFile subclasses) naming the file.
 from __future__ import annotations
 
 import os
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -118,6 +119,29 @@ def test_a_missing_hash_and_size_are_computed_from_the_content() -> None:
     assert item.content_size == len("héllo\nworld\n".encode())
     kept = Engram.from_meta({"id": "A1", "title": "T", "contentHash": "sha256:old", "contentSize": 3}, "x")
     assert (kept.content_hash, kept.content_size) == ("sha256:old", 3)  # what the file says
+
+
+def from_meta_by_key_map(meta: dict[str, object], content: str) -> Engram:
+    """An item built field by field from the frontmatter, hash and size always computed
+    first (what :meth:`Engram.from_meta` must give: it reads the keys the meta has)."""
+    keymap = [(f.name, "".join(p if i == 0 else p.title() for i, p in enumerate(f.name.split("_"))))
+              for f in fields(Engram) if f.name not in ("content", "extra", "path")]
+    values = {attr: tuple(meta[key]) if isinstance(meta[key], list) else meta[key] for attr, key in keymap if key in meta}
+    values.setdefault("content_hash", codec.content_hash(content))
+    values.setdefault("content_size", len(codec.canonical_content(content).encode()))
+    extra = {k: v for k, v in meta.items() if k not in {key for _, key in keymap}}
+    return Engram(content=codec.canonical_content(content), extra=MappingProxyType(extra), **values)  # type: ignore[arg-type]
+
+
+_META_KEYS = st.sampled_from([key for key, _ in codec.ENGRAM_KEYS] + ["zeta", "Due date", "content", "path", "extra"])
+_META_VALUES = st.one_of(st.none(), st.text(max_size=8), st.integers(), st.lists(st.text(max_size=4), max_size=3))
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(_META_KEYS, _META_VALUES, max_size=12), st.text(max_size=40))
+def test_an_item_is_built_from_whatever_keys_its_meta_has(drawn: dict[str, object], content: str) -> None:
+    meta = {"id": "A1", "title": "T", **drawn}
+    assert Engram.from_meta(meta, content) == from_meta_by_key_map(meta, content)
 
 
 def test_unknown_keys_ride_along_after_the_known_ones() -> None:
