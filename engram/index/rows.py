@@ -69,12 +69,16 @@ class FileStamp:
 
 
 # Body tokens the trigram index keeps: identifiers with inner punctuation, digits or mixed
-# case, and non-Latin runs (CJK has no spaces). Plain words are skipped with C-level
-# string tests before any regex runs: a regex over the whole body (it tries every
-# position) or a Python test per word was 3-5 times slower, and this runs for every item
-# of a cold index.
+# case, and non-Latin runs (CJK has no spaces). A regex over the whole body (it tries
+# every position) was 3-5 times slower than splitting on whitespace; and since a body's
+# words are mostly the vault's common words, the tokens found to keep nothing are
+# remembered (per process, bounded) and set aside by one C-level set difference, so only
+# a body's unfamiliar tokens are looked at in Python. This runs for every item of a cold
+# index.
 _SPECIAL = re.compile(r"[\d_/:#@+]|[A-Za-z][-.][A-Za-z]|[a-z][A-Z]|[^\x00-\x7f]")
 _TOKEN_EDGES = "\"'`()[]{}<>,;:!?*.-"  # noqa: S105 - punctuation, not a secret
+_BARREN: set[str] = set()  # tokens that yield nothing to keep
+_BARREN_MAX, _BARREN_LEN = 100_000, 32
 
 
 def classify(relpath: str) -> str | None:
@@ -92,14 +96,30 @@ def classify(relpath: str) -> str | None:
 
 def identifiers(text: str) -> str:
     """The body tokens the trigram index keeps (distinct, in order of appearance)."""
-    seen: dict[str, None] = {}
-    for token in dict.fromkeys(text.split()):  # each distinct token once, in order
-        if token.isalpha() and (token.islower() or token.istitle()):
-            continue  # a plain word: the word index has it
-        token = token.strip(_TOKEN_EDGES)
-        if len(token) > 1 and _SPECIAL.search(token):
-            seen[token] = None
-    return " ".join(seen)
+    words = text.split()
+    unknown = set(words) - _BARREN
+    if not unknown:
+        return ""
+    kept: list[str] = []
+    for token in unknown:
+        if _kept(token) is not None:
+            kept.append(token)
+        elif len(token) <= _BARREN_LEN and len(_BARREN) < _BARREN_MAX:
+            _BARREN.add(token)
+    if len(kept) > 16:  # order of first appearance
+        keep = set(kept)
+        kept = [token for token in dict.fromkeys(words) if token in keep]
+    elif len(kept) > 1:
+        kept.sort(key=words.index)  # a few short scans
+    return " ".join(dict.fromkeys(token.strip(_TOKEN_EDGES) for token in kept))
+
+
+def _kept(token: str) -> str | None:
+    """What the trigram index keeps of one whitespace-separated token, or None."""
+    if token.isalpha() and (token.islower() or token.istitle()):
+        return None  # a plain word: the word index has it
+    token = token.strip(_TOKEN_EDGES)
+    return token if len(token) > 1 and _SPECIAL.search(token) else None
 
 
 def item_values(

@@ -172,22 +172,24 @@ def extract(body: str) -> list[Link]:
 def property_links(properties: Mapping[str, Any]) -> list[Link]:
     """The note links in frontmatter values (strings at any depth), each once."""
     found: dict[Link, None] = {}
-    for value in _strings(properties):
+    for value in _strings(properties.values()):
         for link in _links_in(value, True):
             found.setdefault(link, None)
     return list(found)
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        if "[[" in value:
-            yield value
-    elif isinstance(value, Mapping):
-        for inner in value.values():
-            yield from _strings(inner)
-    elif isinstance(value, (list, tuple)):
-        for inner in value:
-            yield from _strings(inner)
+def _strings(values: Iterable[Any]) -> Iterator[str]:
+    """The strings holding ``[[`` among ``values`` and inside them, depth first. Flat
+    frontmatter (most of it: text and lists of text) is looked at without recursing,
+    since every note of a cold index passes here."""
+    for value in values:
+        if isinstance(value, str):
+            if "[[" in value:
+                yield value
+        elif isinstance(value, Mapping):
+            yield from _strings(value.values())
+        elif isinstance(value, (list, tuple)):
+            yield from _strings(value)
 
 
 def resolve(text: str, source_path: str, candidates: Sequence[Candidate]) -> Resolution:

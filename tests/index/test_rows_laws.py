@@ -9,6 +9,7 @@ next refresh re-reads it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,41 @@ def test_identifiers_keep_only_tokens_of_the_text_and_never_plain_words(text: st
         assert token in text
         assert not (token.isalpha() and (token.islower() or token.istitle()) and token.isascii())
         assert len(token) > 1
+
+
+def identifiers_token_by_token(text: str) -> str:
+    """What the trigram index keeps, read token by token (the reading
+    :func:`identifiers` must give, whatever tokens it remembers from other bodies)."""
+    special = re.compile(r"[\d_/:#@+]|[A-Za-z][-.][A-Za-z]|[a-z][A-Z]|[^\x00-\x7f]")
+    kept: dict[str, None] = {}
+    for token in dict.fromkeys(text.split()):
+        if token.isalpha() and (token.islower() or token.istitle()):
+            continue
+        token = token.strip("\"'`()[]{}<>,;:!?*.-")
+        if len(token) > 1 and special.search(token):
+            kept[token] = None
+    return " ".join(kept)
+
+
+_TOKENS = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["the", "The", "db_url_v2", "os.path.join()", "(v1.2)", "camelCase", "x86_64", "東京", "café",
+                     "Ölçek", "a:b", "#tag", "--", "RFC-7231,", "'quoted'", "e.g.", "\u00a0", "\u3000x", "1", "ab"]),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(_TOKENS, max_size=40).map(lambda ws: " ".join(ws)), min_size=1, max_size=3))
+def test_identifiers_read_as_token_by_token_whatever_was_read_before(texts: list[str]) -> None:
+    # The second reading of each text meets the tokens the first one remembered.
+    for text in [*texts, *texts, " \n".join(texts)]:
+        assert identifiers(text) == identifiers_token_by_token(text)
+
+
+def test_identifiers_of_a_body_of_many_identifiers_keep_their_order() -> None:
+    text = " ".join(f"x{i % 97}_{i} plain Words" for i in range(500))
+    assert identifiers(text) == identifiers_token_by_token(text)
+    assert identifiers(text).split()[:3] == ["x0_0", "x1_1", "x2_2"]
 
 
 def test_identifiers_keep_code_and_non_latin_text() -> None:
@@ -151,6 +187,28 @@ _LEAF = st.one_of(
 )
 _VALUE = st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
     st.from_regex(r"[a-z][a-zA-Z0-9_]{0,8}", fullmatch=True), inner, max_size=3), max_leaves=6)
+def strings_depth_first(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value] if "[[" in value else []
+    if isinstance(value, dict):
+        return [s for inner in value.values() for s in strings_depth_first(inner)]
+    if isinstance(value, (list, tuple)):
+        return [s for inner in value for s in strings_depth_first(inner)]
+    return []
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(_KEYS, _VALUE, max_size=5))
+def test_property_links_are_those_of_every_string_at_any_depth_in_order(properties: dict[str, object]) -> None:
+    from engram.index import wikilinks
+
+    found: dict[wikilinks.Link, None] = {}
+    for value in strings_depth_first(properties):
+        for link in wikilinks._links_in(value, True):
+            found.setdefault(link, None)
+    assert wikilinks.property_links(properties) == list(found)
+
+
 _TEXT = st.one_of(
     st.text(max_size=200),
     st.sampled_from(["", "plain words", "See [[Alpha]] and ![[pic.png]].", "line\n\n## Synapses (derived)\n- → [[x]]\nafter",
