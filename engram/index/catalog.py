@@ -75,6 +75,7 @@ from engram.index.rows import (
     BAD_KINDS,
     FileStamp,
     Parsed,
+    Wire,
     classify,
     item_values,
     parse_batches,
@@ -545,27 +546,26 @@ class Index:
         return errors
 
     def _write_batch(
-        self, conn: sqlite3.Connection, batch: list[Parsed], cold: bool, keys: set[str]
+        self, conn: sqlite3.Connection, batch: list[Wire], cold: bool, keys: set[str]
     ) -> int:
         items: list[tuple[Any, ...]] = []
         synapses: list[tuple[Any, ...]] = []
         files: list[tuple[Any, ...]] = []
         links: list[tuple[Any, ...]] = []
         errors = 0
-        for p in batch:
+        for rel, kind, stamp, values, error, found in batch:
             if not cold:  # a cold build starts empty: nothing to forget
-                self._forget(conn, p.rel)
-            if p.stamp is None:
+                self._forget(conn, rel)
+            if stamp is None:
                 continue
-            s = p.stamp
-            if p.kind == "item" and p.values is not None:
-                items.append(p.values)
-                links.extend(p.links)
-                keys.add(p.values[NAME_KEY])
-            elif p.kind == "synapse" and p.values is not None:
-                synapses.append(p.values)
-            errors += p.kind in BAD_KINDS
-            files.append((p.rel, p.kind, s.ctime_ns, s.size, s.ino, p.error))
+            if kind == "item" and values is not None:
+                items.append(values)
+                links.extend(found)
+                keys.add(values[NAME_KEY])
+            elif kind == "synapse" and values is not None:
+                synapses.append(values)
+            errors += kind in BAD_KINDS
+            files.append((rel, kind, *stamp, error))
         conn.executemany(INSERT_ITEM, items)
         conn.executemany(INSERT_SYNAPSE, synapses)
         conn.executemany(INSERT_FILE, files)
@@ -613,7 +613,7 @@ class Index:
             parsed = Parsed(rel, "item", FileStamp.of(st), item_values(rel, item, derived))
         with self.transaction() as conn:
             keys = name_keys(conn, [rel])
-            self._write_batch(conn, [parsed], False, keys)
+            self._write_batch(conn, [parsed.wire()], False, keys)
             resolve_links(conn, keys)
 
     def put_synapse(self, rel: str, synapse: Synapse) -> None:
