@@ -18,9 +18,12 @@ sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
 The decision, for the best-aligned candidate:
 
 =========== ==============================================================================
-contradicts aligned, and at least one conflict
+contradicts aligned, and at least one conflict — unless one clause of the lesson says the
+            whole candidate again with nothing against it ("…; tenants without a key fall
+            back to …"): then the other clauses are a condition or an exception
 duplicate   aligned, no conflict, and the lesson adds (almost) nothing the candidate lacks
-extends     aligned, no conflict, the lesson restates the candidate and adds detail
+extends     aligned, no conflict, the lesson restates the candidate and adds detail (a
+            clause of its own, or an exception however short)
 novel       anything else — including everything the classifier is unsure about
 =========== ==============================================================================
 
@@ -32,11 +35,13 @@ instead of destroying. Every verdict carries its reasons in words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engram.lifecycle.signals import (
+    NEGATIONS,
     Text,
     analyse,
     antonym_flips,
@@ -195,6 +200,12 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     if (ns, os_) != (new, old) and not subject_changed(new, old):
         # values stated elsewhere in the texts count too
         conflicts += [c for c in value_changes(new, old) if c not in conflicts]
+    if _PAST.search(lesson.text):
+        # "Backups used to be kept 30 days; now 90": the value said of the past is no
+        # evidence that the old value still holds.
+        present = " ".join(p for p in _CLAUSE_SPLIT.split(lesson.text) if p and not _PAST.search(p))
+        if present.strip():
+            conflicts += [c for c in value_changes(without(analyse(present), slots), old) if c not in conflicts]
     strong = bool(conflicts)
     swapped = substitution(ns, os_)
     if swapped is not None and not strong:
@@ -207,6 +218,12 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
             f"'{' '.join(sorted(new_only))}' replaces '{' '.join(sorted(old_only))}'"
             f" ({', '.join(new.changes)})"
         )
+    # A lesson that says the whole candidate again in one clause cannot contradict it:
+    # what its other clauses add is a condition or an exception ("…; tenants without
+    # their own key fall back to the platform key"), and it extends the candidate.
+    restated = None if new.changes or _PAST.search(lesson.text) else _restating_clause(lesson.text, old, slots)
+    if restated is not None:
+        conflicts, strong, swapped, replaced = [], False, None, False
     added = tuple(sorted(new.stems - old.stems))
     removed = old.stems - new.stems
     long_candidate = len(old.stems) >= 2 * len(new.stems)
@@ -222,6 +239,8 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         relation = "contradicts"
     elif conflicts:
         relation = "novel"
+    elif restated is not None and (len(restated[0]) >= NEW_DETAIL or (restated[1] and bool(restated[0]))):
+        relation = "extends"  # an exception is detail however short
     elif covers_new >= COVERED and (not added or not removed or long_candidate or covers_new >= 0.9):
         relation = "duplicate"
     elif covers_old >= EXTENDS_COVER and len(removed) <= 1 and len(added) >= NEW_DETAIL:
@@ -231,6 +250,47 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         similarity=round(similarity, 4), covers_new=round(covers_new, 4),
         covers_old=round(covers_old, 4), situation=situation, conflicts=tuple(conflicts),
         new_words=added,
+    )
+
+
+#: A lesson that says what *was* ("used to", "previously") or what someone *says*
+#: ("the wiki says …; that is outdated") restates a claim to replace it.
+_PAST = re.compile(
+    r"\b(?:used to|previously|formerly|originally|until (?:recently|now)|in the past|says|said|claims?|claimed"
+    r"|wrong|incorrect|outdated|out of date|not true|actually)\b",
+    re.IGNORECASE,
+)
+#: A clause opening with one of these is about the restated claim itself, not an exception.
+_ANAPHORA = frozenset({"it", "they", "this", "that", "these", "those", "no"})
+_CLAUSE_SPLIT = re.compile(
+    r"\s*[;:]\s+|(?<=[.!?])\s+|,?\s+(?=(?:but|except|unless|because|whereas|although|though|so that)\b)"
+    r"|,\s+(?=(?:and|so|which|if|when|while|with)\b)"
+)
+
+
+def _restating_clause(text: str, old: Text, slots: frozenset[str]) -> tuple[frozenset[str], bool] | None:
+    """If one clause of ``text`` holds the whole ``old`` claim with nothing against it:
+    the words the other clauses add that ``old`` lacks, and whether they state an
+    exception (a negation: "…; rollbacks do not"). Otherwise None."""
+    parts = [p for p in _CLAUSE_SPLIT.split(text) if p and p.strip()]
+    if len(parts) < 2 or not old.stems:
+        return None
+    for i, part in enumerate(parts):
+        clause = without(analyse(part), slots)
+        if containment(old.stems, clause.stems) < EXTENDS_COVER or _any_conflict(clause, old):
+            continue
+        others = [analyse(p) for j, p in enumerate(parts) if j != i]
+        if any(o.tokens and o.tokens[0].word in _ANAPHORA and _any_conflict(o, old) for o in others):
+            return None  # "…; they cannot": the claim itself, turned round
+        rest = frozenset().union(*(o.stems for o in others)) - old.stems - clause.stems - slots
+        return rest, any(t.word in NEGATIONS for o in others for t in o.tokens)
+    return None
+
+
+def _any_conflict(new: Text, old: Text) -> bool:
+    return bool(
+        value_changes(new, old) or polarity_flips(new, old) or antonym_flips(new, old)
+        or order_flips(new, old) or rejections(new, old) or substitution(new, old) is not None
     )
 
 

@@ -96,3 +96,29 @@ def test_from_without_a_change_verb_rejects_nothing() -> None:
     assert analyse("Logs are shipped from Fluentd to Elasticsearch.").rejected == frozenset()
     assert verdict("Logs are shipped with Fluentd.", "Logs are shipped from Fluentd to Elasticsearch.") != "contradicts"
     assert verdict("Call the v1 orders API to create an order.", "The v1 billing API was retired last year.") == "novel"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # one clause restates the whole item: the rest is a condition, an exception or a consequence
+    ("Customer data exports are encrypted with the tenant's KMS key.",
+     "Customer data exports are encrypted with the tenant's KMS key; tenants without their own key fall back to "
+     "the platform key.", "extends"),
+    ("Database migrations run in a separate pipeline step before the deploy.",
+     "Database migrations run in a separate pipeline step before the deploy; if a migration fails, the deploy is "
+     "aborted.", "extends"),
+    ("Deploys to production require a green CI run.",
+     "Deploys to production require a green CI run; rollbacks do not.", "extends"),
+    ("The API timeout is 30 seconds.", "The API timeout is 30 seconds, but uploads are allowed 120 seconds.", "extends"),
+    # lookalikes: the restating clause itself is turned round, or said of the past
+    ("Customer data exports are encrypted with the tenant's KMS key.",
+     "Customer data exports are not encrypted with the tenant's KMS key; the platform key is used.", "contradicts"),
+    ("Backups are kept for 30 days.", "Backups used to be kept for 30 days; now they are kept for 90 days.",
+     "contradicts"),
+    ("Interns can deploy to production after a review.",
+     "The wiki says interns can deploy to production after a review; that is outdated, they cannot deploy.",
+     "contradicts"),
+    ("Interns can deploy to production after a review.",
+     "Interns can deploy to production after a review: no. They cannot deploy at all.", "contradicts"),
+])
+def test_a_restated_claim_with_a_condition_extends(old: str, new: str, expected: str) -> None:
+    assert verdict(old, new) == expected
