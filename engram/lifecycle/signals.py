@@ -388,10 +388,43 @@ _ADVERBS = frozenset({"always", "ever", "yet", "really", "even", "still", "first
 _IDENTIFIER_NUMBER = re.compile(r"\b([A-Z]{2,})([- ]?#?)(\d+)\b(?![.,]\d)")
 
 
+_DEFINED_AFTER = re.compile(r"\(([A-Za-z]{2,8})\)")
+_DEFINED_BEFORE = re.compile(r"\b([A-Z][A-Za-z]{1,7})\s+\(([^()]{3,80})\)")
+
+
+def _acronyms(text: str) -> str:
+    """A defined acronym stands for its words: "personally identifiable information (PII)"
+    and "PII (personally identifiable information)" both read "PII"."""
+    def initials(words: list[str]) -> str:
+        return "".join(w[0] for w in words).lower()
+
+    def parts(words: str) -> list[str]:
+        return [w for w in re.split(r"[^\w]+", words) if w]
+
+    out, last = [], 0
+    for m in _DEFINED_AFTER.finditer(text):
+        before = text[last:m.start()].rstrip()
+        words = parts(before)[-len(m.group(1)):]
+        if len(words) == len(m.group(1)) and initials(words) == m.group(1).lower():
+            cut = re.search(r"(?:[^\w]*" + r"[^\w]+".join(map(re.escape, words)) + r")$", before)
+            if cut:
+                out.append(before[:cut.start()] + " " + m.group(1))
+                last = m.end()
+    text = "".join(out) + text[last:]
+
+    def before_words(m: re.Match[str]) -> str:
+        short = m.group(1)
+        if sum(c.isupper() for c in short) >= 2 and initials(parts(m.group(2))) == short.lower():
+            return short
+        return m.group(0)
+
+    return _DEFINED_BEFORE.sub(before_words, text)
+
+
 def analyse(text: str) -> Text:
     """Reduce ``text`` to its signals (pure)."""
     # "ADR 12", "PAY-1234": a number after an acronym names a thing, it is not a quantity.
-    words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", text))
+    words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", _acronyms(text)))
     tokens: list[Token] = []
     pending = False  # a negation waiting for the word it negates
     for word in words:

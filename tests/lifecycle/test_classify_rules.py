@@ -122,3 +122,15 @@ def test_from_without_a_change_verb_rejects_nothing() -> None:
 ])
 def test_a_restated_claim_with_a_condition_extends(old: str, new: str, expected: str) -> None:
     assert verdict(old, new) == expected
+
+
+def test_a_defined_acronym_stands_for_its_words() -> None:
+    old = "Do not write PII to application logs."
+    assert verdict(old, "Personally identifiable information (PII) must never be written to the application logs.") \
+        == "duplicate"
+    assert verdict(old, "PII (personally identifiable information) must never be written to application logs.") \
+        == "duplicate"
+    assert analyse("Use role-based access control (RBAC).").stems == analyse("Use RBAC.").stems
+    # lookalikes: a parenthesis that is no definition keeps its words
+    assert "doc" in analyse("Call the API (see docs) first.").stems
+    assert {"postgr", "pg"} & analyse("We use Postgres (PG) everywhere.").stems
