@@ -534,6 +534,7 @@ def _neighbour(tokens: Sequence[Token], at: int, step: int) -> str | None:
 
 _HARD_END = frozenset(".;:!?()")
 _ORDER_WORDS = frozenset({"befor", "after", "first", "last", "then", "alway", "never", "follow"})
+_SEQUENCE_WORDS = frozenset({"befor", "after", "first", "last", "follow"})
 
 
 def subject_changed(new: Text, old: Text, ignore: frozenset[str] = frozenset()) -> bool:
@@ -687,10 +688,14 @@ _SLOT_NOUNS: dict[str, tuple[str, ...]] = {
 
 
 def slot_words(new: Text, old: Text) -> frozenset[str]:
-    """Stems that only name the slot of a value both texts state (see ``_SLOT_NOUNS``):
-    comparing words, they say nothing the shared value does not."""
+    """Stems that only name the slot of a value both texts state (see ``_SLOT_NOUNS``),
+    and the order words of an ordering both state ("drain first, then cordon" / "drain
+    before you cordon"): comparing words, they say nothing the shared value does not."""
     units = {q.unit for q in new.quantities for o in old.quantities if q.unit == o.unit and same_value(q, o)}
-    return frozenset(stem(w) for u in sorted(units) for w in _SLOT_NOUNS.get(u, ()))
+    words = frozenset(stem(w) for u in sorted(units) for w in _SLOT_NOUNS.get(u, ()))
+    if new.orders & old.orders and not order_flips(new, old):
+        words |= _SEQUENCE_WORDS
+    return words
 
 
 def without(text: Text, words: frozenset[str]) -> Text:

@@ -134,3 +134,14 @@ def test_a_defined_acronym_stands_for_its_words() -> None:
     # lookalikes: a parenthesis that is no definition keeps its words
     assert "doc" in analyse("Call the API (see docs) first.").stems
     assert {"postgr", "pg"} & analyse("We use Postgres (PG) everywhere.").stems
+
+
+@pytest.mark.parametrize(("new", "expected"), [
+    ("Drain the node first, then cordon it.", "duplicate"),
+    ("Cordon the node after you drain it.", "duplicate"),
+    # lookalikes: the ordering turned round
+    ("Cordon the node first, then drain it.", "contradicts"),
+    ("Cordon the node before you drain it.", "contradicts"),
+])
+def test_one_ordering_in_any_order_words(new: str, expected: str) -> None:
+    assert verdict("Drain the node before you cordon it.", new) == expected
