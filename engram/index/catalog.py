@@ -84,6 +84,8 @@ from engram.index.rows import (
     synapse_values,
 )
 from engram.index.schema import (
+    FILL_FTS,
+    FORGET_HASHSIZE,
     INSERT_FILE,
     INSERT_ITEM,
     INSERT_SYNAPSE,
@@ -533,8 +535,11 @@ class Index:
                 for batch in itertools.chain([first], batches):
                     errors += self._write_batch(conn, batch, cold, keys)
                 if cold:
-                    conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
-                    conn.execute("INSERT INTO items_tri(items_tri) VALUES ('rebuild')")
+                    for statement in FILL_FTS:
+                        conn.execute(statement)
+                    with contextlib.suppress(sqlite3.Error):  # a defensive build refuses; the row holds the default
+                        for statement in FORGET_HASHSIZE:
+                            conn.execute(statement)
                     conn.execute(INSERT_TRIGGER)
                     conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
                     conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")

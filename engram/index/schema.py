@@ -132,6 +132,25 @@ SCHEMA: tuple[str, ...] = (
 
 INSERT_TRIGGER = next(st for st in SCHEMA if "CREATE TRIGGER items_ai" in st)
 
+#: How a cold build fills the FTS tables, after the rows are in: one 'rebuild' each (a
+#: third of the cost of indexing row by row), buffering up to 16 MB of postings in memory
+#: (FTS5's ``hashsize``, 1 MB by default) so that it writes fewer, larger segments and
+#: merges less: a third less CPU again (4.4 -> 2.8 s at 100k items), for the same terms,
+#: positions and sizes; a larger buffer saved no more and held more memory. Then the
+#: default is put back and (:data:`FORGET_HASHSIZE`) its configuration row dropped, so the
+#: tables are configured as a build row by row leaves them.
+FTS5_HASHSIZE, COLD_HASHSIZE = 1 << 20, 16 << 20
+FILL_FTS: tuple[str, ...] = tuple(
+    statement
+    for table in ("items_fts", "items_tri")
+    for statement in (
+        f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {COLD_HASHSIZE})",
+        f"INSERT INTO {table}({table}) VALUES ('rebuild')",
+        f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS5_HASHSIZE})",
+    )
+)
+FORGET_HASHSIZE = tuple(f"DELETE FROM {table}_config WHERE k = 'hashsize'" for table in ("items_fts", "items_tri"))
+
 ITEM_COLUMNS = (
     "path, id, title, title_key, summary, tags_text, body, ident, domain, kind, status,"
     " visibility, importance, confidence, created_at, updated_at, activated_at,"
