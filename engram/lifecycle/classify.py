@@ -196,6 +196,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     if ((old_only - flipped) and (new_only - flipped)) or subject_changed(ns, os_, frozenset(flipped)):
         flips = []
     values = [] if subject_changed(ns, os_) else value_changes(ns, os_)
+    if values and flips and not polarity_flips(ns, os_, agreed) and not new.changes:
+        # "The window opens after 5 min" / "… closes after 30 min": opposite verbs with
+        # their own values are two events, not one turned round.
+        values, flips = [], []
     conflicts = [*values, *flips, *order_flips(ns, os_), *rejections(ns, os_, agreed)]
     if (ns, os_) != (new, old) and not subject_changed(new, old):
         # values stated elsewhere in the texts count too

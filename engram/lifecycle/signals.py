@@ -649,7 +649,9 @@ def value_changes(new: Text, old: Text) -> list[str]:
         theirs = [q for q in old.quantities if q.unit == unit]
         for q in mine:
             matched = [o for o in theirs if o.keys() & q.keys()]
-            if not matched and unit and len(mine) == 1 and len(theirs) == 1:
+            if not matched and unit and len(mine) == 1 and len(theirs) == 1 and (
+                unit not in _EVENT_UNITS or _same_event(q, theirs[0], new, old)
+            ):
                 matched = theirs
             if not matched or any(same_value(o, q) for o in matched):
                 continue
@@ -660,6 +662,15 @@ def value_changes(new: Text, old: Text) -> list[str]:
             label = next(iter(sorted(matched[0].keys() & q.keys())), "") or q.key or unit or "value"
             found.append(f"{label}: {', '.join(sorted({o.raw for o in matched}))} → {q.raw}")
     return found
+
+
+#: Units of a point in time: two of them pair only for the same event ("starts at 02:00"
+#: and "finishes by 04:00" are two facts, "kept 14 days" and "stay 30 days" one).
+_EVENT_UNITS = frozenset({"clock", "date"})
+
+
+def _same_event(q: Quantity, o: Quantity, new: Text, old: Text) -> bool:
+    return bool(q.key) and bool(o.key) and q.key in old.stems and o.key in new.stems
 
 
 def same_value(a: Quantity, b: Quantity) -> bool:
@@ -795,7 +806,7 @@ def _names_a_slot(text: Text, last: str) -> bool:
                 word = text.tokens[j].word
                 if word in _CLAUSE_END:
                     return False
-                if word in EXCLUSIVE or _NUMBER.match(word):
+                if word in EXCLUSIVE or _NUMBER.match(word) or _STAMP.match(word):
                     return True
             return False
     return False

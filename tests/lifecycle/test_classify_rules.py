@@ -145,3 +145,17 @@ def test_a_defined_acronym_stands_for_its_words() -> None:
 ])
 def test_one_ordering_in_any_order_words(new: str, expected: str) -> None:
     assert verdict("Drain the node before you cordon it.", new) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # two points in time pair only for the same event; opposite verbs with their own values are two events
+    ("The nightly backup starts at 02:00.", "The nightly backup finishes by 04:00.", "novel"),
+    ("The nightly backup starts at 2 am.", "The nightly backup is done by 4 am.", "novel"),
+    ("The retry window opens after 5 minutes.", "The retry window closes after 30 minutes.", "novel"),
+    # lookalikes: the same event at another time, and a flip without values
+    ("The nightly backup starts at 02:00.", "The nightly backup starts at 04:00.", "contradicts"),
+    ("The contract renews on 1 March 2025.", "The contract renewal is on 2025-04-01.", "contradicts"),
+    ("The retry window is open for 5 minutes.", "The retry window is closed for 5 minutes.", "contradicts"),
+])
+def test_times_of_two_events_do_not_conflict(old: str, new: str, expected: str) -> None:
+    assert verdict(old, new) == expected
