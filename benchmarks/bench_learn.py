@@ -7,7 +7,10 @@ action — exactly what ``engram learn`` and ``engram_learn`` do. Reported: stri
 accuracy (relation right, and the target right unless novel) overall, per class and per
 difficulty; the confusion matrix; and the safety count: cases whose truth is ``novel``
 in which any existing item changed status or lost text (the goal is 0), plus any case
-at all in which an existing item's text was not kept.
+at all in which an existing item's text was not kept. Misses in the harmful direction
+are counted apart from those in the safe one (inserting and linking): an item
+superseded by a lesson that does not contradict it, and an outdated item reinforced
+by a lesson that does.
 
 ``--golden FILE`` runs another set in the same format (see docs/benchmarks.md).
 """
@@ -82,6 +85,8 @@ def evaluate(path: Path) -> dict[str, Any]:
         "confusion": {e: {g: confusion.get((e, g), 0) for g in RELATIONS} for e in RELATIONS},
         "novel_destroyed_or_hid": sum(1 for x in rows if x["expected"] == "novel" and (x["changed_status"] or x["lost_text"])),
         "text_lost_any_case": sum(1 for x in rows if x["lost_text"]),
+        "wrongly_superseded": sum(1 for x in rows if x["got"] == "contradicts" and x["expected"] != "contradicts"),
+        "outdated_reinforced": sum(1 for x in rows if x["expected"] == "contradicts" and x["got"] in ("duplicate", "extends")),
         "misses": [x for x in rows if not x["strict"]],
         "seconds": round(time.perf_counter() - started, 2),
     }
@@ -90,6 +95,8 @@ def evaluate(path: Path) -> dict[str, Any]:
 def report(data: dict[str, Any]) -> None:
     print(f"  {data['cases']} cases: strict accuracy {data['strict_accuracy']:.3f}; novel lessons that destroyed"
           f" or hid an item: {data['novel_destroyed_or_hid']}; cases losing text: {data['text_lost_any_case']}")
+    print(f"  harmful misses: {data['wrongly_superseded']} item(s) superseded by a lesson that does not contradict"
+          f" them, {data['outdated_reinforced']} outdated item(s) reinforced by one that does")
     for r, v in data["per_class"].items():
         print(f"    {r:<12} {v['cases']:>3} cases  strict {v['strict']}")
     for d, v in data["per_difficulty"].items():
