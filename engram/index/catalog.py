@@ -337,6 +337,19 @@ class Index:
         """Every item and synapse path under the root (or under ``top``), as (relpath,
         lstat). Symlinked folders are not entered; a symlink, FIFO or device with an item
         or synapse name is yielded (never followed), so the refresh records it as unsafe."""
+        for rel, entry in self._entries(top):
+            try:
+                yield rel, entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+
+    def paths(self, top: str = "") -> Iterator[str]:
+        """The paths :meth:`walk` yields, without a stat each (a cold build reads every
+        file anyway)."""
+        for rel, _ in self._entries(top):
+            yield rel
+
+    def _entries(self, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         start = self.root / top if top else self.root
         if top and os.path.islink(start):
             return
@@ -356,7 +369,7 @@ class Index:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((rel + "/", Path(entry.path)))
                     elif self.wanted(rel):
-                        yield rel, entry.stat(follow_symlinks=False)
+                        yield rel, entry
                 except OSError:
                     continue
 
@@ -439,6 +452,9 @@ class Index:
     def _refresh_walk(self) -> RefreshStats:
         with self._lock:
             known = self._stamps()
+            if not known:  # a cold build: every file is read, no stamp to compare with
+                rels = list(self.paths())
+                return RefreshStats(len(rels), len(rels), 0, self._apply(rels, [], cold=True))
             seen: set[str] = set()
             changed: list[str] = []
             for rel, st in self.walk():
@@ -446,7 +462,7 @@ class Index:
                 if _stale(known.get(rel), st):
                     changed.append(rel)
             gone = [path for path in known if path not in seen]
-            errors = self._apply(changed, gone, cold=not known)
+            errors = self._apply(changed, gone)
             return RefreshStats(len(seen), len(changed), len(gone), errors)
 
     def refresh_paths(self, files: Iterable[str], dirs: Iterable[str] = ()) -> RefreshStats:
@@ -455,7 +471,7 @@ class Index:
             candidates = {rel for rel in files if self.wanted(rel)}
             known_under: list[str] = []
             for top in dirs:
-                candidates.update(rel for rel, _ in self.walk(top))
+                candidates.update(self.paths(top))
                 like = top.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                 known_under += [
                     r[0]
