@@ -421,8 +421,10 @@ def _acronyms(text: str) -> str:
     return _DEFINED_BEFORE.sub(before_words, text)
 
 
+@lru_cache(maxsize=4096)
 def analyse(text: str) -> Text:
-    """Reduce ``text`` to its signals (pure)."""
+    """Reduce ``text`` to its signals (pure, so cached: a lesson and its clauses are met
+    once per candidate, and a vault's items again on every learn)."""
     # "ADR 12", "PAY-1234": a number after an acronym names a thing, it is not a quantity.
     words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", _acronyms(text)))
     tokens: list[Token] = []
