@@ -225,7 +225,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     # A lesson that says the whole candidate again in one clause cannot contradict it:
     # what its other clauses add is a condition or an exception ("…; tenants without
     # their own key fall back to the platform key"), and it extends the candidate.
-    restated = None if new.changes or _PAST.search(lesson.text) else _restating_clause(lesson.text, old, slots)
+    restated = (
+        None if new.changes or _PAST.search(lesson.text) or _QUOTED.search(lesson.text)
+        else _restating_clause(lesson.text, old, slots)
+    )
     if restated is not None:
         conflicts, strong, swapped, replaced = [], False, None, False
     added = tuple(sorted(new.stems - old.stems))
@@ -257,13 +260,11 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     )
 
 
-#: A lesson that says what *was* ("used to", "previously") or what someone *says*
-#: ("the wiki says …; that is outdated") restates a claim to replace it.
-_PAST = re.compile(
-    r"\b(?:used to|previously|formerly|originally|until (?:recently|now)|in the past|says|said|claims?|claimed"
-    r"|wrong|incorrect|outdated|out of date|not true|actually)\b",
-    re.IGNORECASE,
-)
+#: A lesson that says what *was* ("used to", "previously") restates a claim to replace it;
+#: so does one that quotes a claim to correct it ("the wiki says …; that is outdated").
+_PAST = re.compile(r"\b(?:used to|previously|formerly|originally|until (?:recently|now)|in the past)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"\b(?:says|said|claims?|claimed|wrong|incorrect|outdated|out of date|not true|actually)\b",
+                     re.IGNORECASE)
 #: A clause opening with one of these is about the restated claim itself, not an exception.
 _ANAPHORA = frozenset({"it", "they", "this", "that", "these", "those", "no"})
 _CLAUSE_SPLIT = re.compile(
