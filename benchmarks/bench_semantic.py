@@ -31,6 +31,15 @@ documents, not through MCP — this is an experiment, not the product):
 
 Each is ranked by plain FTS5 BM25 (the harness's baseline), by the dense cosine alone,
 and by reciprocal-rank fusion of the two (k = 60, the dense list weighted 1 and 0.3).
+
+``locomo-session-ceiling`` asks how far meaning could take engram's own ranking: the 50
+sessions ``Vault.search`` ranks first for each question (vault defaults, floor off, in
+process) re-ranked by their score plus ``w`` times the cosine of the session's best turn,
+for each ``w`` of :data:`CEILING_WEIGHTS`. The best ``w`` is chosen on the same questions,
+so it is an upper bound for that blend, not a figure a user would get. ``wordless`` counts,
+of the relevant sessions engram leaves out of its first five, those that hold none of the
+question's words but ones every session of the conversation holds (the speakers' names):
+no lexical ranking can lift them.
 Prints one JSON document and writes ``benchmarks/results/semantic-<model>-latest.json``.
 """
 
@@ -49,10 +58,13 @@ import numpy as np
 
 from benchmarks import collections as coll
 from benchmarks.quality import Bm25, metrics
+from engram.vault import Vault
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The model card's embedding of "This is an example sentence" (first five values).
 REFERENCE = ("This is an example sentence", (0.0677, 0.0635, 0.0487, 0.0793, 0.0374))
+#: The weights of the best turn's cosine the ceiling tries (see the module docstring).
+CEILING_WEIGHTS = (0.25, 0.5, 1.0, 2.0)
 Vector = Any  # a numpy array (the harness is not type-checked; this names what flows where)
 
 
@@ -214,6 +226,7 @@ def run(known: int = 1000, which: str = "wordllama") -> dict[str, Any]:
         {"dense, best turn": lambda i: pooled(i, 1)},
     )
     out["locomo-session"]["seconds"] = round(time.perf_counter() - started, 1)
+    out["locomo-session-ceiling"] = ceiling(sessions, questions, qv, keys, vectors)
 
     for c in (coll.cranfield(), coll.known_items(known)):
         started = time.perf_counter()
@@ -229,6 +242,47 @@ def run(known: int = 1000, which: str = "wordllama") -> dict[str, Any]:
 
         out[c.name] = evaluate(qs, lambda q, lexical=lexical: lexical.search(q, 100), dense)
         out[c.name]["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def ceiling(
+    sessions: coll.Collection, questions: Sequence[coll.Query], qv: Vector, keys: Vector, vectors: Vector
+) -> dict[str, Any]:
+    """engram's top 50 per question re-ranked by score + w · best turn's cosine, per ``w``
+    (``keys`` and ``vectors``: each turn's session and its vector)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        where = sessions.write(root)
+        (root / "engram.yaml").write_text("formatVersion: 1\nrecall:\n  minRelevance: 0\n")
+        vault = Vault.open(root)
+        try:
+            vault.reindex()
+            lists = [
+                [(where[h.id], h.score) for h in vault.search(
+                    q.text, limit=50, domain=f"locomo/{q.group}", tier="catalog", record=False).hits]
+                for q in questions
+            ]
+        finally:
+            vault.close()
+    runs: dict[str, list[dict[str, float]]] = {}
+    missed = wordless = 0.0
+    base = Bm25(sessions.docs)
+    for q, ranked in zip(questions, lists, strict=True):
+        gone = [k for k in q.relevant if k not in [key for key, _ in ranked[:5]]]
+        missed += len(gone) / len(q.relevant)
+        wordless += sum(not base.holds(q, key) for key in gone) / len(q.relevant)
+    for i, (q, ranked) in enumerate(zip(questions, lists, strict=True)):
+        best: dict[str, float] = {}
+        for key, cos in zip(keys, vectors @ qv[i], strict=True):
+            best[str(key)] = max(best.get(str(key), -1.0), float(cos))
+        runs.setdefault("engram", []).append(metrics([k for k, _ in ranked], q.relevant))
+        for w in CEILING_WEIGHTS:
+            order = sorted(ranked, key=lambda ks, w=w: -(ks[1] + w * best.get(ks[0], 0.0)))
+            runs.setdefault(f"engram + {w} x best turn", []).append(metrics([k for k, _ in order], q.relevant))
+    out: dict[str, Any] = {name: _mean(rows) for name, rows in runs.items()}
+    out["missed_at_5"], out["wordless"] = round(missed, 1), round(wordless, 1)
     return out
 
 

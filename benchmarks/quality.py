@@ -126,6 +126,20 @@ class Bm25:
         kept = [w for w in words if w not in STOPWORDS] or words
         return " OR ".join('"' + w.replace('"', '""') + '"' for w in kept)
 
+    def holds(self, q: Query, key: str) -> bool:
+        """Whether document ``key`` holds one of the query's words that not every
+        document of the query's group holds (a conversation's speakers' names are in all)."""
+        size = self.conn.execute("SELECT count(*) FROM docs WHERE grp = ?", (q.group,)).fetchone()[0]
+        for word in self.match(q.text).split(" OR "):
+            if not word:
+                continue
+            n = self.conn.execute("SELECT count(*) FROM docs WHERE docs MATCH ? AND grp = ?", (word, q.group)).fetchone()[0]
+            if n < size and self.conn.execute(
+                "SELECT 1 FROM docs WHERE docs MATCH ? AND key = ?", (word, key)
+            ).fetchone():
+                return True
+        return False
+
     def search(self, q: Query, limit: int) -> list[str]:
         if not self.match(q.text):
             return []

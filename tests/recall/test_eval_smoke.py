@@ -72,3 +72,22 @@ def test_the_paired_comparison_counts_each_query_once() -> None:
     assert got["mrr"]["diff"] == -0.125 and (got["mrr"]["better"], got["mrr"]["worse"]) == (1, 1)
     assert got["mrr"]["low"] < got["mrr"]["diff"] < got["mrr"]["high"]
     assert got["recall@5"] == {"diff": 0.0, "low": 0.0, "high": 0.0, "better": 0, "worse": 0}
+
+
+def test_a_word_every_document_of_the_group_holds_does_not_count_as_held() -> None:
+    """``Bm25.holds`` (the ceiling probe's count of misses no lexical ranking can lift):
+    the speakers' names are in every session, so only the other words count, stemmed
+    as the word index stems them."""
+    from benchmarks.collections import Doc, Query
+    from benchmarks.quality import Bm25
+
+    base = Bm25([
+        Doc("c/1", "Ann and Bo", "Ann: I painted a sunset.", "c"),
+        Doc("c/2", "Ann and Bo", "Bo: We went hiking.", "c"),
+        Doc("d/1", "Cy and Di", "Cy: painting again", "d"),
+    ])
+    q = Query("What has Ann painted?", {"c/1": 1.0}, "multi-hop", "c")
+    assert base.holds(q, "c/1")  # "painted"
+    assert not base.holds(q, "c/2")  # only "ann", which every session of c holds
+    hike = Query("Where did Ann go hiking?", {"c/2": 1.0}, "single-hop", "c")
+    assert base.holds(hike, "c/2") and not base.holds(hike, "c/1")
