@@ -28,8 +28,11 @@ at most one weak cue: they address people about systems, while attacks address t
 *reader* about *itself* — its instructions, its tools, its answer, this very text.
 
 Rules run over the :mod:`~engram.trust.text` views (plain and folded, and any decoded
-Base64 payload), so disguises do not help; invisible tag characters are a finding of
-their own. Everything is linear-time regular expressions without nested quantifiers: a
+Base64, percent-encoded or ROT13 payload), so disguises do not help; invisible tag
+characters are a finding of their own. Rules for other languages run only on text that
+may be in one (:func:`foreign`). A match inside quotation marks that "like", "such as" or
+"the line" introduces is a mention, not an order (a postmortem quoting an attack): it
+weighs at most :data:`MENTION_WEIGHT`, so it counts only with a second cue. Everything is linear-time regular expressions without nested quantifiers: a
 1 MB body screens in milliseconds and no input can make a pattern backtrack for long.
 """
 
@@ -65,9 +68,21 @@ _MEMORY = (
 #: "this" meaning the text itself: followed by punctuation, a directive word or a memory noun.
 _THIS_SELF = (
     r"(?:this|me|these|the following)(?:\s+" + _MEMORY + r"|\s+(?:message|text|document|content|page|file|instructions?))?"
+    r"(?:\s+(?:next|later|now|again|someday|in (?:the )?future))?"
     r"(?=\s*(?:[,.:;!?)\-]|$)|\s+(?:first|then|you|please|immediately|always|make sure|be sure|do|call|run"
     r"|send|ignore|follow|and|remember|execute|invoke|use|go|open|fetch|visit|reply|respond|answer|tell|say"
     r"|output|print|delete|remove|update|add|must|should|silently|quietly)\b)"
+)
+#: Parts of the pipeline that read stored text and can be addressed like a reader.
+_PIPELINE = (
+    r"(?:re-?ranker|ranker|retriever|classifier|dedup(?:licat\w*)?(?:\s+(?:step|stage|check|pass))?|judge|grader"
+    r"|evaluator|scorer|summari[sz]er|indexer|learn step)"
+)
+#: Who a line addresses before a colon ("Assistant:", "Note for the AI agents:");
+#: ``{ai}`` is "ai|" where a bare "AI" counts.
+_VOCATIVE = (
+    r"(?:attention\s+|note\s+for\s+|to\s+)?(?:all\s+|any\s+|the\s+)?(?:{ai}llm|ai (?:assistant|agent|reader|model)"
+    r"|llm (?:agent|reader)|assistant|chat ?bot|language model|claude|chatgpt|copilot|gemini)"
 )
 _READ_VERB = (
     r"(?:recall|recalls|retrieve|retrieves|read|reads|load|loads|see|sees|encounter|encounters|process|processes"
@@ -134,19 +149,46 @@ class Rule:
     #: Substrings the pattern cannot match without: every group needs one of its strings
     #: in the text. A cheap test that skips most rules on most text (see :data:`GATES`).
     gate: tuple[tuple[str, ...], ...] = ()
+    #: Rules for other languages run only on text that :func:`foreign` says may be in
+    #: one: their patterns cannot start from a rare word, and most notes are English.
+    foreign: bool = False
 
     def search(self, text: str) -> re.Match[str] | None:
+        # Plain loops, not any(): on a short note the gates cost more than the patterns,
+        # and a generator per group doubles that.
         for group in self.gate:
-            if not any(s in text for s in group):
+            for word in group:
+                if word in text:
+                    break
+            else:
                 return None
         return self.pattern.search(text)
 
 
-def _r(rule_id: str, category: str, weight: float, pattern: str, *, plain_only: bool = False) -> Rule:
+def _r(
+    rule_id: str, category: str, weight: float, pattern: str, *, plain_only: bool = False, foreign: bool = False
+) -> Rule:
     return Rule(
         f"screen.{rule_id}", category, weight, re.compile(pattern, re.MULTILINE), plain_only,
-        GATES.get(rule_id, ()),
+        GATES.get(rule_id, ()), foreign,
     )
+
+
+#: Letters of scripts beyond basic Latin: accented Latin, Cyrillic, kana, CJK, Hangul.
+_FOREIGN_LETTER = re.compile("[\u00c0-\u024f\u0400-\u04ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: Short words of German, French, Spanish, Portuguese and Italian that a sentence in one
+#: of them written without accents almost always holds.
+_FOREIGN_WORDS = (" el ", " los ", " las ", " que ", " del ", " por ", " para ", " les ", " des ", " une ", " pour ",
+                  " der ", " die ", " das ", " und ", " nicht ", " ist ", " il ", " che ", " di ", " os ", " em ",
+                  " de ", " du ", " et ", " la ", " le ", " ne ", " un ", " una ", " se ", " sempre ", " wenn ")
+
+
+_FOREIGN_WORD = re.compile(" (?:" + "|".join(w.strip() for w in _FOREIGN_WORDS) + ") ")
+
+
+def foreign(text: str) -> bool:
+    """Whether ``text`` (a plain view) may hold words of a language other than English."""
+    return _FOREIGN_LETTER.search(text) is not None or _FOREIGN_WORD.search(text) is not None
 
 
 _ROLE_WORDS = ("system", "assistant", "developer", "admin", "operator", "root", "human", "ai", "model",
@@ -162,7 +204,8 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
                                "pay no attention", "follow"),),
     "override-everything": (("ignore", "disregard", "forget"),),
     "forget-everything": (("forget", "disregard"),),
-    "instructions-void": (("instruction", "prompt", "rules", "guidelines", "directive"),),
+    "instructions-void": (("instruction", "prompt", "rules", "guidelines", "directive", "restrictions", "filters",
+                           "policies", "guardrails", "constraints", "limits"),),
     "new-instructions": (("instruction", "prompt", "directive", "orders", "commands", "rules"),),
     "your-instructions": (("your",),),
     "your-new-task": (("your",),),
@@ -173,8 +216,22 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
                         "role-play"),),
     "pretend": (("pretend", "imagine", "roleplay", "role-play", "act as"),),
     "jailbreak": (("jailbr", "anything now", "mode", "safety", "ethical", "content", "moderation"),),
+    "response-control": (("respon", "repl", "answer", "output", "say", "print", "return", "write", "summar",
+                          "message"),),
+    "special-mode": (("mode",), ("developer", "god", "sudo", "admin")),
+    "unconditional-compliance": (("refus", "restriction", "limitation", "censor", "filtering"),),
     "role-prefix": (_ROLE_WORDS,),
     "role-prefix-directive": (_ROLE_WORDS,),
+    "ai-address-multilingual": (("hinweis", "nachricht", "notiz", "anweisung", "mitteilung", "achtung", "note",
+                                 "message", "consigne", "instruction", "avis", "remarque", "nota", "mensa", "messaggio",
+                                 "instrucci", "instruç", "aviso", "avviso", "assistent", "asistente", "ассистент", "ии",
+                                 "致", "给", "对", "アシスタント", "エージェント", "для", "к", "вниманию"),),
+    "suppress-multilingual": (("erwähn", "jamais", "pas", "rien", "sans", "sin", "no", "nunca", "sem", "não", "senza",
+                               "mai", "不要", "不得", "しない", "ないで", "не"),),
+    "exclusive-multilingual": (("empf", "recommand", "recomiend", "recomend", "raccomand", "推荐", "推奨", "勧め",
+                                "おすすめ", "рекоменд"),),
+    "ask-trigger-multilingual": (("fragt", "wissen will", "demande", "interroge", "pose", "pregunt", "pergunt", "pida", "consulte",
+                                  "chied", "domanda", "问", "提到", "尋ね", "聞かれ", "質問", "спрос", "попросит"),),
     "override-multilingual": (("ignor", "vergiss", "oubli", "olvida", "negeer", "игнор", "забуд", "忽略", "無視",
                                "무시"),),
     "fence-closing-tag": (("</", "< /"),),
@@ -188,10 +245,34 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
                           ("this", "me", "these", "the following")),
     "upon-retrieval": (("upon", "whoever", "anyone", "any ", "every ", "all ", "if this"),
                        ("this", "me", "these", "the following")),
-    "ai-address": (_AI_WORDS,),
+    "ai-address": ((*_AI_WORDS, "ranker", "retriever", "classifier", "dedup", "judge", "grader", "evaluator",
+                    "scorer", "summari", "indexer", "learn step"),),
     "ai-vocative": (_AI_WORDS,),
+    "comment-vocative": (("<!--", "[//]", "[comment]"),),
     "claimed-authority": (("authori", "allowed", "permitted", "approved", "granted", "cleared", "instructed", "asked",
-                           "without"),),
+                           "without", "wants", "would like", "prefers", "expects", "needs", "requires", "skip"),),
+    "permission-grant": (("authori", "allowed", "permitted", "granted"),),
+    "self-escalation": (("itself", "yourself", "themselves", "your own", "its own", "their own"),),
+    "agent-directive": (("ai", "llm", "model", "agent", "assistant", "bot", "copilot"),
+                        ("should", "must", "shall", "are to", "is to", "need", "have to", "has to")),
+    "ask-trigger": (("ask", "enquir", "inquir"),
+                    ("say", "answer", "respond", "reply", "claim", "state", "insist", "assert", "tell", "explain",
+                     "pretend")),
+    "suppress-mention": (("mention", "bring up", "bringing up", "acknowledg", "cite", "citing", "refer to", "referring to",
+                          "disclos"),
+                         ("never", "not", "n't", "without")),
+    "exclusive-recommend": (("recommend", "suggest", "alternative", "competitor"),),
+    "from-now-on": (("now on", "point on", "point forward", "hence"),),
+    "from-now-on-multilingual": (("sofort", "nun an", "ab jetzt", "partir de", "sormais", "dorénavant", "ahora",
+                                  "in poi", "in avanti", "agora", "daqui", "现在", "今后", "今後", "これから", "отныне",
+                                  "момента", "впредь", "сегодняшнего"),),
+    "persistent": (("session", "conversation", "permanent", "forever"),),
+    "bypass-controls": (("bypass", "circumvent", "disable", "turn off", "skip"),),
+    "secret-dump": (("environment", "env", "secret", "credential", "key", "token", "password"),
+                    ("print", "dump", "list", "output", "echo", "show", "display", "reveal", "paste", "copy", "collect",
+                     "gather")),
+    "demote-others": (("other",), ("outdated", "unreliable", "stale", "deprecated", "obsolete", "untrustworthy",
+                                   "invalid", "incorrect", "wrong")),
     "rank-steer-passive": ((" be ",),),
     "authoritative-self": (("this",),),
     "tool-call": (("call", "invoke", "execute", "run", "use", "trigger", "fire", "tool", "function", "engram_",
@@ -207,13 +288,16 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "fake-transcript": (("user", "human", "customer"), ("assistant", "ai", "bot", "model", "gpt", "claude")),
     "prompt-leak": (("prompt", "instruction", "rules", "guidelines", "configuration", "message", "window", "words",
                      "text", "everything", "line"),),
-    "decode-and-follow": (("decode", "decrypt", "deobfuscate", "base64", "rot13", "unscramble", "reverse"),),
+    "decode-and-follow": (("decode", "decrypt", "deobfuscate", "base64", "rot13", "rot-13", "unscramble", "reverse",
+                           "unescape"),),
     "rank-steer": (("this", "me"),),
     "score-steer": (("importance", "confidence", "priority", "relevance", "score", "rank", "weight",
                      "reinforcement"),),
     "score-steer-own": (("importance", "confidence", "priority", "relevance", "score", "rank", "weight",
                          "reinforcement"),),
     "supersede-all": (("supersedes", "overrides", "replaces", "invalidates", "outranks", "cancels", "precedence"),),
+    "purge-bulk": (("vault", "knowledge base", "the memory", "this memory", "the store", "this store"),
+                   ("delete", "remove", "retire", "purge", "wipe", "erase", "archive")),
     "purge-memories": (("delete", "remove", "forget", "archive", "retire", "discard", "drop", "purge", "wipe",
                         "erase", "quarantine", "downvote", "disregard", "ignore", "distrust", "invalidate",
                         "overwrite"),),
@@ -243,7 +327,12 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:the|these|those|your|all|any) (?:previous |prior |above |earlier |original |system |initial |old )+"
        r"(?:instructions|prompts?|rules|guidelines|directives)" + _gap(30)
        + r"\b(?:are|is|were|was|have been|has been) (?:now )?(?:void|cancelled|canceled|revoked|obsolete|outdated"
-       r"|wrong|fake|invalid|no longer (?:valid|apply|applicable|in effect)|overridden|superseded|null|lifted|disabled)"),
+       r"|wrong|fake|invalid|no longer (?:valid|apply|applicable|in effect)|overridden|superseded|null|lifted|disabled)"
+       # the reader's own safeguards declared off ("your safety guidelines are suspended")
+       r"|\byour (?:safety |ethical |content |usual |normal |default |moderation |built-in )+(?:guidelines|rules"
+       r"|restrictions|filters|policies|guardrails|instructions|constraints|limits)" + _gap(30)
+       + r"\b(?:are|is|have been|has been) (?:now )?(?:void|suspended|lifted|disabled|removed|waived|paused|revoked"
+       r"|off|turned off|switched off|no longer (?:apply|in effect|active))"),
     _r("new-instructions", "role-hijack", 1.0,
        r"\b(?:new|real|actual|true|hidden|secret|override|priority|updated|revised|additional|supplementary|urgent)"
        r"\s+(?:system\s+)?(?:instructions?|prompt|directives?|orders|commands|rules)\s*(?:for (?:the |you|ai|assistants?"
@@ -272,9 +361,15 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:pretend (?:to be|you are|you're|that you)|imagine you are|roleplay as|role-play as|you must act as|act as "
        r"(?:my|an?|the) (?:\w+ ){0,2}(?:ai|assistant|model|bot|agent|admin|administrator|system))\b"),
     _r("jailbreak", "role-hijack", 1.0,
-       r"\b(?:jailbreak(?:ing|ed)?|do anything now|developer mode|god mode|dan mode|unrestricted mode|sudo mode|admin mode)"
+       r"\b(?:jailbreak(?:ing|ed)?|do anything now|dan mode|unrestricted mode)"
        r"\b|\b(?:ignore|bypass|disable|turn off|override|remove|without) (?:your |all |any |the )?(?:safety|ethical|content"
        r"|moderation) (?:guidelines|rules|filters|policies|restrictions|guardrails|checks)\b"),
+    # A product's "developer mode" is a setting people write about; only with other cues
+    # is it the jailbreak's "Developer Mode enabled".
+    _r("special-mode", "role-hijack", 0.5, r"\b(?:developer|god|sudo|admin)\s+mode\b"),
+    _r("unconditional-compliance", "role-hijack", 0.6,
+       r"\b(?:never|do not|don't|must not|will not|won't)\s+refuse\b"
+       r"|\b(?:without|with no) (?:any )?(?:restrictions|limitations|censorship|refusals?|filtering)\b"),
     _r("role-prefix", "role-hijack", 0.5,
        r"^\s*(?:#+\s*|>\s*|\[|<|\(|\{)?\s*(?:system|assistant|developer|administrator|admin|operator|root|human|ai"
        r"|model|instruction|instructions|prompt|sys|important system|system (?:note|message|prompt|override|update|alert"
@@ -294,8 +389,50 @@ RULES: tuple[Rule, ...] = (
        r"instrucciones|ignora\s+(?:tutte\s+)?le\s+istruzioni\s+(?:precedenti|sopra)|negeer\s+(?:alle\s+)?(?:vorige|eerdere"
        r"|voorgaande)\s+(?:instructies|aanwijzingen)|игнорируй(?:те)?\s+(?:все\s+)?(?:предыдущие|прошлые|прежние)\s+"
        r"(?:инструкции|указания|команды)|забудь(?:те)?\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкции|указания)"
-       r"|忽略(?:之前|以上|先前|前面|所有|上述)的?(?:所有)?(?:指令|指示|说明|提示|规则)|(?:以前|前|上記|これまで)の(?:指示|命令|指令)を無視"
+       r"|忽略(?:之前|以上|先前|前面|所有|上述)的?(?:所有)?(?:指令|指示|说明|提示|规则)"
+       r"|(?:以前|前|上記|これまで)の(?:すべての|全ての)?(?:指示|命令|指令)を(?:すべて|全て|全部)?無視"
        r"|이전\s*(?:지시|명령|지침)(?:을|를)?\s*무시", plain_only=True),
+    # The reader addressed, and the weak cues that add up with it, in other languages
+    # (the English ones are ai-address, ai-vocative, suppress-mention, exclusive-recommend
+    # and ask-trigger).
+    _r("ai-address-multilingual", "reader", 0.6,
+       r"\b(?:hinweis|nachricht|notiz|anweisung|mitteilung|achtung)\s+(?:für|an)\s+(?:die\s+|den\s+|alle\s+|jede[ns]?\s+)?"
+       r"(?:ki|ki-\w+|assistent\w*|sprachmodell\w*|llms?|modell\w*|agent\w*|bots?)\b"
+       r"|\b(?:note|message|consigne|instruction|avis|remarque)s?\s+(?:pour|à|aux|au)\s+(?:l['’]\s*|les\s+|la\s+|le\s+"
+       r"|tout\s+|toute\s+)?(?:assistant|ia|intelligence artificielle|modèle|agent|bot|llm)s?\b"
+       r"|\b(?:nota|mensaje|mensagem|messaggio|instrucci[oó]n|instrução|aviso|avviso)\s+(?:para|al?|per|ao|à)\s+(?:el\s+"
+       r"|la\s+|o\s+|a\s+|l['’]\s*|los\s+|os\s+|gli\s+|i\s+)?(?:asistente|assistente|ia|modelo|modello|agente|bot"
+       r"|llm)s?\b"
+       r"|^\s*(?:[#>*+-]|//|<!--)?\s*(?:(?:ki|ia)[- ])?(?:assistent|asistente|assistente|ассистент|ии)\s*[:：,]"
+       r"|(?:致|给|对)\s*(?:ai|人工智能|智能)?\s*(?:助手|助理|模型|智能体)|(?:ai|人工知能)?(?:アシスタント|エージェント)(?:へ|に告ぐ)"
+       r"|\b(?:для|к|вниманию)\s+(?:ии|ai|ассистент\w*|модел\w*|бот\w*|нейросет\w*|ии-ассистент\w*)",
+       plain_only=True, foreign=True),
+    _r("suppress-multilingual", "reader", 0.5,
+       r"\berwähn\w*\s+(?:keine|nie|niemals|nicht)\b|\b(?:nicht|nie|niemals)\s+erwähnen\b"
+       r"|\bne\s+(?:\w+\s+){0,2}?(?:mentionne|signale|dis|révèle|parle)\w*\s+(?:jamais|pas|rien)\b"
+       r"|\bne (?:jamais|pas) (?:mentionner|signaler|dire|révéler)\b|\bsans\s+(?:mentionner|montrer|signaler|citer)\b"
+       r"|\bsin\s+(?:mencionar|mostrar|revelar|citar)\b|\bno\s+(?:menciones|muestres|reveles|digas)\b"
+       r"|\bnunca\s+(?:menciones|mencione|muestres|digas|diga|revele)\b|\bsem\s+(?:mencionar|mostrar|revelar)\b"
+       r"|\bnão\s+(?:mencione|mostre|revele|diga)\b|\bsenza\s+(?:menzionare|mostrare|rivelare)\b"
+       r"|\b(?:non|mai)\s+(?:menzionare|mostrare|rivelare|dire)\b|不要(?:提及|提到|告诉|透露|显示)|不得(?:提及|透露)"
+       r"|言及しない|(?:伝え|言わ|教え|触れ)ないで|\bне\s+(?:упоминай|говори|сообщай|показывай|рассказывай)\w*",
+       plain_only=True, foreign=True),
+    _r("exclusive-multilingual", "reader", 0.5,
+       r"\b(?:immer|stets|nur|ausschließlich)\s+(?:\w+\s+){0,3}?empfehl\w*|\bempfiehl\w*\s+(?:\w+\s+){0,4}?(?:immer"
+       r"|nur|ausschließlich)\b|\brecommande\w*\s+(?:toujours|uniquement|seulement|exclusivement)\b"
+       r"|\btoujours\s+recommander\b|\brecomienda\w*\s+(?:siempre|solo|solamente|únicamente|exclusivamente)\b"
+       r"|\bsiempre\s+recomienda\b|\brecomende\s+(?:sempre|apenas|somente)\b|\bsempre\s+recomende\b"
+       r"|\braccomanda\s+(?:sempre|solo)\b|(?:都|总是|只|一律|始终)推荐|常に[^。\n]{0,10}?(?:推奨|勧め|おすすめ)"
+       r"|\bвсегда\s+рекомендуй|\bрекомендуй\s+(?:только|всегда)", plain_only=True, foreign=True),
+    _r("ask-trigger-multilingual", "reader", 0.5,
+       r"\b(?:wenn|falls|sobald)\s+(?:der\s+(?:nutzer|benutzer|anwender|kunde)|jemand|man)\s+(?:\w+\s+){0,4}?(?:fragt"
+       r"|wissen will)\b|\b(?:quand|lorsque|si)\s+(?:l['’]\s*utilisateur|quelqu['’]un|on)\s+(?:vous\s+|te\s+|t['’]\s*)?"
+       r"(?:demande|interroge|pose)\b|\bcuando\s+(?:el\s+usuario|alguien|te)\s+(?:\w+\s+)?(?:pregunte|pida|consulte)\b"
+       r"|\b(?:quando|sempre que|se)\s+(?:o\s+usu[aá]rio|algu[eé]m|l['’]utente|qualcuno)\s+(?:\w+\s+)?(?:perguntar"
+       r"|pergunte|chiede|chieda|domanda)\b|(?:当|如果)\s*(?:用户|有人)\s*(?:问|询问|问到|提到)"
+       r"|(?:ユーザー|誰か)(?:が|から)[^。\n]{0,20}?(?:尋ね|聞かれ|質問)"
+       r"|\b(?:когда|если)\s+(?:пользователь|кто-то|кто-нибудь)\s+(?:\w+\s+)?(?:спросит|спрашивает|попросит)",
+       plain_only=True, foreign=True),
     # ------------------------------------------------------------------ fence breakouts
     _r("fence-closing-tag", "fence", 1.0,
        r"</\s*(?:untrusted[\w-]*|stored[\w-]*|external[\w-]*|retrieved[\w-]*|data|context|documents?|memor(?:y|ies)"
@@ -341,21 +478,87 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:if|when|since|as)\s+you(?:'re| are)\s+(?:an?\s+|the\s+)?(?:ai|a\.i\.|artificial intelligence|llm|large"
        r" language model|language model|ai (?:assistant|agent|model)|assistant|chat ?bot|gpt|chatgpt|claude|gemini"
        r"|copilot|autonomous agent|coding agent|ai agent|bot)\b"
-       r"|\b(?:note|message|instructions?|reminder|directive|warning|hint|memo|psa)\s+(?:to|for)\s+(?:the\s+|any\s+"
-       r"|all\s+|every\s+|future\s+)?" + _AI + r"\b"
+       r"|\b(?:note|message|instructions?|reminder|directive|warning|hint|memo|psa|tip)\s+(?:to|for)\s+(?:the\s+|any\s+"
+       r"|all\s+|every\s+|future\s+)?(?:" + _AI + r"|" + _PIPELINE + r")\b"
        r"|\b(?:dear|hey|hi|hello|attention|attn|listen(?: up)?|important(?: for)?|notice(?: to)?)[,:]?\s+(?:all\s+)?"
        r"(?:ai|llm|model|assistant|chat ?bot|claude|chatgpt|gpt|gemini|copilot|ai agent)s?\b"
        r"|\b(?:ai|llm|language model|assistant|chat ?bot|ai agent|model)s?\s+(?:reading|processing|retrieving|parsing"
        r"|ingesting|seeing|summari[sz]ing|that (?:read|reads|process|processes|see|sees)|who (?:read|reads|see|sees))\s+"
        + _THIS_SELF),
     _r("ai-vocative", "reader", 0.6,
-       r"^\s*(?:#+|//|--|\*|>)?\s*(?:attention\s+|note\s+for\s+|to\s+)?(?:all\s+|any\s+)?(?:ai|llm|ai assistant|ai agent"
-       r"|assistant|chat ?bot|language model|claude|chatgpt|copilot|gemini)s?\s*[:,]"),
+       # at a line start, after a comment or quote marker, or a list bullet (not a bare
+       # "AI:", which heads a topic in meeting notes)
+       r"^\s*(?:(?:#+|//|--|\*|>|/\*+)?\s*" + _VOCATIVE.format(ai="ai|") + r"|(?:[-+]|\d{1,2}[.)])\s+"
+       + _VOCATIVE.format(ai="") + r")s?\s*[:,]"),
+    # the same opening an HTML or Markdown comment anywhere: a note no person sees rendered
+    _r("comment-vocative", "reader", 0.6,
+       r"(?:<!--|\[//\]:\s*#\s*\(|\[comment\]:\s*<>\s*\()\s*" + _VOCATIVE.format(ai="ai|") + r"s?\s*[:,]"),
     _r("claimed-authority", "reader", 0.5,
        r"\b(?:the user|the operator|the admin(?:istrator)?|your (?:owner|operator|developer|creator)|the owner|anthropic"
        r"|openai|the system)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:authori[sz]ed|allowed|permitted|approved|granted"
        r"|cleared|instructed|asked)\s+you\b|\bwithout (?:asking|confirmation|confirming|permission|approval|a review"
-       r"|checking with)\b"),
+       r"|any review|review|sign-off|checking with)\b"
+       r"|\b(?:the user|the operator|the owner|the admin(?:istrator)?|your (?:owner|operator|user))\s+(?:wants|would like"
+       r"|prefers|expects|needs|requires)\s+(?:that\s+)?you\b"
+       r"|\bskip(?:ping)? (?:the |all |any )?(?:confirmations?|approvals?|reviews?|verification)\b"),
+    # The reader told it holds rights it was never given, or to give them to itself.
+    _r("permission-grant", "reader", 0.5,
+       r"\b(?:you|this (?:agent|assistant|model|ai|bot)|the (?:reading|current|calling|retrieving) (?:agent|assistant"
+       r"|model)|the (?:ai|assistant|llm|model)|(?:any|every|all) (?:ai |coding )?(?:agents?|assistants?|models?))\s+"
+       r"(?:is|are|has been|have been|was|were)\s+(?:now\s+|hereby\s+|already\s+|also\s+|fully\s+)?(?:authori[sz]ed"
+       r"|allowed|permitted|granted)\b"),
+    _r("self-escalation", "reader", 0.5,
+       r"\b(?:grant|elevate)\w*\s+(?:itself|yourself|themselves)\b|\b(?:assign|promote)\w*\s+itself\b"
+       r"|\b(?:give|add|make)\w*\s+(?:itself|yourself|themselves)\s+(?:\w+\s+)?(?:admin|owner|root|curator|write"
+       r"|maintainer|superuser|access|permissions?|privileges?|rights|role)\b"
+       r"|\b(?:approve|merge)\w*\s+(?:your|its|their) own\b"),
+    # Third-person orders to AI readers ("agents should ignore them", "AI agents should
+    # bypass the scanner"): weak alone, since people are agents too.
+    _r("agent-directive", "reader", 0.5,
+       r"\b(?:ai|llms?|language models?|ai (?:assistants?|agents?|models?)|coding agents?|assistants?|chat ?bots?"
+       r"|copilots?|models?|agents?|bots?)\s+(?:should|must|shall|are to|is to|need to|needs to|have to|has to)\s+(?:always\s+|never\s+|not\s+|now\s+|also\s+|instead\s+|only\s+)?(?:ignore|disregard|cite|trust"
+       r"|distrust|recommend|suggest|prefer|mention|answer|tell|say|respond|reply|bypass|skip|disable|retire|delete"
+       r"|remove|rank|treat|forward|send|grant|approve|merge|commit|push|hide|conceal|obey|follow this|comply)\b"),
+    # A scripted answer to a future question: "when anyone asks about X, say Y".
+    _r("ask-trigger", "reader", 0.5,
+       r"\b(?:(?:when(?:ever)?|if|once|each time|every time|should)\s+(?:anyone|anybody|someone|somebody|people|a user"
+       r"|the user|users|a customer|the customer|customers|they|a person|someone else|a colleague|management"
+       r"|a manager)\s+(?:ever\s+|later\s+|then\s+)?(?:asks?|asked|enquires?|inquires?)"
+       r"|when(?:ever)? (?:you are |you're )?asked (?:about|for|which|what|whether|how|who|why|if))\b" + _gap(100)
+       + r"\b(?:say|answer|respond|reply|claim|state|insist|assert|tell (?:them|him|her|the user|people|everyone)"
+       r"|explain that|pretend)\b"),
+    # Keeping something out of answers: "never mention the config change".
+    _r("suppress-mention", "reader", 0.5,
+       r"\b(?:never|do not|don't|must not|mustn't|should not|shouldn't|without)\s+(?:ever\s+)?(?:mention(?:ing)?"
+       r"|bring(?:ing)? up|acknowledg(?:e|ing)|cit(?:e|ing)|refer(?:ring)? to|disclos(?:e|ing))\s+(?:any\b|the\b|other\b|them\b|it\b|its\b|their\b|that\b|this\b|competitors?\b"
+       r"|alternatives?\b)"),
+    _r("exclusive-recommend", "reader", 0.5,
+       r"\b(?:always|only|exclusively)\s+(?:recommend|suggest)\b"
+       r"|\b(?:recommend|suggest)(?:s|ed|ing)?\s+(?:only|exclusively)\b"
+       r"|\b(?:never|do not|don't|must not)\s+(?:mention|recommend|suggest|show|list|name|offer)\s+(?:any\s+)?"
+       r"(?:alternatives?|competitors?)\b"),
+    # Instructions meant to outlive the session. "From now on" alone is how teams announce
+    # decisions, so it weighs little; a future session or conversation is the reader's.
+    _r("from-now-on", "reader", 0.4, r"\b(?:from now on|from this point (?:on|forward)|henceforth)\b"),
+    _r("from-now-on-multilingual", "reader", 0.4,
+       r"\bab (?:sofort|jetzt)\b|\bvon nun an\b|à partir de maintenant|\bdésormais\b|\bdorénavant\b|\ba partir de (?:ahora|agora)\b|\bde ahora en adelante\b"
+       r"|\bdesde ahora\b|\bd['’]ora in (?:poi|avanti)\b|\bda (?:ora|adesso) in poi\b|\bde agora em diante\b"
+       r"|\bdaqui (?:em diante|para frente)\b|从现在(?:起|开始)|今后|今後|これから(?:は|ずっと)|отныне|с этого момента|впредь"
+       r"|с сегодняшнего дня", plain_only=True, foreign=True),
+    _r("persistent", "reader", 0.5,
+       r"\bin (?:every|all|each|any) (?:future|subsequent|later|new|other) (?:sessions?|conversations?)\b"
+       r"|\b(?:for|across|in) (?:all )?future (?:sessions|conversations)\b"
+       r"|\b(?:remember|memori[sz]e|retain) (?:this|that|it)\s+(?:permanently|forever|(?:for|across) (?:all )?"
+       r"(?:future )?(?:sessions|conversations))|\bpermanently (?:remember|memori[sz]e|adopt|follow)\b"),
+    _r("secret-dump", "exfiltration", 0.5,
+       r"\b(?:print|dump|list|output|echo|show|display|reveal|paste|copy|collect|gather)\s+(?:out\s+)?(?:all|every|each"
+       r"|any)\s+(?:of\s+(?:the|your)\s+)?(?:environment variables?|env(?:ironment)? vars?|secrets?|credentials?"
+       r"|api keys?|access keys?|tokens?|passwords?)\b"),
+    _r("bypass-controls", "reader", 0.5,
+       r"\b(?:bypass|circumvent|disable|turn off|skip)\s+(?:the\s+|all\s+"
+       r"|any\s+|your\s+)?(?:secret[- ]?scann(?:er|ing)|scanners?|(?:instruction |injection |content )?screen(?:ing)?"
+       r"|quarantine|(?:safety |security |content )?filters?|guardrails?|(?:safety|security) checks?|pre-?commit hooks?"
+       r"|git hooks|commit signing|2fa|mfa|branch protection|code review|sandbox(?:ing)?)\b"),
     _r("tool-call", "reader", 0.5,
        r"\b(?:call|invoke|execute|run|use|trigger|fire)\s+(?:the\s+)?[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\s*\(|\s+(?:tool"
        r"|function|command|endpoint)\b|\b)|\b(?:call|invoke|use|trigger)\s+(?:the\s+)?\w+\s+(?:tool|mcp tool|function"
@@ -375,6 +578,8 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:silently|secretly|covertly|quietly|discreetly|surreptitiously|invisibly)\s+(?:call|run|send|execute|delete"
        r"|update|modify|add|change|exfiltrate|forward|post|include|append|insert|invoke|remove|replace|upload|copy)"
        r"|\b(?:keep|hide)\s+(?:this|it)\s+(?:hidden\s+|secret\s+)?from\s+(?:the\s+)?(?:user|human|operator)"
+       r"|\b(?:do not|don't|never)\s+(?:mention|tell|reveal|disclose|report|bring up)\b" + _gap(50)
+       + r"\bto (?:the\s+|your\s+)?(?:user|human|operator|customer|requester)s?\b"
        r"|\bthis (?:message|instruction|note|text) (?:is|must (?:remain|stay)|should (?:remain|stay)) (?:confidential|secret"
        r"|hidden|invisible)\b|\b(?:the user|they) (?:must|should|will) (?:never|not) (?:know|see|find out|notice)\b"),
     _r("steer-user", "reader", 0.5,
@@ -400,8 +605,12 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:respond|reply|answer|output|say|print|return|write|end your (?:reply|response|answer)|begin your"
        r" (?:reply|response|answer)|start your (?:reply|response|answer))\b" + _gap(25)
        + r"\b(?:only|exactly|verbatim|with the (?:word|words|phrase|text|string|sentence|token|label|json|following))\b"
-       r"|\bin your (?:next |final )?(?:reply|response|answer|output|summary)\b|\byour (?:reply|response|answer)"
-       r" (?:must|should) (?:be|contain|include|start|begin|end)\b"),
+       r"|\bin your (?:next |final )?(?:reply|replies|response|responses|answer|answers|output|outputs|summary|summaries)\b"
+       r"|\byour (?:reply|response|answer) (?:must|should) (?:be|contain|include|start|begin|end)\b"
+       # every answer from now on: "begin each response with", "in every reply you write"
+       r"|\b(?:begin|start|end|open|close|prefix|preface|finish|in|on|to)\s+(?:each|every|all|any)\s+(?:of\s+)?(?:your\s+)?"
+       r"(?:future\s+)?(?:responses|replies|answers|summaries|outputs|(?:response|reply|answer|summary|message|output)"
+       r"(?=\s+you\s+(?:write|give|send|produce|generate|create|post)\b|\s+(?:with|by)\b))"),
     _r("prompt-leak", "reader", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|tell me|leak|dump|share|write out|recite|give me|return|paste"
        r"|spell out|translate)\s+(?:me\s+|us\s+)?(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:full\s+|entire\s+|complete\s+"
@@ -413,9 +622,25 @@ RULES: tuple[Rule, ...] = (
        r"|dump|recite|write)\s+" + _gap(30) + r"\bof your (?:system |initial |original )?(?:prompt|instructions)\b"
        r"|\brepeat (?:the |all )?(?:words|text|everything|the lines?) (?:above|before this)|\b(?:what|which) (?:is|are|were) your (?:system prompt|instructions|initial prompt"
        r"|hidden instructions|rules)\b"),
+    _r("prompt-leak-multilingual", "reader", 1.0,
+       r"システムプロンプト(?:を|の)(?:全文|すべて|全て)?(?:を)?(?:表示|出力|教え|見せ|開示)"
+       r"|(?:显示|输出|打印|告诉我|泄露|透露|展示)(?:一下)?(?:你的)?(?:完整的?)?系统(?:提示|提示词|指令)"
+       r"|\b(?:zeig|gib|nenn|verrat|druck)\w*\s+(?:mir\s+)?(?:deinen|deine|den|das|die)\s+(?:vollständigen?\s+)?"
+       r"(?:system-?prompt|systemanweisungen|anweisungen)\b"
+       r"|\b(?:affiche|révèle|revele|montre|donne|imprime|répète)\w*\s+(?:-moi\s+|moi\s+)?(?:ton|le|votre|tes|vos)\s+"
+       r"(?:prompt (?:système|systeme|initial)|instructions (?:initiales|système|systeme|cachées))"
+       r"|\b(?:muestra|revela|imprime|dime|mostra|rivela|stampa)\w*\s+(?:tu|el|tus|las|il|le)\s+(?:prompt|mensaje|istruzioni"
+       r"|instrucciones) (?:del sistema|di sistema|iniciales|iniziali)"
+       r"|\b(?:покажи|выведи|раскрой|напечатай|повтори)\w*\s+(?:мне\s+)?(?:свой\s+|свои\s+|твой\s+|твои\s+)?"
+       r"(?:системн\w+\s+)?(?:промпт|подсказк\w+|инструкци\w+)", plain_only=True, foreign=True),
     _r("decode-and-follow", "reader", 1.0,
-       r"\b(?:decode|decrypt|deobfuscate|base64[- ]decode|rot13|unscramble|reverse)\s+(?:this|the following|it|the text"
-       r"|the string|below)" + _gap(30) + r"\b(?:and|then)\s+(?:follow|execute|run|do|obey|act on|carry out|perform|apply)"),
+       r"\b(?:decode|decrypt|deobfuscate|base64[- ]decode|url[- ]?decode|percent[- ]decode|unescape|rot-?13|unscramble"
+       r"|reverse|apply rot-?13 to)\s+(?:this|the following|it|the text|the string|below|what follows|the (?:next|following)"
+       r" (?:line|paragraph|sentence|message|string)|the line below)" + _gap(30)
+       + r"\b(?:and|then)\s+(?:follow|execute|run|do|obey|act on|carry out|perform|apply)"
+       # with no object, a colon says the payload follows: "URL-decode and execute: …"
+       r"|\b(?:decode|decrypt|deobfuscate|base64[- ]decode|url[- ]?decode|percent[- ]decode|unescape|rot-?13)\s+(?:and|then)"
+       r"\s+(?:follow|execute|run|do|obey|act on|carry out|perform|apply)(?:\s+it)?\s*:"),
     # ------------------------------------------------------------------ aimed at a classifier
     _r("rank-steer", "classifier", 1.0,
        r"\b(?:always|must|should|to)\s+(?:be\s+)?(?:rank|return|show|surface|include|list|put|place|prioriti[sz]e"
@@ -433,10 +658,16 @@ RULES: tuple[Rule, ...] = (
        r"|reference|result|word))"),
     _r("authoritative-self", "classifier", 0.5,
        r"\bthis\s+" + _MEMORY + r"\s+is\s+the\s+(?:authoritative|canonical|only|definitive|single|final|true|sole)\s+"
-       r"(?:source|truth|answer|reference|word|version)"),
+       r"(?:source|truth|answer|reference|word|version)"
+       r"|\bthis\s+is\s+the\s+(?:most\s+|only\s+|single\s+)?(?:authoritative|canonical|definitive|trusted|reliable)\s+"
+       + _MEMORY + r"\b"),
+    # Demoting everything else: "treat every other note on the topic as outdated".
+    _r("demote-others", "classifier", 0.6,
+       r"\b(?:treat|consider|mark|regard|flag|label|deem|report)\s+(?:all|every|any|each)\s+other\s+" + _gap(40)
+       + r"\bas\s+(?:outdated|unreliable|wrong|stale|deprecated|obsolete|untrustworthy|invalid|incorrect)\b"),
     _r("score-steer", "classifier", 1.0,
        r"\b(?:set|raise|increase|give|assign|bump|boost)\s+(?:this|the)\s+" + _MEMORY + r"(?:'s)?\s+"
-       r"(?:importance|confidence|priority|relevance|score|rank|ranking|weight|reinforcement)\s+(?:to|of|at)\s+"
+       r"(?:importance|confidence|priority|relevance|score|rank|ranking|weight|reinforcement)\s+(?:(?:to|of|at|=|:)\s*)?"
        r"(?:1(?:\.0+)?\b|100|max|maximum|the (?:highest|max|maximum)|the top)"),
     _r("score-steer-own", "classifier", 0.6,
        r"\b(?:set|raise|increase|give|assign|bump|boost)\s+(?:my|its)\s+"
@@ -451,6 +682,11 @@ RULES: tuple[Rule, ...] = (
        r"|conflicting\s+|related\s+|similar\s+|contradicting\s+)+(?:" + _MEMORY[3:-1] + r")"
        r"|\b(?:delete|wipe|erase|purge|drop)\s+(?:the\s+)?(?:entire\s+|whole\s+)?(?:vault|memory store|knowledge base"
        r"|memory)\b"),
+    # a bulk target, also through a tool name ("engram_delete for every item in the vault")
+    _r("purge-bulk", "classifier", 0.6,
+       r"(?:\b|_)(?:delete|remove|retire|purge|wipe|erase|archive)\w*\s+" + _gap(20) + r"\b(?:all|every|each)\s+"
+       r"(?:single\s+)?(?:items?|notes?|memories|entries|engrams|lessons|records)\s+(?:in|of|from)\s+(?:the|this)\s+"
+       r"(?:vault|memory|store|knowledge base)\b"),
 )
 
 
@@ -520,13 +756,14 @@ _SHELL_EXFIL = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|httpie|invoke-webrequest|iwr|invoke-restmethod|irm|fetch)\b[^\n]{0,200}?"
     r"(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-data|--post-file|--body-file|-body"
     r"|--data-ascii)\s*[\"']?(?:[\w-]+=)?@?(?:\$\(|`|~/|/etc/(?:passwd|shadow)|\$\{?[a-z_]*(?:key|token|secret|pass|pwd"
-    r"|credential|url|dsn|cookie)|\.?\.?/?\.(?:ssh|aws|env|netrc|npmrc|pgpass|kube|gnupg|docker))"
+    r"|credential|url|dsn|cookie)|\.?\.?/?\.(?:ssh|aws|env|netrc|npmrc|pgpass|kube|gnupg|docker)|\$\{?[a-z_]*env(?:iron)?\b|/proc/self/environ)"
     r"|https?://\S*[?&][\w-]+=\s*(?:\$\{?[a-z_]*(?:key|token|secret|pass|pwd|credential|url|dsn|cookie|session)|\$\(|`))"
     r"|\b(?:env|printenv|set|history|cat\s+\S*(?:\.ssh|\.aws|\.env|\.netrc|\.npmrc|\.pgpass|passwd|shadow|credentials"
     r"|id_rsa|id_ed25519|kubeconfig)\S*)\s*\|\s*(?:base64\s*\|\s*)?(?:curl|wget|nc|ncat|netcat|mail|sendmail)\b"
 )
 _TEMPLATE_URL = re.compile(
-    r"https?://[^\s)\"'>]*[?&/][\w-]*=?\s*(?:\{\{?|\$\{|%7b|<|\[)[^\s}>\]]{0,40}(?:key|token|secret|password|credential"
+    r"https?://[^\s)\"'>]*[?&/][\w-]*=?\s*(?:\{\{?|\$\{|%7b|<|\[|(?<==)(?:insert|put|paste|fill|add|append|replace|include)[_-])"
+    r"[^\s}>\]]{0,40}(?:key|token|secret|password|credential"
     r"|conversation|history|prompt|chat|message|data|context|answer|question|input|query|summary|memory|user|email"
     r"|session|cookie|env)"
 )
@@ -538,7 +775,9 @@ def _exfiltration(text: str) -> list[tuple[str, float, int, int]]:
     out: list[tuple[str, float, int, int]] = []
     # Both halves must occur somewhere before any sentence is worth a closer look.
     worth = any(h in text for h in _DEST_HINTS) or _IP_HINT.search(text) is not None
-    sentences = _sentences(text) if worth and _EXFIL_DEST.search(text) and _EXFIL_SENSITIVE.search(text) else ()
+    # A transfer verb is the cheapest of the three to look for, and every finding needs one.
+    sentences = (_sentences(text) if worth and _EXFIL_VERB.search(text) and _EXFIL_DEST.search(text)
+                 and _EXFIL_SENSITIVE.search(text) else ())
     for sentence in sentences:
         s_start, s_text = sentence
         for verb in _EXFIL_VERB.finditer(s_text):
@@ -634,6 +873,43 @@ _COMPOSITE_CATEGORY = {
 }
 
 
+#: The quotation mark that closes each opening one.
+_QUOTES = {'"': '"', "“": "”", "„": "“", "«": "»", "‘": "’", "'": "'"}
+#: What introduces a quoted example: 'text such as "ignore previous instructions"'.
+_MENTION_CUE = re.compile(
+    r"(?:\blike|\bsuch as|\be\.g\.?|\bfor (?:example|instance)|\bi\.e\.|\bthe (?:phrase|text|line|string|words?|sentence"
+    r"|payload|message|pattern|example)|\bcontain(?:s|ed|ing)?|\bquot(?:e|es|ed|ing)|\bsaid|\bsays|\bsaying|\bwrote"
+    r"|\bwrites|\bread(?:s|ing)?|\bcalled|\bnamed|\bknown as|\bas in|\bexamples?|\bphrases?|\bpatterns?)\s*[:,]?\s*$"
+)
+#: A quoted mention weighs at most this: alone it is documentation, with a second cue
+#: (a second quoted phrase, an address to the reader) it still reaches the threshold.
+MENTION_WEIGHT = 0.5
+
+
+def _quoted_mention(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` lies inside quotation marks that a word such as "like",
+    "such as" or "the line" introduces: a note quoting an attack, not making one."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    for i in range(len(before) - 1, -1, -1):
+        mark = before[i]
+        if mark not in _QUOTES:
+            continue
+        if mark == "'" and i > 0 and before[i - 1].isalnum():
+            continue  # an apostrophe ("don't"), not a quotation mark
+        if mark == '"' and before.count('"', 0, i) % 2:
+            return False  # the nearest '"' closes an earlier quotation
+        close = _QUOTES[mark]
+        if close in text[start:end]:
+            return False
+        line_end = text.find("\n", end)
+        after = text[end:line_end if line_end >= 0 else len(text)]
+        if close not in after[:300]:
+            return False
+        return _MENTION_CUE.search(before[max(0, i - 40):i]) is not None
+    return False
+
+
 def _excerpt(text: str, start: int, end: int) -> str:
     snippet = " ".join(text[start:end].split())
     return snippet if len(snippet) <= 80 else snippet[:77] + "…"
@@ -655,15 +931,21 @@ def screen_text(text: str, field: str = "content") -> list[Finding]:
         found[rule] = Finding(rule, category, weight, where, line, _excerpt(source, start, end))
 
     variants = [(v.plain, field, True)] + ([(v.folded, field, False)] if v.folded else [])
-    variants += [(d, f"{field} (decoded Base64)".strip(), True) for d in v.decoded]
+    in_other_language = foreign(v.plain) or any(foreign(d) for d in v.decoded)
+    variants += [(d, f"{field} (decoded {kind})".strip(), True) for d, kind in zip(v.decoded, v.encodings, strict=True)]
     for source, where, is_plain in variants:
         for rule in RULES:
-            if rule.plain_only and not is_plain:
+            if (rule.plain_only and not is_plain) or (rule.foreign and not in_other_language):
                 continue
             m = rule.search(source)
             if m is not None:
-                add(rule.id, rule.category, rule.weight, source, m.start(), m.end(), where)
+                weight = rule.weight
+                if weight > MENTION_WEIGHT and _quoted_mention(source, m.start(), m.end()):
+                    weight = MENTION_WEIGHT
+                add(rule.id, rule.category, weight, source, m.start(), m.end(), where)
         for rule_id, weight, start, end in (*_exfiltration(source), *_classifier(source, labels)):
+            if weight > MENTION_WEIGHT and _quoted_mention(source, start, end):
+                weight = MENTION_WEIGHT
             add(rule_id, _COMPOSITE_CATEGORY[rule_id], weight, source, start, end, where)
     if v.signals.tag_characters:
         add("screen.hidden-tag-characters", "reader", 1.0, v.plain, 0, 0, field)
@@ -691,7 +973,7 @@ def screen_fields(fields: Mapping[str, str]) -> Screening:
     findings = []
     for f in screen_text("\n\n".join(text for _, text in parts), ""):
         if f.field:  # found in a decoded payload: its lines are the payload's own
-            findings.append(replace(f, field="decoded Base64"))
+            findings.append(replace(f, field=f.field.strip("() ")))
             continue
         first, name = next((s for s in reversed(starts) if s[0] <= f.line), starts[0])
         findings.append(replace(f, field=name, line=f.line - first + 1))

@@ -15,7 +15,9 @@ matches against, so one rule covers every disguise:
 - ``folded`` — the lines of ``plain`` that change when homoglyphs are mapped to Latin
   and digits and symbols inside words are read as letters (leetspeak); empty when none
   do, which is the common case, so ordinary text is matched once.
-- ``decoded`` — the text of Base64 runs that decode to readable text (one level).
+- ``decoded`` — the text of Base64 runs and of percent-encoded runs (``%20``) that
+  decode to readable text (one level), and the ROT13 of the text when it names ROT13
+  (a reader told to apply it would); ``encodings`` names each one's encoding.
 
 :data:`Signals` records which disguises were present: hidden characters are themselves
 a finding (a note a person wrote has no reason to carry invisible text).
@@ -28,10 +30,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import html
 import re
 import unicodedata
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 #: Unicode "tag" characters (U+E0000–E007F) mirror ASCII and render as nothing.
 _TAG_BASE = 0xE0000
@@ -76,6 +80,7 @@ class Views:
     folded: str  # only the lines folding changed
     decoded: tuple[str, ...]
     signals: Signals
+    encodings: tuple[str, ...] = ()  # the encoding of each ``decoded`` text
 
 
 #: Invisible format characters (Unicode category Cf), tag characters included.
@@ -148,12 +153,44 @@ def decoded_payloads(text: str, limit: int = 8) -> tuple[str, ...]:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        letters = sum(ch.isalpha() or ch == " " for ch in decoded)
-        if len(decoded) >= 12 and " " in decoded and letters >= 0.8 * len(decoded):
+        if _readable(decoded):
             found.append(decoded)
             if len(found) >= limit:
                 break
     return tuple(found)
+
+
+def _readable(decoded: str) -> bool:
+    letters = sum(ch.isalpha() or ch == " " for ch in decoded)
+    return len(decoded) >= 12 and " " in decoded and letters >= 0.8 * len(decoded)
+
+
+#: A run of URL characters holding at least three percent escapes (it starts where a
+#: run starts, so a long run is scanned once, not once per character).
+_PERCENT = re.compile(r"(?<![\w.~+%-])(?:[\w.~+-]*%[0-9a-fA-F]{2}){3,}[\w.~+-]*")
+_ROT13_NAMED = re.compile(r"\brot[- ]?13\b|\bcaesar\b", re.IGNORECASE)
+
+
+def percent_payloads(text: str, limit: int = 8) -> tuple[str, ...]:
+    """Readable text hidden in percent-encoded runs of ``text`` (``ignore%20previous…``)."""
+    if "%" not in text:
+        return ()
+    found = []
+    for match in _PERCENT.finditer(text):
+        decoded = unquote(match.group(0).replace("+", " "), errors="replace")
+        if _readable(decoded):
+            found.append(decoded)
+            if len(found) >= limit:
+                break
+    return tuple(found)
+
+
+def rot13_payload(text: str) -> tuple[str, ...]:
+    """The ROT13 of ``text`` when it names ROT13 or a Caesar shift: an instruction to
+    apply it is how such a payload reaches a model, so the decoded text is screened."""
+    if "13" not in text and "aesar" not in text and "AESAR" not in text:
+        return ()  # what every name of it holds: a cheap test before the pattern
+    return (codecs.decode(text, "rot13"),) if _ROT13_NAMED.search(text) else ()
 
 
 #: A line folding could change: non-ASCII, or a digit or symbol touching a letter.
@@ -179,5 +216,8 @@ def views(text: str) -> Views:
         for line in plain.split("\n"):
             if _FOLDABLE.search(line) and (f := fold(line)) != line and _reveals(f, line):
                 folded.append(f)
-    decoded = tuple(plain_view(d)[0] for d in decoded_payloads(text))
-    return Views(plain=plain, folded="\n".join(folded), decoded=decoded, signals=signals)
+    payloads = [("Base64", d) for d in decoded_payloads(text)]
+    payloads += [("percent-encoding", d) for d in percent_payloads(text)]
+    payloads += [("ROT13", d) for d in rot13_payload(text)]
+    return Views(plain=plain, folded="\n".join(folded), decoded=tuple(plain_view(d)[0] for _, d in payloads),
+                 signals=signals, encodings=tuple(kind for kind, _ in payloads))
