@@ -27,6 +27,8 @@ from typing import Any
 
 import snowballstemmer
 
+from engram.lifecycle.spelling import IRREGULAR, REWRITES, STAMP, acronyms, stamp_value, stamps
+
 # ---------------------------------------------------------------------- vocabulary
 
 
@@ -153,34 +155,6 @@ _SYNONYMS = (
     ("lint", "linter"),
     ("avoid", "never"),
 )
-#: Irregular past forms the stemmer leaves alone ("kept" is not "keep"), to their base.
-#: General English; forms that are also common nouns ("left", "bit", "bound") are left out.
-_IRREGULAR_FORMS = (
-    "arise arose arisen", "begin began begun", "bend bent", "bleed bled",
-    "blow blew blown", "break broke broken", "breed bred", "bring brought", "build built",
-    "burn burnt", "buy bought", "catch caught", "choose chose chosen", "come came",
-    "deal dealt", "dig dug", "draw drew drawn", "drive drove driven", "eat ate eaten",
-    "fall fell fallen", "feed fed", "feel felt", "fight fought", "find found", "flee fled",
-    "fly flew flown", "forbid forbade forbidden", "forget forgot forgotten",
-    "forgive forgave forgiven", "freeze froze frozen", "give gave given", "go went gone",
-    "grow grew grown", "hang hung", "hear heard", "hide hid hidden", "hold held",
-    "keep kept", "know knew known", "lay laid", "lead led", "learn learnt", "lend lent",
-    "lose lost", "mean meant", "meet met", "overwrite overwrote overwritten",
-    "override overrode overridden", "pay paid", "rebuild rebuilt", "rerun reran",
-    "rewrite rewrote rewritten", "ride rode ridden", "rise rose risen", "say said",
-    "see saw seen", "seek sought", "sell sold", "send sent", "shake shook shaken",
-    "shoot shot", "show shown", "shrink shrank shrunk", "sink sank sunk", "sit sat",
-    "sleep slept", "slide slid", "speak spoke spoken", "speed sped", "spend spent",
-    "spin spun", "stand stood", "steal stole stolen", "stick stuck", "strike struck",
-    "swear swore sworn", "sweep swept", "swing swung", "take took taken", "teach taught",
-    "tear tore torn", "tell told", "think thought", "throw threw thrown",
-    "understand understood", "undo undid undone", "wake woke woken", "wear wore worn",
-    "win won", "withdraw withdrew withdrawn", "withhold withheld", "write wrote written",
-)
-IRREGULAR: dict[str, str] = {
-    form: group.split()[0] for group in _IRREGULAR_FORMS for form in group.split()[1:]
-}
-
 SYNONYMS: dict[str, str] = {}
 for _group in _SYNONYMS:
     for _word in _group[1:]:
@@ -221,57 +195,6 @@ _OTHER_READING: dict[str, float] = {
 
 _stemmer = snowballstemmer.stemmer("english")
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_ORDINAL = r"(?:st|nd|rd|th)?"
-#: Dates and clock times in their common spellings, rewritten to one token each
-#: ("1 March 2025", "March 1st, 2025" and "2025-03-01" → ``ymd20250301``; a date without
-#: a year → ``md0301``; "2 am", "2am" and "02:00" → ``hm0200``), read back as quantities.
-_DATE_ISO = re.compile(r"\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b")
-_DATE_DAY_FIRST = re.compile(rf"\b(\d{{1,2}}){_ORDINAL}(?:\s+of)?\s+{_MONTH}(?:,?\s+(\d{{4}})\b)?(?![\w-])")
-_DATE_MONTH_FIRST = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}}){_ORDINAL}\b(?![.:]\d)(?:,?\s+(\d{{4}})\b)?")
-_CLOCK_12 = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])(?:m\b|\.m\.)")
-_CLOCK_24 = re.compile(r"\b(\d{1,2}):(\d{2})\b(?!:\d|\.\d)")
-_STAMP = re.compile(r"^(ymd\d{8}|md\d{4}|hm\d{4})$")
-
-
-def _date(day: str, month: str, year: str | None) -> str | None:
-    m, d = _MONTHS.index(month[:3]) + 1 if not month.isdigit() else int(month), int(day)
-    if not (1 <= m <= 12 and 1 <= d <= 31):
-        return None
-    return f" ymd{year}{m:02d}{d:02d} " if year else f" md{m:02d}{d:02d} "
-
-
-def _stamps(low: str) -> str:
-    def iso(m: re.Match[str]) -> str:
-        return _date(m.group(3), m.group(2), m.group(1)) or m.group(0)
-
-    def day_first(m: re.Match[str]) -> str:
-        if m.group(2) == "may" and not m.group(3) and re.match(r"\s+\w", low[m.end():]):
-            return m.group(0)  # "5 may fail": the verb, not the month
-        return _date(m.group(1), m.group(2), m.group(3)) or m.group(0)
-
-    def month_first(m: re.Match[str]) -> str:
-        if m.group(1) == "may" and not m.group(3):
-            return m.group(0)  # "may 2" without a year is too often the verb
-        return _date(m.group(2), m.group(1), m.group(3)) or m.group(0)
-
-    def clock(m: re.Match[str], half: str | None = None) -> str:
-        hour, minute = int(m.group(1)), int(m.group(2) or 0)
-        if half:
-            if not 1 <= hour <= 12:
-                return m.group(0)
-            hour = hour % 12 + (12 if half == "p" else 0)
-        if hour > 23 or minute > 59:
-            return m.group(0)
-        return f" hm{hour:02d}{minute:02d} "
-
-    low = _DATE_ISO.sub(iso, low)
-    low = _DATE_DAY_FIRST.sub(day_first, low)
-    low = _DATE_MONTH_FIRST.sub(month_first, low)
-    low = re.sub(r"\bnoon\b", " hm1200 ", re.sub(r"\bmidnight\b", " hm0000 ", low))
-    return _CLOCK_24.sub(clock, _CLOCK_12.sub(lambda m: clock(m, m.group(3)), low))
-
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"\b(can)'?t\b"), r"\1 not"),
@@ -280,10 +203,6 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"\bno longer\b|\bnot any ?more\b|\bany ?more\b"), " no-longer "),
     (re.compile(r"\binstead of\b|\brather than\b|\bin place of\b|\bin favou?r of\b"), " instead-of "),
     (re.compile(r"\bprior to\b"), " before "),
-    # "we stopped posting X" says "we no longer post X" (a gerund only: "stop the worker"
-    # is an order, and "stop" keeps its antonym "start")
-    (re.compile(r"\b(?:stop|stops|stopped|stopping|cease|ceases|ceased|quit|quits|discontinued)\s+"
-                r"(?=\w{2,}ing\b)(?!(?:str|spr|r|th|k|w|ceil|morn|even|dur)ing\b)"), " no-longer "),
     (re.compile(r"\b(?:time|times|timed) out\b"), " timeout "),
     (
         re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?! of\b)"),
@@ -291,17 +210,6 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], Any], ...] = (
     ),
     (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
     (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
-    # Bounds before a number in their common spellings: "up to 3 days" = "as long as 3
-    # days" (a maximum), "over $500" = "more than 500 USD" (above), "at least" (a minimum).
-    (re.compile(r"([$€£])\s?(?=\d)"), lambda m: {"$": " usd ", "€": " eur ", "£": " gbp "}[m.group(1)]),
-    (re.compile(r"\b(usd|eur|gbp) (\d[\d,]*(?:\.\d+)?)"), r" \2 \1 "),
-    (re.compile(r"\b(?:up to|as (?:long|much|many|high|late) as|at (?:the )?most|no more than|"
-                r"(?:a )?max(?:imum)?(?: of)?)\s+(?=\d)"), " maximum "),
-    (re.compile(r"\b(?:at (?:the )?least|no (?:less|fewer) than|(?:a )?min(?:imum)? of|minimum)\s+(?=\d)"), " minimum "),
-    (re.compile(r"\b(?:over|more than|greater than|in excess of|exceeding)\s+(?=\d)"), " above "),
-    (re.compile(r"\b(?:under|less than|fewer than)\s+(?=\d)"), " below "),
-    # "has to approve" = "must approve": an obligation, not a requirement on a thing.
-    (re.compile(r"\b(?:has|have|had|needs?) to\b(?= [a-z])"), " must "),
 )
 _TOKEN = re.compile(
     # Words in any script ("[^\W\d]\w*": a letter or _, then letters, digits, _), so a
@@ -365,8 +273,8 @@ class Text:
 
 def _words(text: str) -> list[str]:
     # NFC first: "café" typed or pasted as e + combining accent is the same word.
-    low = _stamps(unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " "))
-    for pattern, replacement in _CONTRACTIONS:
+    low = stamps(unicodedata.normalize("NFC", text).lower().replace("’", "'").replace("`", " "))
+    for pattern, replacement in (*_CONTRACTIONS, *REWRITES):
         low = pattern.sub(replacement, low)
     return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
 
@@ -379,7 +287,7 @@ def _is_content(word: str) -> bool:
         and word not in _CLAUSE_END
         and word not in ("no-longer", "instead-of", "%", "<", ">", "=")
         and not _NUMBER.match(word)
-        and not _STAMP.match(word)
+        and not STAMP.match(word)
         and word not in UNITS
     )
 
@@ -388,45 +296,12 @@ _ADVERBS = frozenset({"always", "ever", "yet", "really", "even", "still", "first
 _IDENTIFIER_NUMBER = re.compile(r"\b([A-Z]{2,})([- ]?#?)(\d+)\b(?![.,]\d)")
 
 
-_DEFINED_AFTER = re.compile(r"\(([A-Za-z]{2,8})\)")
-_DEFINED_BEFORE = re.compile(r"\b([A-Z][A-Za-z]{1,7})\s+\(([^()]{3,80})\)")
-
-
-def _acronyms(text: str) -> str:
-    """A defined acronym stands for its words: "personally identifiable information (PII)"
-    and "PII (personally identifiable information)" both read "PII"."""
-    def initials(words: list[str]) -> str:
-        return "".join(w[0] for w in words).lower()
-
-    def parts(words: str) -> list[str]:
-        return [w for w in re.split(r"[^\w]+", words) if w]
-
-    out, last = [], 0
-    for m in _DEFINED_AFTER.finditer(text):
-        before = text[last:m.start()].rstrip()
-        words = parts(before)[-len(m.group(1)):]
-        if len(words) == len(m.group(1)) and initials(words) == m.group(1).lower():
-            cut = re.search(r"(?:[^\w]*" + r"[^\w]+".join(map(re.escape, words)) + r")$", before)
-            if cut:
-                out.append(before[:cut.start()] + " " + m.group(1))
-                last = m.end()
-    text = "".join(out) + text[last:]
-
-    def before_words(m: re.Match[str]) -> str:
-        short = m.group(1)
-        if sum(c.isupper() for c in short) >= 2 and initials(parts(m.group(2))) == short.lower():
-            return short
-        return m.group(0)
-
-    return _DEFINED_BEFORE.sub(before_words, text)
-
-
 @lru_cache(maxsize=4096)
 def analyse(text: str) -> Text:
     """Reduce ``text`` to its signals (pure, so cached: a lesson and its clauses are met
     once per candidate, and a vault's items again on every learn)."""
     # "ADR 12", "PAY-1234": a number after an acronym names a thing, it is not a quantity.
-    words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", _acronyms(text)))
+    words = _words(_IDENTIFIER_NUMBER.sub(r"\1\2n\3", acronyms(text)))
     tokens: list[Token] = []
     pending = False  # a negation waiting for the word it negates
     for word in words:
@@ -469,7 +344,7 @@ def _number_value(number: str) -> float | None:
 
 def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
     for i, tok in enumerate(tokens):
-        stamp = _STAMP.match(tok.word)
+        stamp = STAMP.match(tok.word)
         if stamp:
             yield _stamp_quantity(tok.word, _key(tokens, i, -1), _key(tokens, i, 1))
             continue
@@ -499,14 +374,8 @@ def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
 
 
 def _stamp_quantity(word: str, key: str, after: str) -> Quantity:
-    digits = word.lstrip("ymdh")
-    if word.startswith("hm"):
-        return Quantity(key, "clock", f"{digits[:2]}:{digits[2:]}", f"{digits[:2]}:{digits[2:]}", after)
-    if word.startswith("ymd"):
-        value = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
-    else:
-        value = f"--{digits[:2]}-{digits[2:]}"
-    return Quantity(key, "date", value, value, after)
+    unit, value = stamp_value(word)
+    return Quantity(key, unit, value, value, after)
 
 
 def _key(tokens: Sequence[Token], at: int, step: int) -> str:
@@ -808,7 +677,7 @@ def _names_a_slot(text: Text, last: str) -> bool:
                 word = text.tokens[j].word
                 if word in _CLAUSE_END:
                     return False
-                if word in EXCLUSIVE or _NUMBER.match(word) or _STAMP.match(word):
+                if word in EXCLUSIVE or _NUMBER.match(word) or STAMP.match(word):
                     return True
             return False
     return False
