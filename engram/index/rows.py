@@ -3,14 +3,20 @@
 Pure functions (no database): :func:`parse_file` reads one file and returns the row
 values :mod:`engram.index.catalog` inserts (for a note, also its wikilinks, unresolved),
 or why it could not. Every ``.md`` file is an item, read by
-:func:`engram.store.notes.read_note`. It reads only regular files, through no symlinked
+:func:`engram.store.notes.read_note_meta`. It reads only regular files, through no symlinked
 folder, up to the codec's size limits (:func:`engram.store.fsio.read_regular`); anything
 else is recorded with one of the :data:`BAD_KINDS` and reported by ``engram doctor``,
 never read. Parsing goes through the one
 canonical reader (:mod:`engram.store.format`); when a refresh has thousands of files to parse
-(a cold index, a big ``git pull``), :func:`parse_all` spreads them over worker processes
-so the YAML parsing — most of the cost — uses every core while the database work stays
-in one writer.
+(a cold index, a big ``git pull``), :func:`parse_batches` spreads them over worker
+processes so the parsing — most of the cost — uses every core while the database work
+stays in one writer, and the batches come back as plain tuples (:data:`Wire`).
+
+An item's row is a function of its frontmatter mapping as :meth:`Engram.to_meta` gives
+it and its content (:func:`meta_values`): a file read for the index takes it from the
+mapping (:meth:`Engram.meta_of`) without building an item, a write from the item it
+wrote; ``tests/index/test_rows_laws.py`` holds the two equal, and
+``tests/index/test_cold_build_laws.py`` a cold build equal to one row by row.
 
 :func:`identifiers` picks the body tokens the trigram index keeps (see
 :mod:`engram.index.catalog`). A file is "racy" when it changed less than two seconds before it
@@ -25,7 +31,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,7 +43,7 @@ from engram.store.dedup import fingerprint
 from engram.store.format import Written, parse_synapse
 from engram.store.fsio import read_regular
 from engram.store.model import Engram, Synapse, instant
-from engram.store.notes import FILE, Note, read_note
+from engram.store.notes import FILE, Note, NoteMeta, read_note_meta
 from mergedriver import codec
 
 RACY_NS = 2_000_000_000
@@ -126,37 +132,55 @@ def item_values(
     rel: str, item: Engram, derived: str, identity: str = FILE, findings: str | None = None
 ) -> tuple[Any, ...]:
     """The ``items`` row for one item, in :data:`engram.index.schema.ITEM_COLUMNS` order."""
+    return meta_values(rel, item.to_meta(), item.content, derived, identity, findings)
+
+
+def meta_values(
+    rel: str, meta: dict[str, Any], content: str, derived: str, identity: str = FILE, findings: str | None = None
+) -> tuple[Any, ...]:
+    """:func:`item_values` from the item's frontmatter mapping as :meth:`Engram.to_meta`
+    gives it (a key per field with a value) and its content, so that a cold index, which
+    reads every item, need not build one (:meth:`Engram.meta_of`)."""
+    get: Callable[[str], Any] = meta.get
+    title, summary, updated_at, retrieved_at = get("title"), get("summary"), get("updatedAt"), get("lastRetrievedAt")
     return (
-        rel, item.id, item.title, item.title.casefold(), item.summary,
-        " ".join(item.tags + item.domain_tags), item.content,
-        identifiers(item.summary + "\n" + item.content),
-        item.domain, item.kind, item.status, item.visibility, item.importance,
-        item.confidence, item.created_at, item.updated_at, item.activated_at,
-        item.deactivated_at, item.superseded_by, item.retrieval_count,
-        item.effective_retrievals, item.failed_uses, item.reinforcement_score,
-        item.last_retrieved_at, item.last_effective_at, _epoch(item.updated_at),
-        _epoch(item.last_retrieved_at), item.version, item.content_hash,
-        fingerprint(item.title, item.content), derived,
-        json.dumps(item.to_meta(), ensure_ascii=False),
+        rel, get("id"), title, title.casefold(), summary,
+        " ".join(get("tags") + get("domainTags")), content,
+        identifiers(summary + "\n" + content),
+        "/".join(get("domainTags")), get("kind"), get("status"), get("visibility"), get("importance"),
+        get("confidence"), get("createdAt"), updated_at, get("activatedAt"),
+        get("deactivatedAt"), get("supersededBy"), get("retrievalCount"),
+        get("effectiveRetrievals"), get("failedUses"), get("reinforcementScore"),
+        retrieved_at, get("lastEffectiveAt"), _epoch(updated_at),
+        _epoch(retrieved_at), get("version"), get("contentHash"),
+        fingerprint(title, content), derived,
+        json.dumps(meta, ensure_ascii=False),
         identity, wikilinks.name_key(rel.rsplit("/", 1)[-1]), wikilinks.path_key(rel),
-        codec.content_hash(item.content), findings,
+        codec.content_hash(content), findings,
     )
 
 
-def note_values(rel: str, note: Note) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+def note_values(rel: str, note: Note | NoteMeta) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
     """The ``items`` row and the ``links`` rows (unresolved) of one note."""
     findings: dict[str, Any] = {}
     if note.clashes:
         findings["clashes"] = list(note.clashes)
     if note.front_error:
         findings["frontmatter"] = note.front_error
-    row = item_values(
-        rel, note.item, note.derived, note.identity,
+    if isinstance(note, Note):
+        meta, content = note.item.to_meta(), note.item.content
+    else:
+        try:
+            meta, content = Engram.meta_of(note.meta, note.content), codec.canonical_content(note.content)
+        except (TypeError, ValueError) as exc:  # as read_note would have refused it
+            raise FormatError(rel, str(exc)) from exc
+    row = meta_values(
+        rel, meta, content, note.derived, note.identity,
         json.dumps(findings, ensure_ascii=False) if findings else None,
     )
     links = [
-        (rel, note.item.id, link.text, link.key, int(link.embed), int(link.in_property))
-        for link in [*wikilinks.extract(note.item.content), *wikilinks.property_links(note.properties)]
+        (rel, meta["id"], link.text, link.key, int(link.embed), int(link.in_property))
+        for link in [*wikilinks.extract(content), *wikilinks.property_links(note.properties)]
     ]
     return row, links
 
@@ -232,7 +256,7 @@ def parse_file(root: Path | str, rel: str, folders: dict[str, str | None] | None
             return Parsed(rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)))
         if b"\x00" in data:
             raise BinaryFile(rel, "binary data (NUL bytes), not a text file")
-        row, links = note_values(rel, read_note(data, rel))
+        row, links = note_values(rel, read_note_meta(data, rel))
         return Parsed(rel, "item", stamp, row, links=tuple(links))
     except FormatError as exc:
         return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, error=exc.problem)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -184,6 +184,29 @@ class Engram:
             values["content_size"] = len(content.encode())
         return cls(content=content, extra=MappingProxyType(extra), path=path, **values)
 
+    @staticmethod
+    def meta_of(meta: Mapping[str, Any], content: str) -> dict[str, Any]:
+        """``Engram.from_meta(meta, content).to_meta()``, without building the item (the
+        index takes an item's row from this mapping, and a cold index reads every item)."""
+        out: dict[str, Any] = {}
+        for attr, key in _ENGRAM_KEYMAP:
+            if key in meta:
+                value = meta[key]
+            elif attr == "content_hash":
+                value = codec.content_hash(content)
+            elif attr == "content_size":
+                value = len(codec.canonical_content(content).encode())
+            else:
+                value = _DEFAULTS[attr]
+                if value is MISSING:
+                    raise TypeError(f"Engram.from_meta() missing required argument: {attr!r}")
+            if value is not None:
+                out[key] = list(value) if isinstance(value, (list, tuple)) else value
+        for key, value in meta.items():
+            if key not in _ATTR_OF:
+                out.setdefault(key, value)
+        return out
+
     def with_changes(self, **changes: Any) -> Engram:
         """A copy with fields replaced (a thin alias of ``dataclasses.replace``)."""
         return replace(self, **changes)
@@ -200,6 +223,7 @@ _ENGRAM_KEYMAP: tuple[tuple[str, str], ...] = tuple(
     if f.name not in ("content", "extra", "path")
 )
 _ATTR_OF: Mapping[str, str] = {key: attr for attr, key in _ENGRAM_KEYMAP}
+_DEFAULTS: Mapping[str, Any] = {f.name: f.default for f in fields(Engram)}
 assert {key for _, key in _ENGRAM_KEYMAP} == {key for key, _ in codec.ENGRAM_KEYS}
 
 

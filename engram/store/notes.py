@@ -119,8 +119,33 @@ def format_error(relpath: str, exc: codec.CodecError) -> FormatError:
     return FormatError(relpath, str(exc))
 
 
+@dataclass(frozen=True, slots=True)
+class NoteMeta:
+    """A note read up to the canonical frontmatter mapping its item is built from: a
+    :class:`Note` but for the item. The index takes an item's row from the mapping
+    (:meth:`Engram.meta_of`), so a cold index builds no item."""
+
+    meta: dict[str, Any]  # what Engram.from_meta takes
+    content: str
+    derived: str
+    identity: str
+    properties: Mapping[str, Any]
+    clashes: tuple[str, ...] = ()
+    front_error: str | None = None
+
+
 def read_note(data: bytes, rel: str, rendered_from: Mapping[str, Any] | None = None) -> Note:
-    """Any Markdown file → a :class:`Note`. Raises FormatError only for a file that is
+    """:func:`read_note_meta`, and the item built from it."""
+    parts = read_note_meta(data, rel, rendered_from)
+    try:
+        item = Engram.from_meta(parts.meta, parts.content, path=rel)
+    except (TypeError, ValueError) as exc:  # a value that slipped through the checks
+        raise FormatError(rel, str(exc)) from exc
+    return Note(item, parts.derived, parts.identity, parts.properties, parts.clashes, parts.front_error)
+
+
+def read_note_meta(data: bytes, rel: str, rendered_from: Mapping[str, Any] | None = None) -> NoteMeta:
+    """Any Markdown file → a :class:`NoteMeta`. Raises FormatError only for a file that is
     not UTF-8 text or over the codec's size limits (:class:`~engram.errors.BinaryFile`,
     :class:`~engram.errors.FileTooLarge`), or an engram item (it has an ``id:`` line) whose
     YAML is broken.
@@ -170,11 +195,7 @@ def read_note(data: bytes, rel: str, rendered_from: Mapping[str, Any] | None = N
             parts = parts[1:]
             meta.setdefault("visibility", "private")
         meta["domainTags"] = parts
-    try:
-        item = Engram.from_meta(meta, content, path=rel)
-    except (TypeError, ValueError) as exc:  # a value that slipped through the checks
-        raise FormatError(rel, str(exc)) from exc
-    return Note(item, derived, identity, raw, tuple(clashes), front_error)
+    return NoteMeta(meta, content, derived, identity, raw, tuple(clashes), front_error)
 
 
 _PLACEHOLDER = re.compile(r"^(\s*(?:-[ \t]+|[^\s#:][^:#]*:[ \t]+))(\{\{[^{}\n]*\}\})[ \t]*$", re.MULTILINE)

@@ -144,6 +144,16 @@ def test_an_item_is_built_from_whatever_keys_its_meta_has(drawn: dict[str, objec
     assert Engram.from_meta(meta, content) == from_meta_by_key_map(meta, content)
 
 
+@settings(max_examples=150)
+@given(st.dictionaries(_META_KEYS, _META_VALUES | st.tuples(st.text(max_size=3)), max_size=12), st.text(max_size=40))
+def test_the_meta_of_an_item_is_its_to_meta_without_building_it(drawn: dict[str, object], content: str) -> None:
+    meta = {"id": "A1", "title": "T", **drawn}
+    expected = Engram.from_meta(meta, content).to_meta()
+    got = Engram.meta_of(meta, content)
+    assert got == expected and list(got) == list(expected)
+    assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]
+
+
 def test_unknown_keys_ride_along_after_the_known_ones() -> None:
     item = Engram.from_meta({"id": "A1", "title": "T", "zeta": 1, "Due date": "2026-01-01"}, "")
     assert dict(item.extra) == {"zeta": 1, "Due date": "2026-01-01"}
