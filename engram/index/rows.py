@@ -53,6 +53,9 @@ BAD_KINDS = ("bad", "unsafe", "oversize", "binary")
 _BAD_KIND_OF: dict[type[FormatError], str] = {
     UnsafeFile: "unsafe", FileTooLarge: "oversize", BinaryFile: "binary",
 }
+#: ``json.dumps(value, ensure_ascii=False)``, with the encoder built once: dumps builds
+#: one per call when given an option, a third of the cost for a row's meta.
+_json = json.JSONEncoder(ensure_ascii=False).encode
 #: Above this many files to (re)parse, refresh parses in worker processes.
 PARALLEL_MIN = 4_000
 
@@ -67,11 +70,14 @@ class FileStamp:
 
     @classmethod
     def of(cls, st: os.stat_result) -> FileStamp:
-        ctime = st.st_ctime_ns
-        if time.time_ns() - ctime < RACY_NS:
-            ctime = -1  # racily clean: re-read on the next refresh
-        return cls(ctime, st.st_size, st.st_ino)
+        return cls(*_stamp(st))
 
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """:class:`FileStamp`'s fields for ``st`` (racily clean: ``ctime_ns`` -1, re-read on
+    the next refresh)."""
+    ctime = st.st_ctime_ns
+    return (-1 if time.time_ns() - ctime < RACY_NS else ctime, st.st_size, st.st_ino)
 
 
 # Body tokens the trigram index keeps: identifiers with inner punctuation, digits or mixed
@@ -154,7 +160,7 @@ def meta_values(
         retrieved_at, get("lastEffectiveAt"), _epoch(updated_at),
         _epoch(retrieved_at), get("version"), get("contentHash"),
         fingerprint(title, content), derived,
-        json.dumps(meta, ensure_ascii=False),
+        _json(meta),
         identity, wikilinks.name_key(rel.rsplit("/", 1)[-1]), wikilinks.path_key(rel),
         codec.content_hash(content), findings,
     )
@@ -176,7 +182,7 @@ def note_values(rel: str, note: Note | NoteMeta) -> tuple[tuple[Any, ...], list[
             raise FormatError(rel, str(exc)) from exc
     row = meta_values(
         rel, meta, content, note.derived, note.identity,
-        json.dumps(findings, ensure_ascii=False) if findings else None,
+        _json(findings) if findings else None,
     )
     links = [
         (rel, meta["id"], link.text, link.key, int(link.embed), int(link.in_property))
@@ -199,7 +205,7 @@ def _epoch(stamp: str | None) -> float | None:
 def synapse_values(rel: str, synapse: Synapse) -> tuple[Any, ...]:
     return (
         rel, synapse.id, synapse.source, synapse.target, synapse.kind, synapse.weight,
-        json.dumps(synapse.to_meta(), ensure_ascii=False),
+        _json(synapse.to_meta()),
     )
 
 
@@ -235,31 +241,34 @@ class Parsed:
 
 
 def parse_file(root: Path | str, rel: str, folders: dict[str, str | None] | None = None) -> Parsed:
-    """Read and parse one vault file; never raises for file content (module-level so a
-    process pool can run it). ``folders`` caches which folders were checked to be real
-    folders (no symlink) for the files of one batch."""
+    """Read and parse one vault file; never raises for file content. ``folders`` caches
+    which folders were checked to be real folders (no symlink) for the files of one batch."""
+    return Parsed.from_wire(_parse(root, rel, {} if folders is None else folders))
+
+
+def _parse(root: Path | str, rel: str, folders: dict[str, str | None]) -> Wire:
     path = os.path.join(root, rel)  # plain strings: Path objects cost more than parsing here
     kind = classify(rel)
     limit = codec.MAX_SYNAPSE_BYTES if kind == "synapse" else codec.MAX_ITEM_BYTES
     try:
-        linked = _linked_folder(root, rel, {} if folders is None else folders)
+        linked = _linked_folder(root, rel, folders)
         if linked is not None:
             raise UnsafeFile(rel, f"is inside {linked}, a symbolic link; engram does not follow it")
         st, data = read_regular(path, rel, limit)
     except (FileNotFoundError, StorageError):
-        return Parsed(rel, "gone", None)
+        return (rel, "gone", None, None, None, ())
     except FormatError as exc:
         return _refused(path, rel, exc)
-    stamp = FileStamp.of(st)
+    stamp = _stamp(st)
     try:
         if kind == "synapse":
-            return Parsed(rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)))
+            return (rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)), None, ())
         if b"\x00" in data:
             raise BinaryFile(rel, "binary data (NUL bytes), not a text file")
         row, links = note_values(rel, read_note_meta(data, rel))
-        return Parsed(rel, "item", stamp, row, links=tuple(links))
+        return (rel, "item", stamp, row, None, tuple(links))
     except FormatError as exc:
-        return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, error=exc.problem)
+        return (rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, None, exc.problem, ())
 
 
 def parse_written(root: Path, rel: str, written: Written) -> Parsed | None:
@@ -279,13 +288,13 @@ def parse_written(root: Path, rel: str, written: Written) -> Parsed | None:
     return Parsed(rel, "item", FileStamp.of(st), row, links=tuple(links))
 
 
-def _refused(path: str, rel: str, exc: FormatError) -> Parsed:
+def _refused(path: str, rel: str, exc: FormatError) -> Wire:
     """A file refused before reading, stamped by its own (link) status for later refreshes."""
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
-        return Parsed(rel, "gone", None)
-    return Parsed(rel, _BAD_KIND_OF.get(type(exc), "bad"), FileStamp.of(st), error=exc.problem)
+        return (rel, "gone", None, None, None, ())
+    return (rel, _BAD_KIND_OF.get(type(exc), "bad"), _stamp(st), None, exc.problem, ())
 
 
 def _linked_folder(root: Path | str, rel: str, folders: dict[str, str | None]) -> str | None:
@@ -301,7 +310,7 @@ def _linked_folder(root: Path | str, rel: str, folders: dict[str, str | None]) -
 
 def _parse_batch(root: str, rels: list[str]) -> list[Wire]:
     folders: dict[str, str | None] = {}
-    return [parse_file(root, rel, folders).wire() for rel in rels]
+    return [_parse(root, rel, folders) for rel in rels]
 
 
 def parse_batches(root: Path, rels: list[str]) -> Generator[list[Wire], None, None]:
