@@ -72,7 +72,7 @@ from pathlib import Path
 from engram.adopt.adopting import Adoption
 from engram.adopt.adopting import summary as adoption_summary
 from engram.errors import EngramError, GitError
-from engram.index.catalog import SKIP_DIRS
+from engram.index.rows import SKIP_DIRS
 from engram.items import derived, links, repair
 from engram.items.state import VaultState
 from engram.recall import semantic

@@ -73,6 +73,7 @@ from engram.index.linktable import (
 )
 from engram.index.rows import (
     BAD_KINDS,
+    SKIP_DIRS,
     FileStamp,
     Parsed,
     Wire,
@@ -82,6 +83,7 @@ from engram.index.rows import (
     parse_file,
     parse_written,
     synapse_values,
+    vault_files,
 )
 from engram.index.schema import (
     FILL_FTS,
@@ -101,7 +103,6 @@ from engram.store.format import Written
 from engram.store.model import Engram, Synapse
 
 FRESHNESS_MODES = ("auto", "walk")
-SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 @dataclass(frozen=True, slots=True)
 class FreshnessSettings:
@@ -335,9 +336,8 @@ class Index:
 
     def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
         """Every item and synapse path under the root (or under ``top``), as (relpath,
-        lstat). Symlinked folders are not entered; a symlink, FIFO or device with an item
-        or synapse name is yielded (never followed), so the refresh records it as unsafe."""
-        for rel, entry in self._entries(top):
+        lstat); see :func:`~engram.index.rows.vault_files`."""
+        for rel, entry in vault_files(self.root, top, self.wanted):
             try:
                 yield rel, entry.stat(follow_symlinks=False)
             except OSError:
@@ -346,32 +346,7 @@ class Index:
     def paths(self, top: str = "") -> Iterator[str]:
         """The paths :meth:`walk` yields, without a stat each (a cold build reads every
         file anyway)."""
-        for rel, _ in self._entries(top):
-            yield rel
-
-    def _entries(self, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        start = self.root / top if top else self.root
-        if top and os.path.islink(start):
-            return
-        stack = [(top + "/" if top else "", start)]
-        while stack:
-            prefix, folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except (FileNotFoundError, NotADirectoryError, PermissionError):
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or name in SKIP_DIRS:
-                    continue
-                rel = prefix + name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((rel + "/", Path(entry.path)))
-                    elif self.wanted(rel):
-                        yield rel, entry
-                except OSError:
-                    continue
+        return (rel for rel, _ in vault_files(self.root, top, self.wanted))
 
     def refresh(self) -> RefreshStats:
         """Bring the index in line with the files on disk (see module docstring).

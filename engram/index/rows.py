@@ -31,7 +31,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -56,6 +56,8 @@ _BAD_KIND_OF: dict[type[FormatError], str] = {
 #: ``json.dumps(value, ensure_ascii=False)``, with the encoder built once: dumps builds
 #: one per call when given an option, a third of the cost for a row's meta.
 _json = json.JSONEncoder(ensure_ascii=False).encode
+#: Folders a walk of the vault never enters (besides hidden ones).
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 #: Above this many files to (re)parse, refresh parses in worker processes.
 PARALLEL_MIN = 4_000
 
@@ -104,6 +106,37 @@ def classify(relpath: str) -> str | None:
     if relpath.endswith(".md"):
         return "item"
     return None
+
+
+def vault_files(
+    root: Path, top: str, wanted: Callable[[str], str | None]
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """The files under ``root`` (or its folder ``top``) that ``wanted`` names an item or
+    a synapse, as (relpath, directory entry). Symlinked folders are not entered; a
+    symlink, FIFO or device with an item or synapse name is yielded (never followed), so
+    the refresh records it as unsafe."""
+    start = root / top if top else root
+    if top and os.path.islink(start):
+        return
+    stack = [(top + "/" if top else "", start)]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in SKIP_DIRS:
+                continue
+            rel = prefix + name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((rel + "/", Path(entry.path)))
+                elif wanted(rel):
+                    yield rel, entry
+            except OSError:
+                continue
 
 
 def identifiers(text: str) -> str:
