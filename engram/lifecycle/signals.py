@@ -4,12 +4,13 @@ A lesson is reduced to a :class:`Text`: its content words (lower-cased, stemmed 
 Snowball English stemmer, irregular past forms and a few common synonyms folded
 together), the quantities it states (a number, its unit normalised — ``30 s`` and
 ``30000 ms`` are one value, ``512 MB`` and ``0.5 GB`` too; an amount with its currency;
-a date or a clock time in any common spelling — and the word it is attached to:
-``port 5432``), the words it negates, the orderings and preferences it asserts (``lint
-before commit``, ``pg_repack over VACUUM FULL``), and the words it rejects (``no
-longer``, ``instead of``, ``avoid``, ``stopped posting``, ``switched from``, ``replaced
-… with``, ``retired``). :func:`conflicts` compares two texts on those and names every
-disagreement in words a person can check.
+a date or a clock time in any common spelling — the word it is attached to: ``port
+5432``, and the noun it names when it stands before one: ``the v1 API``), the words it
+negates, the orderings and preferences it asserts (``lint before commit``, ``pg_repack
+over VACUUM FULL``), and the words it rejects (``no longer``, ``instead of``, ``avoid``,
+``stopped posting``, ``switched from``, ``replaced … with``, ``retired``).
+:func:`conflicts` compares two texts on those and names every disagreement in words a
+person can check.
 
 Nothing here looks at a vault or a model: the same two strings always give the same
 signals. Word lists are general English (negations, antonym pairs, change markers), not
@@ -242,6 +243,7 @@ class Quantity:
     raw: str
     after: str = ""  # the content word just after it ("10,000 rows")
     other: str = ""  # the value in the unit's other reading (MB as MiB), or ""
+    names: tuple[str, ...] = ()  # the nouns it stands before and names ("the *v1* API")
 
     def keys(self) -> frozenset[str]:
         return frozenset(k for k in (self.key, self.after) if k)
@@ -370,7 +372,32 @@ def _quantities(tokens: Sequence[Token]) -> Iterable[Quantity]:
             unit = ""
             parsed = _number_value(number)
             value = f"{parsed:.6g}" if parsed is not None else number
-        yield Quantity(_key(tokens, i, -1), unit, value, raw, _key(tokens, i, 1), other)
+        names = _named_nouns(tokens, i, unit == "version") if unit in ("", "version") else ()
+        yield Quantity(_key(tokens, i, -1), unit, value, raw, _key(tokens, i, 1), other, names)
+
+
+def _named_nouns(tokens: Sequence[Token], at: int, version: bool) -> tuple[str, ...]:
+    """The nouns a number right before them names ("the *v1* API", "the *2023* budget",
+    "Python *3.8* support", "the *v1* orders endpoint"). A number before a plural counts
+    ("3 replicas", "8 gunicorn workers"), and one after its noun is its value ("port
+    5432"): neither names anything. A version names even a plural ("the v1 endpoints")."""
+    if tokens[at].word in ("1", "1.0"):
+        return ()
+    phrase: list[Token] = []  # up to two words: "API", "orders endpoint", "business hours"
+    for t in tokens[at + 1:at + 3]:
+        if not (_is_content(t.word) or t.word in UNITS) or t.word in EXCLUSIVE:
+            break
+        phrase.append(t)
+    if not version and any(_plural(t.word) for t in phrase):
+        return ()
+    return tuple(t.stem for t in phrase if t.word not in UNITS)
+
+
+def _plural(word: str) -> bool:
+    """Whether ``word`` reads as an English plural ("replicas", "retries"; not "class")."""
+    if not word.endswith("s") or word.endswith("ss"):
+        return False
+    return bool(_stemmer.stemWord(word) == _stemmer.stemWord(word[:-1]))
 
 
 def _stamp_quantity(word: str, key: str, after: str) -> Quantity:

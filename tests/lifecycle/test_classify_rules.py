@@ -159,3 +159,10 @@ def test_one_ordering_in_any_order_words(new: str, expected: str) -> None:
 ])
 def test_times_of_two_events_do_not_conflict(old: str, new: str, expected: str) -> None:
     assert verdict(old, new) == expected
+
+
+def test_a_number_before_a_noun_names_it_unless_it_counts() -> None:
+    assert [q.names for q in analyse("The v1 API and the 2023 budget.").quantities] == [("api",), ("budget",)]
+    assert [q.names for q in analyse("Python 3.8 support was dropped.").quantities] == [("support",)]
+    # a count, a value with a unit, and a value after its noun name nothing
+    assert [q.names for q in analyse("Run 3 replicas on port 5432 with a 30-day retention.").quantities] == [(), (), ()]
