@@ -7,7 +7,9 @@ sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
 
 - **alignment** — how far the two are about the same thing: the overlap of their
   content words, whole or in the best-matching pair of sentences, raised when both name
-  the same situation. Two lessons for *different* situations never conflict.
+  the same situation. Two lessons for *different* situations never conflict, nor do
+  two that say different things of differently named things ("the v1 API was
+  deprecated" / "the v2 API was released").
 - **conflicts** — a changed quantity on the same key (``port 5432 → 6432``, ``30 s →
   2 min``), a negation flip, an antonym swap (``enabled``/``disabled``, ``always``/
   ``never``), an ordering or preference flip, one lesson rejecting what the other uses
@@ -51,6 +53,7 @@ from engram.lifecycle.signals import (
     overlap,
     polarity_flips,
     rejections,
+    renamed,
     sentences,
     slot_words,
     subject_changed,
@@ -214,9 +217,12 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     swapped = substitution(ns, os_)
     if swapped is not None and not strong:
         conflicts.append(f"'{' '.join(swapped[0])}' became '{' '.join(swapped[1])}'")
+    # "The v1 API …" / "The v2 API …": what one says of its thing is no news of, and
+    # replaces nothing in, the other; only the same claim of another value conflicts.
+    another = bool(renamed(ns, os_))
     # "We switched … to Rollbar" against "… goes to Sentry": a change marker and a word
     # that replaced another.
-    replaced = bool(new.changes) and bool(old_only) and bool(new_only) and len(old_only) <= 3
+    replaced = not another and bool(new.changes) and bool(old_only) and bool(new_only) and len(old_only) <= 3
     if replaced and not conflicts:
         conflicts.append(
             f"'{' '.join(sorted(new_only))}' replaces '{' '.join(sorted(old_only))}'"
@@ -244,7 +250,7 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         or (replaced and alignment >= ALIGNED)
     ):
         relation = "contradicts"
-    elif conflicts:
+    elif conflicts or another:
         relation = "novel"
     elif restated is not None and (len(restated[0]) >= NEW_DETAIL or (restated[1] and bool(restated[0]))):
         relation = "extends"  # an exception is detail however short

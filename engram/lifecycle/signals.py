@@ -438,11 +438,51 @@ _SEQUENCE_WORDS = frozenset({"befor", "after", "first", "last", "follow"})
 def subject_changed(new: Text, old: Text, ignore: frozenset[str] = frozenset()) -> bool:
     """Whether the two lessons open with different things ("*staging* uses 2 replicas" /
     "*production* uses 6 replicas"): a word among the first two content words of each
-    that the other lacks. Then a changed value or a flip is about another thing."""
+    that the other lacks. Then a changed value or a flip is about another thing.
+
+    So is an opening noun the two name with different values ("the *v1* API …" / "the
+    *v2* API …", see :func:`renamed`) when the rest of the claim differs too ("… was
+    deprecated" / "… was released"). With the same claim ("… is the default") the value
+    is what changed, and so it is after a verb ("clients call the v1 API" / "clients
+    moved to the v2 API"): the value of the subject's choice.
+    """
     def head(text: Text) -> set[str]:
         return set([w for w in text.content if w not in ignore and w not in _ORDER_WORDS][:2])
 
-    return bool(head(old) - new.stems) and bool(head(new) - old.stems)
+    if bool(head(old) - new.stems) and bool(head(new) - old.stems):
+        return True
+    mine, theirs = _claim(new), _claim(old)
+    return bool(renamed(new, old) & head(new) & head(old)) and bool(mine - theirs) and bool(theirs - mine)
+
+
+def named(text: Text) -> dict[str, frozenset[str]]:
+    """The nouns ``text`` names with a value ("the v1 API"), and those values."""
+    out: dict[str, frozenset[str]] = {}
+    for q in text.quantities:
+        for noun in q.names:
+            out[noun] = out.get(noun, frozenset()) | {q.value}
+    return out
+
+
+def renamed(new: Text, old: Text) -> frozenset[str]:
+    """Nouns both texts name with values, none shared ("the v1 API" / "the v2 API"): two
+    things that share a head noun, not one."""
+    mine, theirs = named(new), named(old)
+    return frozenset(n for n in mine.keys() & theirs.keys() if not mine[n] & theirs[n])
+
+
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being", "am"})
+
+
+def _claim(text: Text) -> frozenset[str]:
+    """What a text says, for telling one claim from another: its content words with
+    their polarity, its change words ("deprecated"), its verbs that take one value
+    ("use", "returns"; not the copulas) and the values that name nothing ("100/min")."""
+    verbs = {stem(t.word) for t in text.tokens if t.word in EXCLUSIVE and t.word not in _COPULAS}
+    values = {f"{q.unit}={q.value}" for q in text.quantities if not q.names}
+    return frozenset(
+        {*text.asserted, *(f"not {s}" for s in text.denied), *text.changes, *verbs, *values}
+    )
 
 
 def _segment_head(tokens: Sequence[Token], at: int, step: int) -> str | None:
@@ -655,6 +695,8 @@ def order_flips(new: Text, old: Text) -> list[str]:
 def rejections(new: Text, old: Text, agreed: frozenset[str] = frozenset()) -> list[str]:
     """What one lesson says to stop using that the other uses (``agreed`` as above)."""
     # A word the other lesson also negates ("pg_repack, not VACUUM FULL") is rejected by both.
+    # "The v1 API is deprecated" rejects no "v2 API": another thing with the same head noun.
+    agreed = agreed | renamed(new, old)
     out = [f"rejects '{s}', which the existing lesson uses"
            for s in sorted(new.rejected & old.asserted - old.rejected - old.denied - agreed)]
     out += [f"uses '{s}', which the existing lesson rejects"
@@ -666,8 +708,8 @@ def substitution(new: Text, old: Text) -> tuple[tuple[str, ...], tuple[str, ...]
     """One contiguous slot that differs between two otherwise equal lessons, when it sits
     after a verb that admits one value ("uses X", "returns X"): (old words, new words)."""
     a, b = list(old.content), list(new.content)
-    if not a or not b:
-        return None
+    if not a or not b or renamed(new, old):
+        return None  # with "the v1 API" / "the v2 API" the lessons are not otherwise equal
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1

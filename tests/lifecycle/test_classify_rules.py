@@ -161,6 +161,45 @@ def test_times_of_two_events_do_not_conflict(old: str, new: str, expected: str) 
     assert verdict(old, new) == expected
 
 
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a value before a noun names which thing is meant; said of another one with another claim, it is news
+    ("The v1 API was deprecated.", "The v2 API was released.", "novel"),
+    ("The production cluster was drained.", "The staging cluster was upgraded.", "novel"),
+    ("Python 3.12 support was added.", "Python 3.8 support was dropped.", "novel"),
+    ("Python 3.8 support was dropped.", "Python 3.12 support was added.", "novel"),
+    ("The 2023 budget was approved.", "The 2024 budget was cut.", "novel"),
+    ("The v1 API returns JSON.", "The v2 API returns XML.", "novel"),
+    ("The v1 endpoint is enabled.", "The v2 endpoint is disabled.", "novel"),
+    ("The v1 API is not supported.", "The v2 API is supported.", "novel"),
+    ("The 2023 roadmap is public.", "The 2024 roadmap is private.", "novel"),
+    ("Use the v1 API.", "The v2 API is deprecated.", "novel"),
+    ("The v1 API was deprecated.", "Clients switched to the v2 API.", "novel"),
+    ("The v1 API rate limit is 100 requests per minute.", "The v2 API rate limit is 500 requests per minute.",
+     "novel"),
+    # lookalikes: the same claim of another value, or another claim of the same thing
+    ("The API version is v1.", "The API version is v2.", "contradicts"),
+    ("Backups have a 30-day retention.", "Backups have a 90-day retention.", "contradicts"),
+    ("The v1 API is the default.", "The v2 API is the default.", "contradicts"),
+    ("The v1 API is the default.", "The v2 API is now the default.", "contradicts"),
+    ("We deprecated the v1 API.", "We still support the v1 API.", "contradicts"),
+    ("Node 18 is required.", "Node 20 is required.", "contradicts"),
+    ("Use the v1 API.", "The v1 API is deprecated; use v2.", "contradicts"),
+    ("The v1 endpoint is enabled.", "The v1 endpoint is disabled.", "contradicts"),
+    ("Python 3.11 support was added.", "Python 3.11 support was dropped.", "contradicts"),
+    ("The API returns a 502 error when the upstream is slow.",
+     "The API returns a 504 error when the upstream is slow.", "contradicts"),
+    ("Run 3 replicas of the worker.", "Run 5 replicas of the worker.", "contradicts"),
+    ("The v1 API rate limit is 100 requests per minute.", "The v1 API rate limit is 500 requests per minute.",
+     "contradicts"),
+    # after a verb the named thing is the value of the subject's choice: a move is a change
+    ("Clients call the v1 API.", "Clients switched to the v2 API.", "contradicts"),
+    ("The mobile app talks to the v1 API.", "The mobile app was moved to the v2 API.", "contradicts"),
+    ("CI runs on Python 3.8 images.", "CI was upgraded to Python 3.12 images.", "contradicts"),
+])
+def test_a_value_that_names_the_thing_conflicts_only_in_the_same_claim(old: str, new: str, expected: str) -> None:
+    assert verdict(old, new) == expected
+
+
 def test_a_number_before_a_noun_names_it_unless_it_counts() -> None:
     assert [q.names for q in analyse("The v1 API and the 2023 budget.").quantities] == [("api",), ("budget",)]
     assert [q.names for q in analyse("Python 3.8 support was dropped.").quantities] == [("support",)]
