@@ -42,8 +42,22 @@ CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain
 def machine() -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(), "load": os.getloadavg(), "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version, "platform": platform.platform(),
+        "sqlite": sqlite3.sqlite_version, "platform": platform.platform(), "loop_ms": loop_ms(),
     }
+
+
+def loop_ms() -> float:
+    """How fast this machine runs Python now: the best of three timings of one fixed loop.
+    A shared machine's load average does not show a slower CPU; this does, so latencies
+    of two runs can be compared."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
 
 
 def _write(kind: str, data: dict[str, Any], charts: dict[str, str]) -> Path:
