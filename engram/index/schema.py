@@ -139,6 +139,12 @@ INSERT_TRIGGER = next(st for st in SCHEMA if "CREATE TRIGGER items_ai" in st)
 #: positions and sizes; a larger buffer saved no more and held more memory. Then the
 #: default is put back and (:data:`FORGET_HASHSIZE`) its configuration row dropped, so the
 #: tables are configured as a build row by row leaves them.
+#:
+#: Between the two, an 'optimize' merges what the rebuild wrote into one segment, so a
+#: query reads each term's postings from one b-tree rather than from every segment the
+#: rebuild left: at 100k items recall p95 fell from 24-27 to 16-20 ms and p50 from
+#: 8.2-8.8 to 5.9-8.0 ms (interleaved runs on a busy machine), for ~2 s more CPU per
+#: build. Later writes add small segments again, which FTS5's automerge keeps in check.
 FTS5_HASHSIZE, COLD_HASHSIZE = 1 << 20, 16 << 20
 FILL_FTS: tuple[str, ...] = tuple(
     statement
@@ -146,6 +152,7 @@ FILL_FTS: tuple[str, ...] = tuple(
     for statement in (
         f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {COLD_HASHSIZE})",
         f"INSERT INTO {table}({table}) VALUES ('rebuild')",
+        f"INSERT INTO {table}({table}) VALUES ('optimize')",
         f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS5_HASHSIZE})",
     )
 )
