@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engram.recall.when import MONTHS
+
 #: Irregular past forms the stemmer leaves alone ("kept" is not "keep"), to their base.
 #: General English; forms that are also common nouns ("left", "bit", "bound") are left out.
 _IRREGULAR_FORMS = (
@@ -44,9 +46,8 @@ IRREGULAR: dict[str, str] = {
     form: group.split()[0] for group in _IRREGULAR_FORMS for form in group.split()[1:]
 }
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH_NUMBER = {**MONTHS, "sept": 9}  # recall's month names, and one more abbreviation
+_MONTH = "(" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\.?"
 _ORDINAL = r"(?:st|nd|rd|th)?"
 #: Dates and clock times in their common spellings, rewritten to one token each
 #: ("1 March 2025", "March 1st, 2025" and "2025-03-01" → ``ymd20250301``; a date without
@@ -61,7 +62,7 @@ STAMP = re.compile(r"^(ymd\d{8}|md\d{4}|hm\d{4})$")
 
 
 def _date(day: str, month: str, year: str | None) -> str | None:
-    m, d = _MONTHS.index(month[:3]) + 1 if not month.isdigit() else int(month), int(day)
+    m, d = int(month) if month.isdigit() else _MONTH_NUMBER[month], int(day)
     if not (1 <= m <= 12 and 1 <= d <= 31):
         return None
     return f" ymd{year}{m:02d}{d:02d} " if year else f" md{m:02d}{d:02d} "

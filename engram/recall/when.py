@@ -24,9 +24,10 @@ from datetime import UTC, datetime, timedelta
 
 SLACK_DAYS = 14
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+#: English month names and their abbreviations, lower case, to the month's number.
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"((?:19|20)\d\d)"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -73,7 +74,7 @@ def date_words(text: str) -> frozenset[str]:
     spans = _read(text)[1]
     return frozenset(
         w.lower() for a, b in spans for w in re.findall(r"[^\W_]+", text[a:b])
-        if w.lower() in _MONTHS or w.isdigit()
+        if w.lower() in MONTHS or w.isdigit()
     )
 
 
@@ -89,13 +90,13 @@ def _read(text: str) -> tuple[tuple[Period, ...], list[tuple[int, int]]]:
             if form == "iso":
                 period = _span(int(g[0]), int(g[1]), int(g[2]))
             elif form == "mdy":
-                period = _span(int(g[2]), _MONTHS[g[0].lower()], int(g[1]))
+                period = _span(int(g[2]), MONTHS[g[0].lower()], int(g[1]))
             elif form == "dmy":
-                period = _span(int(g[2]), _MONTHS[g[1].lower()], int(g[0]))
+                period = _span(int(g[2]), MONTHS[g[1].lower()], int(g[0]))
             elif form == "my":
-                period = _span(int(g[1]), _MONTHS[g[0].lower()])
+                period = _span(int(g[1]), MONTHS[g[0].lower()])
             elif form == "m":
-                period = Period(None, None, _MONTHS[g[0].lower()])
+                period = Period(None, None, MONTHS[g[0].lower()])
             else:
                 period = _span(int(g[0]))
             if period is not None and period not in found:
