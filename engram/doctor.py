@@ -64,7 +64,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -398,15 +398,9 @@ def _review_needed(state: VaultState) -> list[Problem]:
 def _leftover_temps(state: VaultState) -> list[Problem]:
     problems = []
     cutoff = time.time() - 3600
-    for path in state.root.rglob(f"*{TEMP_SUFFIX}"):
-        if ".git" in path.parts:
+    for rel, path, st in _temp_files(state.root):
+        if st.st_mtime > cutoff:
             continue
-        try:
-            if path.stat().st_mtime > cutoff:
-                continue
-        except OSError:
-            continue
-        rel = path.relative_to(state.root).as_posix()
         problems.append(
             Problem(
                 "leftover-temp",
@@ -416,7 +410,33 @@ def _leftover_temps(state: VaultState) -> list[Problem]:
                 _fix=partial(remove, path),
             )
         )
-    return problems
+    return sorted(problems, key=lambda p: p.path)
+
+
+def _temp_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
+    """(relpath, path, lstat) of each temp file under ``root``, hidden folders included
+    (``.engram/`` is written atomically too), never entering a ``.git`` folder or a
+    symlinked one. Things come and go while this walks — git's temp and lock folders
+    during a sync, an editor's swap files — so a folder or file gone (or replaced)
+    between its listing and its reading is simply not there."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # vanished, now a file, or unreadable: nothing of ours to find
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != ".git":
+                        stack.append(Path(entry.path))
+                elif entry.name.endswith(TEMP_SUFFIX):
+                    path = Path(entry.path)
+                    yield path.relative_to(root).as_posix(), path, entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
 
 
 def _trust_problems(state: VaultState) -> list[Problem]:
