@@ -91,3 +91,27 @@ def test_cli_init_with_remote_prints_the_teammate_commands(tmp_path: Path) -> No
     assert out.exit_code == 0, out.output
     assert f"pushed to origin/master ({origin})" in out.stdout
     assert out.stdout.rstrip().endswith(f"a teammate joins with:\n  git clone {origin} origin\n  cd origin\n  engram sync")
+
+
+def _no_repository(remote: str, path: Path, verb: str = "fetch from") -> str:
+    return (
+        f"cannot {verb} {remote}: '{path}' does not appear to be a git repository — {remote}'s path does not exist"
+        f" or is not a git repository; fix it with `git remote set-url {remote} URL` (or `git remote remove"
+        f" {remote}`, then `engram remote add URL`)"
+    )
+
+
+def test_sync_to_a_remote_path_that_does_not_exist_says_what_is_wrong_and_what_to_do(tmp_path: Path) -> None:
+    """Issue 26: git's last line was quoted ("cannot fetch from origin: and the repository
+    exists."); its first line says what is wrong."""
+    gone, plain = tmp_path / "nonexistent" / "path.git", tmp_path / "plain"
+    plain.mkdir()
+    with Vault.init(tmp_path / "a") as a:
+        a.create("Kept for later", "x")
+        git(a.root, "remote", "add", "origin", str(gone))
+        assert a.sync().offline == _no_repository("origin", gone)
+        out = CliRunner().invoke(cli, ["--vault", str(a.root), "sync"])
+        assert out.exit_code == 0, out.output
+        assert f"offline: {_no_repository('origin', gone)}; your commits are kept" in out.output
+        git(a.root, "remote", "set-url", "origin", str(plain))  # a folder, but not a repository
+        assert a.sync().offline == _no_repository("origin", plain)
