@@ -66,6 +66,8 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "verificationStatus": VERIFICATION_STATUSES,
 }
 _ID_LINE = re.compile(r"(?m)^id[ \t]*:")
+#: A file that opens like an engram item: the ``---`` fence, then an ``id:`` line.
+_UNCLOSED_ITEM = re.compile(r"---[ \t]*\r?\nid[ \t]*:")
 _MAX_TITLE = 300
 
 
@@ -162,6 +164,12 @@ def read_note_meta(data: bytes, rel: str, rendered_from: Mapping[str, Any] | Non
     except codec.CodecError as exc:
         raise format_error(rel, exc) from exc
     front, body = split_note(text)
+    if front is None and _UNCLOSED_ITEM.match(text):
+        # engram's writer puts ``id:`` right under the opening fence: this is an item
+        # whose write stopped before the frontmatter closed, not a plain note to adopt.
+        raise FormatError(rel, "its frontmatter starts like an engram item's (--- then id:) but never closes "
+                          "(a write that stopped half-way?); finish it with a '---' line after the "
+                          "frontmatter, or restore it with `git checkout -- FILE`")
     raw: Any = {}
     front_error: str | None = None
     if front is not None and front.strip():

@@ -7,9 +7,9 @@ edited before sync commits them:
 
 - ``contentHash``/``contentSize`` are recomputed from the content (for this clone's own
   edits before a commit, the edit is also recorded as a new version, as every engram
-  writer records an outside edit), **unless** the
-  content looks cut short against the previous version (see :func:`cut_short`): a
-  truncated write must never be blessed with a matching hash. Such a file is listed in
+  writer records an outside edit — staging has already vetted them as whole), **unless**
+  content that arrived from elsewhere looks cut short against the previous version (see
+  :func:`cut_short`): a truncated write must never be blessed with a matching hash. Such a file is listed in
   :attr:`Settled.suspect` and left for ``engram doctor``, which shows the diff and asks;
 - the ``## Synapses (derived)`` section is regenerated for the touched items, the items
   at either end of a touched edge and the neighbours of a touched item (whose title or
@@ -72,6 +72,15 @@ def cut_short(previous: str, current: str) -> bool:
     leaves). A person who deleted the last lines on purpose confirms it with
     ``engram doctor --accept``."""
     return current != previous and previous.startswith(current.rstrip("\n"))
+
+
+def stopped_mid_line(previous: str, current: str) -> bool:
+    """Whether ``current`` is ``previous`` cut off inside a line — a write that stopped
+    half-way. Deleting whole lines in an editor (the last ones too) never looks so."""
+    cut = current.rstrip("\n")  # the reader ends content with a newline
+    if current == previous or not cut or not previous.startswith(cut) or len(previous) == len(cut):
+        return False
+    return previous[len(cut)] != "\n"
 
 
 def content_of(data: bytes | None) -> str | None:
@@ -161,7 +170,9 @@ def _settle_item(
     lines = derived.lines_for(state.index, item)
     fresh = item
     if changed and edited_outside(item):
-        before = content_of(previous(rel)) if previous is not None else None
+        # This clone's own edit reached here vetted as whole and stable: shorter text is
+        # the person's choice. Only content that arrived from elsewhere is judged.
+        before = content_of(previous(rel)) if previous is not None and not record else None
         if before is not None and cut_short(before, item.content):
             out.suspect.append(rel)
         else:

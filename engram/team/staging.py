@@ -9,17 +9,23 @@ the report with the reason, the sync ending "partial" — when it is:
 - not a regular file (a symbolic link, a FIFO, a device), or over its reader's size
   limit;
 - an item, a synapse, a proposal or ``engram.yaml`` that does not parse with the
-  canonical reader,
-  or a file that was an item in the last commit and no longer is one (0 bytes, or its
-  frontmatter gone);
-- an item whose content looks cut short against the committed version and whose
-  ``contentHash`` does not vouch for it (:func:`engram.team.settle.cut_short`): what an
-  editor or a crash leaves when a write stops half-way. ``engram doctor`` shows the
-  difference; ``engram doctor --accept PATH`` keeps the shorter text;
+  canonical reader, a file that starts like an engram item (``---`` then ``id:``) but
+  whose frontmatter never closes (a write that stopped half-way), or a file that was an
+  item in the last commit and no longer is one (0 bytes, or its frontmatter gone);
 - still being written: changed within the settle window (``sync.settleSeconds``,
   default 1 s) and changed again when looked at after it. Files engram wrote itself
   (canonical bytes, a matching hash) and removals engram's audit log records are not
   waited for: engram writes atomically.
+
+- an item whose content is the committed content cut off *in the middle of a line*
+  (:func:`engram.team.settle.stopped_mid_line`): what a write that stopped half-way
+  leaves, and what no editor's line deletion does. ``engram doctor`` shows the
+  difference; ``engram doctor --accept PATH`` keeps the shorter text.
+
+Otherwise a file that parses and is stable is the person's edit, whatever it removed:
+deleting whole lines — the last ones included — is an ordinary edit. A held file never
+stops the clone from syncing: when a pull changes it too, it is carried across the pull
+in its file (:mod:`engram.team.held`) and merged with the pulled version once whole.
 
 The files that pass are settled (:mod:`engram.team.settle`: a person's body edit is
 recorded — a new ``contentHash`` and version — and stale link sections are
@@ -50,8 +56,9 @@ from engram.store.format import is_canonical
 from engram.store.fsio import TEMP_SUFFIX
 from engram.store.notes import FILE, Note, read_note
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
+from engram.team import held as held_edits
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
-from engram.team.settle import Settled, cut_short, settle
+from engram.team.settle import Settled, settle, stopped_mid_line
 from mergedriver import codec
 
 #: Files no sync commits: editors' swap, backup, lock and partial-save files.
@@ -92,6 +99,8 @@ class Staged:
     committed: int = 0
     held: list[Held] = field(default_factory=list)
     settled: Settled | None = None
+    joined: list[str] = field(default_factory=list)  # edits merged with what was pulled under them
+    flagged: list[str] = field(default_factory=list)  # … whose merge kept a conflict for review
 
 
 def commit_local(
@@ -122,6 +131,20 @@ def commit_local(
     head = repo.rev("HEAD")
     held: list[Held] = []
     accepted, committed = _vet_all(repo, state, prefix, head, settle_seconds, held, written)
+    # An edit a pull was carried across (engram.team.held) is merged with what was pulled
+    # under it before it is committed, never committed over it.
+    joined = held_edits.merge_pending(
+        repo, state, committed, {a.rel: a.data for a in accepted if a.data is not None},
+        {a.rel for a in accepted} | {h.path for h in held},
+    )
+    if joined:
+        results = {m.rel: m for m in joined}
+        held += [Held(m.rel, f"changed here and on the remote, and the two could not be merged ({m.reason}); "
+                      "edit it to keep what you want of both, then run `engram sync`") for m in joined if m.data is None]
+        accepted = [
+            replace(a, data=results[a.rel].data, trusted=False, young=False) if a.rel in results else a
+            for a in accepted if a.rel not in results or results[a.rel].data is not None
+        ]
     # A person's edits are recorded, with fresh links. What that makes engram write
     # (its atomic writes: this file, a neighbour's link section) is vetted once more,
     # without waiting again.
@@ -140,6 +163,8 @@ def commit_local(
             done = {*(a.rel for a in accepted), *settled.restamped, *settled.regenerated, *written}
             accepted, _ = _vet_all(repo, state, prefix, head, settle_seconds, held, done)
     entries = _entries(repo, prefix, accepted)
+    merged = [m.rel for m in joined if m.data is not None]
+    flagged = [m.rel for m in joined if m.data is not None and not m.clean]
     if not entries:
         return Staged(0, held, settled)
     if before_commit is not None:
@@ -154,10 +179,16 @@ def commit_local(
             return Staged(0, held, settled)
         repo.run("commit", "--quiet", "--no-edit", "-m", message(len(entries)), env={**env, **index})
     _update_real_index(repo, info)
-    return Staged(len(entries), held, settled)
+    return Staged(len(entries), held, settled, merged, flagged)
 
 
 # --------------------------------------------------------------------------- vetting
+
+
+def uncommitted(repo: GitRepo, prefix: str, head: str | None) -> set[str]:
+    """The vault's files (vault-relative) that differ from ``head`` in the work tree."""
+    lead = prefix + "/" if prefix else ""
+    return {path[len(lead):] for path in _candidates(repo, prefix, head)}
 
 
 def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str | None]:
@@ -258,6 +289,8 @@ def _vet(
         return Held(rel, f"cannot be read: {exc.strerror or exc}")
     problem, trusted = _check(kind, data, committed)
     if problem is not None:
+        if "`" not in problem:  # say what settles it, unless the reason does already
+            problem += f" — fix it (or drop the edit: `git checkout -- {rel}`), then `engram sync`"
         return Held(rel, problem)
     mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
     stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
@@ -285,10 +318,10 @@ def _check(kind: str | None, data: bytes, committed: bytes | None) -> tuple[str 
             if before is not None and before.identity == FILE:
                 return "no longer an engram item (its frontmatter or id is gone; it was one in the last commit)", False
             return None, False  # a person's plain note: shared as it is
-        if edited_outside(note.item) and before is not None and cut_short(before.item.content, note.item.content):
+        if edited_outside(note.item) and before is not None and stopped_mid_line(before.item.content, note.item.content):
             return (
-                f"looks cut short: its content is {len(note.item.content.encode())} of the "
-                f"{len(before.item.content.encode())} bytes of the committed version (`engram doctor` shows the "
+                f"looks cut off in the middle of a line: its content is the first {len(note.item.content.encode())} "
+                f"of the {len(before.item.content.encode())} bytes of the committed version (`engram doctor` shows the "
                 "difference; `engram doctor --accept PATH` keeps it)"
             ), False
         return None, is_canonical(data) and not edited_outside(note.item)  # engram wrote it, hash and all

@@ -49,12 +49,12 @@ from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
-from engram.team import authorship, precommit
+from engram.team import authorship, held, precommit
 from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
 from engram.team.journal import Journal, recover
 from engram.team.settle import Settled, between, keep_in_trash
-from engram.team.staging import Held, commit_local
+from engram.team.staging import Held, commit_local, uncommitted
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver.records import append_records
 
@@ -93,6 +93,10 @@ class SyncReport:
     trashed: list[str] = field(default_factory=list)
     suspect: list[str] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
+    #: Uncommitted edits the pull also changed, kept in their files across it; each is
+    #: merged with the pulled version when it is committed (engram.team.held).
+    carried: list[str] = field(default_factory=list)
+    joined: list[str] = field(default_factory=list)  # … and those merged now
     settled: list[str] = field(default_factory=list)  # learn decisions finished after a merge
     #: Trust (engram.trust): items quarantined, redacted or made private before committing
     #: or after a merge, and secrets that arrived from the remote (to be rotated).
@@ -138,8 +142,10 @@ class SyncReport:
         out: list[str] = list(self.recovered)
         if self.committed:
             out.append(f"committed {self.committed} local change(s)")
-        for held in self.held:
-            out.append(f"held back {held.path}: {held.reason}")
+        for waiting in self.held:
+            out.append(f"held back {waiting.path}: {waiting.reason}")
+        for path in self.joined:
+            out.append(f"merged your edit to {path} with the change pulled while it waited")
         if self.remote is None:
             out.append("no remote configured: committed locally only (add one with `engram remote add URL`)")
         if self.fast_forward:
@@ -174,6 +180,10 @@ class SyncReport:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
             out.append(f"pushed to {self.remote}/{self.branch}" + (" (new branch)" if self.created_upstream else ""))
+        for path in self.carried:
+            if path not in self.joined:
+                out.append(f"kept your uncommitted edit to {path} over the pulled version; the sync that commits "
+                           "it merges the two")
         if self.partial:
             out.append(f"partial: {len(self.held)} file(s) held back; the next sync takes them once they are whole")
         return out or ["already up to date"]
@@ -252,6 +262,9 @@ class _Run:
             if recovery.settle is not None:
                 self._settle(*recovery.settle, report, "engram sync: settle after an interrupted sync")
             self.keep_journal = False
+        with self.state.lock.hold():  # edits a killed sync had set aside go back in their files
+            report.recovered += [f"put back your uncommitted edit to {rel} (set aside by an interrupted sync)"
+                                 for rel in held.recover(self.state)]
         _check_ready(repo)
         if current is None:
             raise GitError("HEAD is detached; sync needs a branch.", hint="Check out one, e.g. `git switch main`.")
@@ -323,6 +336,8 @@ class _Run:
             )
         report.committed += staged.committed if local else 0
         report.held = list(staged.held)
+        report.joined += staged.joined
+        report.flagged += [path for path in staged.flagged if path not in report.flagged]
         report.absorb(staged.settled)
 
     def _integrate(self, upstream: str, report: SyncReport) -> None:
@@ -421,18 +436,23 @@ class _Run:
             keep_in_trash(self.state, self._vault_rel(path), data, plan.gone)
 
     def _move_work_tree(self, old: str | None, new: str, report: SyncReport) -> None:
-        """Fast-forward HEAD, index and files to ``new`` with git's own machinery; git
-        refuses rather than clobber a local change."""
+        """Fast-forward HEAD, index and files to ``new`` with git's own machinery. Local
+        edits the update would touch (files held back, or saved during the merge) are
+        carried across it (:mod:`engram.team.held`) instead of making git refuse."""
+        aside = held.set_aside(self.repo, self.state, self.prefix, old, new, uncommitted(self.repo, self.prefix, old))
         self.journal.step("checkout", old=old or EMPTY_TREE, new=new)
         out = self.repo.run("merge", "--ff-only", "--quiet", "--no-stat", new, check=False, env=HOOK_ENV)
-        if out.status == 0:
-            return
+        if out.status == 0 or self.repo.rev("HEAD") == old:  # moved, or refused before touching anything
+            carried = held.put_back(self.state, aside)
+            if out.status == 0:
+                report.carried += [rel for rel in carried if rel not in report.carried]
+                return
         if "overwritten" not in out.text and self.repo.rev("HEAD") != old:
             self.keep_journal = True  # git may have stopped half-way: the next sync finishes it
-        held = [h.path for h in report.held if h.path in out.text]
+        waiting = [h.path for h in report.held if h.path in out.text]
         raise GitError(
             f"a file changed while sync was merging ({out.text.splitlines()[0] if out.text else 'git refused'})"
-            + (f"; held back here and changed on the remote too: {', '.join(held)}" if held else "") + ".",
+            + (f"; held back here and changed on the remote too: {', '.join(waiting)}" if waiting else "") + ".",
             hint="Nothing was changed and your edits are kept; finish or fix that file, then run `engram sync` again.",
         )
 

@@ -53,7 +53,7 @@ def test_a_half_written_item_is_not_committed_and_the_peers_copy_stays_intact(pa
     other = alice.create("Unrelated", "fine\n").item
     report = alice.sync()
     assert report.partial and [h.path for h in report.held] == [rel]
-    assert "looks cut short" in report.held[0].reason and "engram doctor" in report.held[0].reason
+    assert "cut off in the middle of a line" in report.held[0].reason and "engram doctor" in report.held[0].reason
     assert committed(alice, rel) == full  # the commit kept the whole version
     assert other.path is not None and committed(alice, other.path) is not None  # the rest went out
     bob.sync()
@@ -198,7 +198,7 @@ def test_sync_never_blesses_a_cut_short_item_while_it_folds_or_refreshes_links(
     else:
         alice.update(other.id, {"title": "Neighbour renamed"})  # rewrites the link section of rel
     report = alice.sync()
-    assert [h.path for h in report.held] == [rel] and "looks cut short" in report.held[0].reason
+    assert [h.path for h in report.held] == [rel] and "cut off in the middle of a line" in report.held[0].reason
     assert committed(alice, rel) == full
     meta, content, _ = codec.parse_engram((alice.root / rel).read_bytes())
     assert meta["contentHash"] != codec.content_hash(content), "the truncated body was blessed"
