@@ -13,7 +13,10 @@ Every answer git gives is sorted into one of four kinds:
   ``update`` hook, a quota): retrying cannot help, so sync stops and quotes the
   remote's own words (its ``remote:`` lines);
 - ``unreachable`` — no answer (no network, wrong URL, no access): the local commits
-  stay for the next sync.
+  stay for the next sync. The detail quotes the line of git's answer that names the
+  trouble (:func:`explain`: not the generic "Could not read from remote repository…"
+  git closes with), and, for a URL that leads to no repository or refused access,
+  what to fix.
 
 A branch that does not exist on the remote yet is ``missing`` for a fetch (the first
 push creates it).
@@ -22,6 +25,7 @@ push creates it).
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 from engram.team.gitstore import GitRepo
@@ -31,6 +35,17 @@ _RACE = (
     "fetch first", "non-fast-forward", "failed to update ref", "cannot lock ref", "failed to lock",
     "incorrect old value", "unable to create", "stale info", "reference already exists",
 )
+
+
+#: git's generic closing lines after a failed fetch or push: they never say what is wrong.
+_BOILERPLATE = (
+    "could not read from remote repository", "please make sure you have the correct access rights",
+    "and the repository exists",
+)
+#: git's (or a host's) words for a URL that leads to no repository.
+_NO_REPOSITORY = re.compile(r"does not appear to be a git repository|repository (?:'[^']*' )?not found")
+#: ... and for access refused, or credentials git could not ask for.
+_NO_ACCESS = re.compile(r"permission denied|authentication failed|could not read (?:username|password)|access denied")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +67,11 @@ def fetch(repo: GitRepo, remote: str, branch: str, env: dict[str, str]) -> Answe
     text = out.text.lower()
     if "couldn't find remote ref" in text:
         return Answer("missing")
-    last = out.text.splitlines()[-1] if out.text else "no answer"
+    if _NO_REPOSITORY.search(text):  # before the race test: the URL may hold ".lock"
+        return Answer("unreachable", explain(remote, "fetch from", out.text))
     if "cannot lock ref" in text or ".lock" in text:
-        return Answer("race", last)
-    return Answer("unreachable", f"cannot fetch from {remote}: {last}")
+        return Answer("race", out.text.splitlines()[-1])
+    return Answer("unreachable", explain(remote, "fetch from", out.text))
 
 
 def push(repo: GitRepo, remote: str, branch: str) -> Answer:
@@ -75,8 +91,29 @@ def push(repo: GitRepo, remote: str, branch: str) -> Answer:
         return Answer("race", why, said)
     if "[remote rejected]" in reason:
         return Answer("refused", why, said)
-    last = out.text.splitlines()[-1] if out.text else "no answer"
-    return Answer("unreachable", f"cannot push to {remote}: {last}", said)
+    return Answer("unreachable", explain(remote, "push to", out.text), said)
+
+
+def explain(remote: str, verb: str, text: str) -> str:
+    """``cannot <verb> <remote>: <git's line>``, and what to fix when that says the URL
+    leads to no repository or access was refused (a network that is down needs only a
+    later sync). git's line is its first ``fatal:``/``error:`` line that is not its
+    generic closing (:data:`_BOILERPLATE`), else its first other line (ssh's own, say)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not any(words in line.lower() for words in _BOILERPLATE)]
+    fatal = [line for line in lines if line.lower().startswith(("fatal:", "error:"))]
+    line = (fatal or lines or ["no answer"])[0]
+    line = line.split(":", 1)[1].strip() if fatal else line
+    said = f"cannot {verb} {remote}: {line.rstrip('.')}"
+    lowered = text.lower()
+    if _NO_REPOSITORY.search(lowered):
+        return (
+            f"{said} — {remote}'s path does not exist or is not a git repository; fix it with"
+            f" `git remote set-url {remote} URL` (or `git remote remove {remote}`, then `engram remote add URL`)"
+        )
+    if _NO_ACCESS.search(lowered):
+        return f"{said} — access was refused; check the key or token git uses for {remote}, and its URL (`git remote -v`)"
+    return said
 
 
 def backoff(attempt: int, *, base: float = 0.1, cap: float = 2.0) -> float:

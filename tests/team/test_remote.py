@@ -11,8 +11,10 @@ from click.testing import CliRunner
 
 from engram.cli import cli
 from engram.errors import GitError, InvalidInput
-from engram.team.gitstore import merge_driver_status
+from engram.team import remote as wire
+from engram.team.gitstore import GitRepo, merge_driver_status
 from engram.vault import Vault
+from tests.git_helpers import commit_all
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -115,3 +117,44 @@ def test_sync_to_a_remote_path_that_does_not_exist_says_what_is_wrong_and_what_t
         assert f"offline: {_no_repository('origin', gone)}; your commits are kept" in out.output
         git(a.root, "remote", "set-url", "origin", str(plain))  # a folder, but not a repository
         assert a.sync().offline == _no_repository("origin", plain)
+
+
+def test_a_push_to_a_missing_remote_path_says_the_same(tmp_path: Path) -> None:
+    gone = tmp_path / "nonexistent" / "path.git"
+    with Vault.init(tmp_path / "a") as a:
+        a.create("Kept for later", "x")
+        commit_all(a, "something to push")
+        git(a.root, "remote", "add", "origin", str(gone))
+        with GitRepo(a.root) as repo:
+            answer = wire.push(repo, "origin", "main")
+    assert (answer.kind, answer.detail) == ("unreachable", _no_repository("origin", gone, "push to"))
+
+
+_CLOSING = "fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n"
+
+
+@pytest.mark.parametrize(("said", "detail"), [
+    # GitHub over https and over ssh: no repository at that URL
+    ("remote: Repository not found.\nfatal: repository 'https://github.com/acme/nope.git/' not found\n",
+     "cannot fetch from origin: repository 'https://github.com/acme/nope.git/' not found — origin's path does not"
+     " exist or is not a git repository; fix it with `git remote set-url origin URL` (or `git remote remove"
+     " origin`, then `engram remote add URL`)"),
+    ("ERROR: Repository not found.\n" + _CLOSING,
+     "cannot fetch from origin: Repository not found — origin's path does not exist or is not a git repository;"
+     " fix it with `git remote set-url origin URL` (or `git remote remove origin`, then `engram remote add URL`)"),
+    # no access
+    ("git@github.com: Permission denied (publickey).\n" + _CLOSING,
+     "cannot fetch from origin: git@github.com: Permission denied (publickey) — access was refused; check the key"
+     " or token git uses for origin, and its URL (`git remote -v`)"),
+    ("fatal: could not read Username for 'https://github.com': terminal prompts disabled\n",
+     "cannot fetch from origin: could not read Username for 'https://github.com': terminal prompts disabled"
+     " — access was refused; check the key or token git uses for origin, and its URL (`git remote -v`)"),
+    # no network: git's own line, and nothing to fix (the next sync tries again)
+    ("ssh: Could not resolve hostname nohost.invalid: Name or service not known\n" + _CLOSING,
+     "cannot fetch from origin: ssh: Could not resolve hostname nohost.invalid: Name or service not known"),
+    ("fatal: unable to access 'https://nohost.invalid/x.git/': Could not resolve host: nohost.invalid\n",
+     "cannot fetch from origin: unable to access 'https://nohost.invalid/x.git/': Could not resolve host: nohost.invalid"),
+    ("", "cannot fetch from origin: no answer"),
+])
+def test_git_answers_are_quoted_by_the_line_that_says_what_is_wrong(said: str, detail: str) -> None:
+    assert wire.explain("origin", "fetch from", said) == detail
