@@ -16,7 +16,10 @@ edited before sync commits them:
   path the section shows);
 - an edge whose endpoint no longer exists — the item was deleted on another clone, or
   the edge arrived pointing at nothing — goes to ``.engram/trash/`` (the rule
-  ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it;
+  ``doctor --fix`` applies to ``dangling-synapse``), and its empty folder with it. An
+  item no longer exists when no file in the vault carries its id: an index that was
+  never built, or lags the files, is brought level with them before it may say so
+  (:class:`VaultItems`);
 - after a merge or a pull (:func:`between`), this clone's last copy of every item the
   change removed goes to the trash too, so ``engram trash list`` and ``engram restore``
   work on every clone, not only on the one that deleted it. Both land in the bin of the
@@ -37,7 +40,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from engram.errors import FormatError
-from engram.index.rows import classify
+from engram.index.rows import BAD_KINDS, classify
 from engram.items import derived
 from engram.items.state import VaultState, edited_outside, settled
 from engram.store.format import is_canonical, parse_engram, write_engram
@@ -116,10 +119,11 @@ def settle(
             if classify(rel) == "synapse" and rel not in edges and previous is not None:
                 ends.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(previous(rel) or b""))
         edges.update(_incident_paths(state, set(removed)))
+        vault = VaultItems(state)
         for rel in sorted(edges):
             for edge in state.index.query("SELECT source, target FROM synapses WHERE path = ?", (rel,)):
                 ends.update((edge["source"], edge["target"]))
-                missing = sorted(end for end in (edge["source"], edge["target"]) if not _known(state, end))
+                missing = sorted(end for end in (edge["source"], edge["target"]) if not vault.exist(end))
                 if missing:
                     _trash(state, rel, missing[0])
                     out.trashed.append(rel)
@@ -136,8 +140,44 @@ def settle(
     return out
 
 
-def _known(state: VaultState, item_id: str) -> bool:
-    return bool(state.index.query("SELECT 1 FROM items WHERE id = ? LIMIT 1", (item_id,)))
+class VaultItems:
+    """Which items the vault holds, for deciding that an edge's endpoint is gone.
+
+    Asked of an index that has seen the whole vault: a clone's index may never have been
+    built (a clone set up with only the hooks) or may lag the files (a pull that ran no
+    hook), so the first id it does not know brings it level with the files before an
+    item is called deleted. A file that does not parse still holds its id's item: an
+    item is gone only when no file in the vault carries its id."""
+
+    def __init__(self, state: VaultState) -> None:
+        self._state = state
+        self._unparsed: set[str] | None = None  # ids in files that do not parse, once level
+
+    def exist(self, item_id: str) -> bool:
+        if self._indexed(item_id):
+            return True
+        if self._unparsed is None:
+            self._state.refresh()
+            self._unparsed = self._ids_of_unparsed()
+            if self._indexed(item_id):
+                return True
+        return item_id in self._unparsed
+
+    def _indexed(self, item_id: str) -> bool:
+        return bool(self._state.index.query("SELECT 1 FROM items WHERE id = ? LIMIT 1", (item_id,)))
+
+    def _ids_of_unparsed(self) -> set[str]:
+        marks = ",".join("?" * len(BAD_KINDS))
+        ids = set()
+        for row in self._state.index.query(f"SELECT path FROM files WHERE kind IN ({marks})", BAD_KINDS):
+            try:
+                with self._state.abspath(row["path"]).open("rb") as handle:
+                    found = _ID.search(handle.read(4096))
+            except OSError:
+                continue
+            if found is not None:
+                ids.add(found.group(1).decode("utf-8", "replace"))
+        return ids
 
 
 def _incident_paths(state: VaultState, ids: set[str]) -> list[str]:
@@ -225,18 +265,22 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
 
     out = settle(state, changes, removed=removed, previous=previous)
     with state.lock.hold():
+        vault = VaultItems(state)
         for rel, sha in sorted(shas.items()):
             if changes[rel].new_sha is None:
-                keep_in_trash(state, rel, blobs[sha])
+                keep_in_trash(state, rel, blobs[sha], vault=vault)
     return out
 
 
-def keep_in_trash(state: VaultState, rel: str, data: bytes, gone: Collection[str] | None = None) -> None:
+def keep_in_trash(
+    state: VaultState, rel: str, data: bytes, gone: Collection[str] | None = None, *, vault: VaultItems | None = None
+) -> None:
     """Keep this clone's copy of a file a change removed (``rel``, vault-relative) in the
     trash when it belonged to an item that is gone now — the item itself, or an edge of
     it — in that item's bin, as ``delete`` keeps its own. Once: settling the same change
     again adds nothing. Other files (an item moved, not deleted) are not kept. ``gone``
-    names the deleted items when the index does not know yet (a merge not checked out)."""
+    names the deleted items when the index does not know yet (a merge not checked out);
+    otherwise ``vault`` (one per settle, made here when not given) says which items are."""
     kind = classify(rel)
     if kind == "item":
         found = _ID.search(data)
@@ -245,7 +289,10 @@ def keep_in_trash(state: VaultState, rel: str, data: bytes, gone: Collection[str
         ids = sorted(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data))
     else:
         return
-    deleted = [i for i in ids if (i in gone if gone is not None else not _known(state, i))]
+    if gone is None:
+        present = vault if vault is not None else VaultItems(state)
+        gone = [i for i in ids if not present.exist(i)]
+    deleted = [i for i in ids if i in gone]
     if not deleted:
         return
     base = state.state_dir / "trash" / deleted[0]
