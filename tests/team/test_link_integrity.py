@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
 from engram.vault import Vault
 from mergedriver import codec
-from tests.git_helpers import bare_origin, first_machine, git
+from tests.git_helpers import bare_origin, clean, clone_machine, first_machine, git, tracked
 
 
 def hooked_clone(tmp: Path, origin: Path, name: str) -> Path:
@@ -82,3 +83,89 @@ def test_a_pull_keeps_a_link_to_an_item_a_stale_index_does_not_know(tmp_path: Pa
     with Vault.open(bob, actor="bob") as vault:
         vault.sync()
     assert evidence_at(origin, "main", rel) == ["E-seed", "E-more"]
+
+
+# --------------------------------------------------------------------------- a delete undone
+
+
+def links_of(vault: Vault, item_id: str) -> dict[str, list[str]]:
+    """The edges of an item: kind → evidence, in the order written."""
+    vault.refresh()
+    return {s.kind: [e.description for e in s.evidence] for s in vault.synapses(item_id)}
+
+
+def converge(order: list[Vault], everyone: list[Vault], origin: Path) -> None:
+    for vault in (*order, *order):
+        assert not vault.sync().partial
+    first = tracked(everyone[0].root)
+    assert all(tracked(v.root) == first for v in everyone) and all(clean(v.root) for v in everyone)
+    assert git(origin, "rev-parse", "main").stdout == git(everyone[0].root, "rev-parse", "HEAD").stdout
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Path, Vault, Vault, Vault]:
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    return origin, alice, clone_machine(tmp_path, origin, "bob"), clone_machine(tmp_path, origin, "carol")
+
+
+@pytest.mark.parametrize("order", ["alice bob carol", "bob alice carol", "carol alice bob"])
+def test_an_undone_delete_brings_back_the_links_as_they_were_last_changed(
+    team: tuple[Path, Vault, Vault, Vault], order: str
+) -> None:
+    origin, alice, bob, carol = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    z = alice.create("Z", "z\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    for vault in (alice, bob, carol):
+        vault.sync()
+    alice.delete(x.id)
+    bob.link(x.id, "extends", y.id, evidence="E-more")  # only x's links: the delete beats these on bob
+    bob.link(x.id, "causes", z.id, evidence="E-new")
+    carol.update(x.id, {"content": "x, improved\n"})  # an edit: the delete is undone
+    named = {"alice": alice, "bob": bob, "carol": carol}
+    converge([named[name] for name in order.split()], [alice, bob, carol], origin)
+    for vault in (alice, bob, carol):
+        assert vault.get(x.id).content == "x, improved\n"
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
+
+
+def test_an_undone_delete_brings_back_the_links_the_deleting_side_changed_first(
+    team: tuple[Path, Vault, Vault, Vault],
+) -> None:
+    origin, alice, bob, _ = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    z = alice.create("Z", "z\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    alice.sync()
+    bob.sync()
+    alice.link(x.id, "extends", y.id, evidence="E-more")
+    alice.link(x.id, "causes", z.id, evidence="E-new")
+    alice.sync()  # shared: the delete below removes what the team had
+    alice.delete(x.id)
+    bob.update(x.id, {"content": "x, improved\n"})  # bob has not pulled since
+    converge([alice, bob], [alice, bob], origin)
+    for vault in (alice, bob):
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
+
+
+@pytest.mark.parametrize("order", ["deleter-first", "editor-first"])
+def test_a_delete_undone_by_the_side_that_changed_the_links_keeps_them(
+    team: tuple[Path, Vault, Vault, Vault], order: str
+) -> None:
+    origin, alice, bob, _ = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    z = alice.create("Z", "z\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    alice.sync()
+    bob.sync()
+    alice.delete(x.id)
+    bob.update(x.id, {"content": "x, improved\n"})
+    bob.link(x.id, "extends", y.id, evidence="E-more")
+    bob.link(x.id, "causes", z.id, evidence="E-new")
+    converge([alice, bob] if order == "deleter-first" else [bob, alice], [alice, bob], origin)
+    for vault in (alice, bob):
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
