@@ -116,7 +116,9 @@ def _stale_locks(git_dir: Path, since: float) -> list[Path]:
     """Git lock files created while the killed sync ran (a second of slack for clocks)."""
     found = [git_dir / name for name in _GIT_LOCKS]
     for top in ("refs", "logs"):
-        found += list((git_dir / top).rglob("*.lock"))
+        # os.walk skips a folder git removes while we look (Path.rglob raises on it).
+        for folder, _dirs, files in os.walk(git_dir / top):
+            found += [Path(folder) / name for name in files if name.endswith(".lock")]
     stale = []
     for path in found:
         try:
