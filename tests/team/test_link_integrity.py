@@ -169,3 +169,23 @@ def test_a_delete_undone_by_the_side_that_changed_the_links_keeps_them(
     converge([alice, bob] if order == "deleter-first" else [bob, alice], [alice, bob], origin)
     for vault in (alice, bob):
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
+
+
+def test_links_two_clones_each_lost_to_the_delete_come_back_merged(
+    team: tuple[Path, Vault, Vault, Vault], tmp_path: Path
+) -> None:
+    origin, alice, bob, carol = team
+    dave = clone_machine(tmp_path, origin, "dave")
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    for vault in (alice, bob, carol, dave):
+        vault.sync()
+    alice.delete(x.id)
+    bob.link(x.id, "extends", y.id, evidence="E-bob")
+    dave.link(x.id, "extends", y.id, evidence="E-dave")
+    carol.update(x.id, {"content": "x, improved\n"})
+    # alice's delete wins on bob and on dave, each over its own evidence; carol undoes it.
+    converge([alice, bob, dave, carol], [alice, bob, carol, dave], origin)
+    for vault in (alice, bob, carol, dave):
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-bob", "E-dave"]}
