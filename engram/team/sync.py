@@ -51,7 +51,7 @@ from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
 from engram.team import authorship, held, precommit
 from engram.team import remote as wire
-from engram.team.gitstore import EMPTY_TREE, GitRepo, unrelated_branches
+from engram.team.gitstore import EMPTY_TREE, GitRepo, RawChange, unrelated_branches
 from engram.team.journal import Journal, recover
 from engram.team.settle import Settled, between, keep_in_trash
 from engram.team.staging import Held, commit_local, uncommitted
@@ -359,7 +359,8 @@ class _Run:
         self.journal.step("merge")
         base = repo.merge_base(head, theirs) or EMPTY_TREE
         merger = TreeMerger(
-            repo.read_blobs, lambda path: repo.has_path(head, path), self.prefix, incident=self._incident(head)
+            repo.read_blobs, lambda path: repo.has_path(head, path), self.prefix, incident=self._incident(head),
+            history=lambda side: _added_or_deleted(repo, base, head if side == "o" else theirs, self.prefix),
         )
         plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
         if plan.failures:
@@ -471,6 +472,34 @@ class _Run:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _added_or_deleted(repo: GitRepo, base: str, tip: str, prefix: str) -> list[list[RawChange]]:
+    """The vault files each commit from ``base`` to ``tip`` added or deleted: one list per
+    commit, and per parent of a merge (where a merge let a delete win, the edges it
+    removed show against the side that had them). The tree merge reads it only when it
+    undoes a delete, to bring the item's edges back as they were last changed."""
+    lead = prefix + "/" if prefix else ""
+    since = [tip] if base == EMPTY_TREE else [tip, "--not", base]
+    out = repo.run("log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--diff-filter=AD",
+                   "--format=%x01", *since, "--").out
+    commits = []
+    for chunk in out.split("\x01"):  # each: "\0\n" then ":<modes> <shas> <status>\0<path>\0" per file
+        fields = chunk.split("\0")
+        changes = []
+        i = 1
+        while i + 1 < len(fields):
+            meta, path = fields[i].lstrip("\n"), fields[i + 1]
+            if not meta.startswith(":"):
+                break
+            i += 2
+            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
+            if path.startswith(lead):
+                changes.append(RawChange(path, old_mode, new_mode, None if set(old_sha) == {"0"} else old_sha,
+                                         None if set(new_sha) == {"0"} else new_sha))
+        if changes:
+            commits.append(changes)
+    return commits
 
 
 def _check_ready(repo: GitRepo) -> None:

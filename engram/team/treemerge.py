@@ -38,7 +38,13 @@ Edges to deleted items. An edge whose endpoint is deleted by the merge follows i
 removed from the tree and ours' copy (or the edited copy that would otherwise dangle)
 is handed back in :attr:`TreePlan.trashed` for ``.engram/trash/``. When the item's
 deletion was itself in conflict (the edited item survives), the edges its deletion
-removed survive with it.
+removed survive with it — as they stood when it removed them, never an older copy. The
+merge base may predate evidence added and edges made on the deleting side (by the
+person who deleted, or by a clone whose own merge let the delete win over its link
+edits), so that side's history is asked (``history``): every commit there that removed
+the item's file together with edges of it gives those edges' last versions (merged
+field by field when several commits did), and each comes back merged with the other
+side's version by the usual rules.
 
 Two different items that claim one path (two machines created the same title) both
 survive: the smaller id keeps the path, the other gets its id-suffixed path, exactly as
@@ -51,6 +57,7 @@ applied and sync stops, leaving the repository as it was.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -82,10 +89,15 @@ class _Entity:
     key: str
     item: bool
     versions: dict[str, Blob | None] = field(default_factory=lambda: {"b": None, "o": None, "t": None})
+    #: Sides whose version was taken from their history, not their tree (a deleted item's edge).
+    recovered: set[str] = field(default_factory=set)
 
 
 #: A path claim: the entity, its bytes (or blob id, or None to keep ours), its file mode.
 _Claim = tuple[_Entity, bytes | str | None, str]
+#: One side's history since the merge base: for each commit (against each parent of a
+#: merge), the files it added or deleted.
+History = Callable[[str], list[list[RawChange]]]
 
 
 @dataclass
@@ -122,7 +134,9 @@ class TreeMerger:
     for paths neither side changed, which are the same on both sides); ``prefix`` is the
     vault folder inside the repository ('' when the vault is the repository);
     ``incident`` lists ours' synapse files (path, blob) that touch the given item ids,
-    so edges neither side changed can follow a deleted item.
+    so edges neither side changed can follow a deleted item; ``history`` gives a side's
+    (``"o"`` or ``"t"``) commits since the base, so the edges of an item whose delete the
+    merge undoes come back as they were last changed (see the module docstring).
     """
 
     def __init__(
@@ -131,13 +145,17 @@ class TreeMerger:
         exists: Callable[[str], bool],
         prefix: str = "",
         incident: Callable[[set[str]], list[tuple[str, str]]] | None = None,
+        history: History | None = None,
     ) -> None:
         self._read_blobs = read
         self._exists = exists
         self._incident = incident
+        self._history = history
         self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self._cache: dict[str, bytes] = {}
+        self._made: set[str] = set()  # blob ids of versions merged here, not in the object store
         self._changed: set[str] = set()
+        self._base: dict[str, RawChange] = {}  # path → a change since the base (its old side)
 
     def read(self, blob: Blob) -> bytes:
         if blob.sha not in self._cache:
@@ -159,6 +177,7 @@ class TreeMerger:
     def plan(self, ours: Mapping[str, RawChange], theirs: Mapping[str, RawChange]) -> TreePlan:
         plan = TreePlan()
         self._changed = {*ours, *theirs}
+        self._base = {**theirs, **ours}
         # Every blob either side touched, read in one batch (a round trip each is slow).
         self._cache.update(self._read_blobs(
             sha
@@ -168,7 +187,7 @@ class TreeMerger:
         ))
         claims: dict[str, list[_Claim]] = {}
         entities = self._entities(ours, theirs)
-        revived: set[str] = set()
+        revived: dict[str, str] = {}  # item id → the side that deleted it
         # Items first: what happens to an edge depends on whether its endpoints survive.
         for entity in (e for e in entities if e.item):
             outcome = self._resolve(entity, plan, claims)
@@ -176,12 +195,24 @@ class TreeMerger:
             if outcome == "gone":
                 plan.gone.add(item_id)
             elif outcome == "revived":
-                revived.add(item_id)
-        for entity in (e for e in entities if not e.item):
-            ends = self._edge_ends(entity)
+                revived[item_id] = "o" if entity.versions["o"] is None else "t"
+        last = self._removed_with(revived)
+        edges = [e for e in entities if not e.item]
+        known = {e.key for e in edges}
+        # Edges made and removed on the deleting side since the base are in neither diff.
+        edges += [_Entity(f"path:{path}", False) for path in sorted(last)
+                  if f"path:{path}" not in known and not self._occupied(path)]
+        for entity in edges:
+            recovered = {side: blob for side, blob in last.get(entity.key.removeprefix("path:"), {}).items()
+                         if entity.versions[side] is None}
+            ends = self._edge_ends(entity) | self._ends(recovered.values())
             if ends & plan.gone:
                 self._follow_deleted(entity, plan)
-            elif ends & revived and self._restore_edge(entity, claims):
+            elif ends & revived.keys() and recovered:
+                entity.versions.update(recovered)
+                entity.recovered = set(recovered)
+                self._resolve(entity, plan, claims)
+            elif ends & revived.keys() and self._restore_edge(entity, claims):
                 continue
             else:
                 self._resolve(entity, plan, claims)
@@ -239,14 +270,14 @@ class TreeMerger:
         b, o, t = entity.versions["b"], entity.versions["o"], entity.versions["t"]
         if o == t or t == b:
             # Nothing new from theirs: ours stands, but it still holds its path against
-            # another item that claims it.
+            # another item that claims it (ours' tree lacks a version from its history).
             if o is None:
                 return "gone"
-            claims.setdefault(o.path, []).append((entity, None, o.mode))
+            claims.setdefault(o.path, []).append((entity, o.sha if "o" in entity.recovered else None, o.mode))
             return "kept"
         if o == b:
             plan.taken += 1
-            if o is not None and (t is None or o.path != t.path):
+            if o is not None and (t is None or o.path != t.path) and "o" not in entity.recovered:
                 plan.delete(o.path)
             if t is None:
                 return "gone"
@@ -364,11 +395,85 @@ class TreeMerger:
 
     def _edge_ends(self, entity: _Entity) -> set[str]:
         """The item ids a synapse entity connects (empty for any other file)."""
+        return self._ends(blob for blob in entity.versions.values() if blob is not None)
+
+    def _ends(self, blobs: Iterable[Blob]) -> set[str]:
         ends: set[str] = set()
-        for blob in entity.versions.values():
-            if blob is not None and blob.mode in REGULAR and self._is_synapse(blob.path):
+        for blob in blobs:
+            if blob.mode in REGULAR and self._is_synapse(blob.path):
                 ends.update(m.decode("utf-8", "replace") for m in _ENDPOINT.findall(self.read(blob)))
         return ends
+
+    def _removed_with(self, revived: Mapping[str, str]) -> dict[str, dict[str, Blob]]:
+        """The edges of the revived items (id → the side that deleted it) as that side's
+        history last had them: every commit there that removed an item's file (and did
+        not add it back elsewhere: a move) removed the item's edges in the same commit,
+        as ``delete`` and a merge that lets a delete win do. Path → side → version."""
+        if not revived or self._history is None:
+            return {}
+        found: dict[tuple[str, str], list[Blob]] = {}
+        for side in sorted(set(revived.values())):
+            wanted = {item_id for item_id, deleter in revived.items() if deleter == side}
+            commits = self._history(side)
+            self._load(c.old_sha or c.new_sha for changes in commits for c in changes if self._is_item_change(c))
+            for changes in commits:
+                hit = wanted & (self._item_ids(changes, deleted=True) - self._item_ids(changes, deleted=False))
+                if not hit:
+                    continue
+                edges = [Blob(c.path, c.old_sha, c.old_mode) for c in changes
+                         if c.old_sha and c.new_sha is None and c.old_mode in REGULAR and self._is_synapse(c.path)]
+                self._load(blob.sha for blob in edges)
+                for blob in edges:
+                    if self._ends([blob]) & hit:
+                        found.setdefault((blob.path, side), []).append(blob)
+        last: dict[str, dict[str, Blob]] = {}
+        for (path, side), versions in sorted(found.items()):
+            last.setdefault(path, {})[side] = self._merged_versions(path, versions)
+        return last
+
+    def _is_item_change(self, change: RawChange) -> bool:
+        rel = self.vault_path(change.path)
+        mode = change.old_mode if change.new_sha is None else change.new_mode
+        return rel is not None and classify(rel) == "item" and mode in REGULAR
+
+    def _item_ids(self, changes: list[RawChange], *, deleted: bool) -> set[str | None]:
+        """The ids of the item files one commit deleted (or added)."""
+        ids: set[str | None] = set()
+        for change in changes:
+            sha, other = (change.old_sha, change.new_sha) if deleted else (change.new_sha, change.old_sha)
+            if sha and other is None and self._is_item_change(change):
+                ids.add(_item_id(self._cache[sha]))
+        return ids
+
+    def _load(self, shas: Iterable[str | None]) -> None:
+        wanted = {sha for sha in shas if sha and sha not in self._cache}
+        if wanted:
+            self._cache.update(self._read_blobs(wanted))
+
+    def _merged_versions(self, path: str, versions: list[Blob]) -> Blob:
+        """One edge's versions from several commits, merged as any two versions of it are
+        (evidence as a set), against the base's; in blob order, so every clone agrees."""
+        unique = sorted({blob.sha: blob for blob in versions}.values(), key=lambda blob: blob.sha)
+        merged = unique[0]
+        base = self._base_version(path)
+        for blob in unique[1:]:
+            result = merge_file(base, self.read(merged), self.read(blob), self.vault_path(path) or path)
+            if not result.ok:
+                continue
+            sha = _blob_id(result.data)
+            if sha not in self._cache:
+                self._cache[sha] = result.data
+                self._made.add(sha)
+            merged = Blob(path, sha, merged.mode)
+        return merged
+
+    def _base_version(self, path: str) -> bytes | None:
+        """The base's bytes at ``path`` (a path neither side changed is not in it here:
+        the deleting side, and so the base, lacks it)."""
+        change = self._base.get(path)
+        if change is None or not change.old_sha or change.old_mode not in REGULAR:
+            return None
+        return self.read(Blob(path, change.old_sha, change.old_mode))
 
     def _follow_deleted(self, entity: _Entity, plan: TreePlan) -> None:
         """An edge to an item the merge deletes goes to the trash with it."""
@@ -416,6 +521,8 @@ class TreeMerger:
                 plan.failures.append((path, "two different files claim this path"))
                 continue
             (keeper, data, mode), *others = entries
+            if isinstance(data, str) and data in self._made:
+                data = self._cache[data]  # merged here from history: not in the object store
             if data is not None:
                 plan.write(path, data, mode)
                 if keeper.item:
@@ -442,6 +549,11 @@ class TreeMerger:
 
 def _blob(path: str, sha: str | None, mode: str) -> Blob | None:
     return Blob(path, sha, mode) if sha else None
+
+
+def _blob_id(data: bytes) -> str:
+    """git's object id for a blob of ``data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def _record(path: str, kind: str, strategy: str, note: str | None = None) -> dict[str, Any]:
