@@ -189,3 +189,28 @@ def test_links_two_clones_each_lost_to_the_delete_come_back_merged(
     converge([alice, bob, dave, carol], [alice, bob, carol, dave], origin)
     for vault in (alice, bob, carol, dave):
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-bob", "E-dave"]}
+
+
+@pytest.mark.parametrize("how", ["delete", "by hand"])
+@pytest.mark.parametrize("order", ["deleter-first", "editor-first"])
+def test_an_undone_delete_brings_back_links_the_deleter_made_and_never_shared(
+    team: tuple[Path, Vault, Vault, Vault], order: str, how: str
+) -> None:
+    origin, alice, bob, _ = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    z = alice.create("Z", "z\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    alice.sync()
+    bob.sync()
+    alice.link(x.id, "extends", y.id, evidence="E-more")  # never synced before the delete:
+    alice.link(z.id, "causes", x.id, evidence="E-new")  # only alice's trash keeps these
+    if how == "delete":
+        alice.delete(x.id)
+    else:
+        assert x.path is not None
+        (alice.root / x.path).unlink()
+    bob.update(x.id, {"content": "x, improved\n"})
+    converge([alice, bob] if order == "deleter-first" else [bob, alice], [alice, bob], origin)
+    for vault in (alice, bob):
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
