@@ -101,9 +101,26 @@ def _brief(item: Engram | None) -> dict[str, Any] | None:
             "version": item.version}
 
 
+# Markup a title drops, and only markup: emphasis is a matched pair of ``*``/``_`` runs
+# that opens after no word character and closes before none (nor before ``.`` + a word,
+# as in ``__init__.py``), so ``db_url_v2``, ``MAX_WORKERS``, ``*.py`` and ``2*3`` keep
+# every character — identifiers are the words people search for.
+_EMPHASIS = re.compile(r"(?<![\w\\])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])(?!\.\w)")
+_LINE_MARKUP = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:#{1,6}(?=[ \t]|$))?[ \t]*", re.MULTILINE)
+
+
 def lesson_title(content: str) -> str:
-    """A one-line title from a lesson's first sentence (at most 120 characters)."""
-    text = re.sub(r"[`*_#>\[\]]", "", content).strip()
+    """A one-line title from a lesson's first sentence (at most 120 characters).
+
+    Markdown markup is dropped (emphasis pairs, code backticks, link brackets, heading
+    and quote markers at a line's start); every other character is kept.
+    """
+    text = _LINE_MARKUP.sub("", re.sub(r"[`\[\]]", "", content)).strip()
+    # The title comes from the first line; bounding it keeps the pair search linear.
+    text = text.split("\n", 1)[0][:2000]
+    for _ in range(3):  # ***nested*** emphasis peels one pair per pass
+        text = _EMPHASIS.sub(r"\2", text)
+    text = text.strip()
     first = (sentences(text) or [text])[0].splitlines()[0] if text else ""
     first = first.strip().rstrip(".")
     if len(first) > 120:

@@ -184,6 +184,30 @@ def test_a_lesson_title_is_the_first_sentence_without_markup() -> None:
     assert lesson_title(long).endswith("…") and len(lesson_title(long)) <= 120
 
 
+@pytest.mark.parametrize(("lesson", "title"), [
+    ("Set db_url_v2 before starting the worker.", "Set db_url_v2 before starting the worker"),
+    ("MAX_WORKERS must stay below 8.", "MAX_WORKERS must stay below 8"),
+    ("Rotate the `api_key` every month.", "Rotate the api_key every month"),
+    ("Put an __init__.py in every package.", "Put an __init__.py in every package"),
+    ("Glob *.py with a 2*3 grid, then call fn(*args, **kwargs).", "Glob *.py with a 2*3 grid, then call fn(*args, **kwargs)"),
+    ("C# and F# ship with -> arrows and a > b.", "C# and F# ship with -> arrows and a > b"),
+    ("Use **bold**, __strong__, *em* and _em_ here.", "Use bold, strong, em and em here"),
+    ("> # Quoted heading\nbody", "Quoted heading"),
+])
+def test_a_lesson_title_keeps_identifiers_and_drops_only_markup(lesson: str, title: str) -> None:
+    """Emphasis stripping ate every ``_`` and ``*``: ``db_url_v2`` became ``dburlv2``,
+    the very word people search for (issue 29, item 1)."""
+    assert lesson_title(lesson) == title
+
+
+def test_a_learned_title_and_file_name_keep_underscores(vault: Vault) -> None:
+    item = vault.learn("Set db_url_v2 before starting the worker.").item
+    assert item is not None and item.title == "Set db_url_v2 before starting the worker"
+    assert item.path == "lessons/set-db_url_v2-before-starting-the-worker.md"
+    hits = vault.search("db_url_v2", record=False).hits
+    assert hits and hits[0].id == item.id
+
+
 def test_the_same_lesson_in_decomposed_unicode_is_a_duplicate(vault: Vault) -> None:
     """"café" typed as e + combining accent (macOS file names, some keyboards) was
     another word, so the same lesson became a second item."""
