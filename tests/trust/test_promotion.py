@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from engram.errors import Forbidden, InstructionShaped, InvalidInput, SensitiveData
+from engram.errors import (
+    Forbidden,
+    InstructionShaped,
+    InvalidInput,
+    NotEligible,
+    NotGeneral,
+    SensitiveData,
+)
 from engram.mcp import build_server
 from engram.mcp.models import UNTRUSTED_FRAME
 from engram.vault import Vault
@@ -201,6 +208,45 @@ def test_roles_apply_to_promotion_and_endorsement(tmp_path: Path, org: Path) -> 
     carol.endorse(mine.id, "Seen it.")
     (step,) = carol.promote(mine.id)  # a curator may promote anyone's
     assert step.status == "promoted" and carol.get(mine.id).visibility == "team"
+
+
+def test_refusals_by_eligibility_and_by_the_org_gate_are_audited_like_trust_refusals(tmp_path: Path, org: Path) -> None:
+    """Every refused write is in the audit log, whatever refused it: not only roles and
+    trust, but a promotion the item has not earned and a body the org gate refuses."""
+    (alice,) = team(tmp_path, "payments", org, "alice-agent")
+    private = alice.create("Backoff needs jitter", "Exponential backoff without jitter synchronises the clients.",
+                           domain=["engineering"], visibility="private").item
+    with pytest.raises(NotEligible):
+        alice.promote(private.id)
+    item = alice.create("Ledger rebuild", "Run tools/rebuild_ledger.sh after PAY-9.", domain=["ops"]).item
+    with pytest.raises(NotEligible, match="needs an endorsement"):
+        alice.promote(item.id, to="org")
+    alice.endorse(item.id, "Works.")
+    with pytest.raises(NotGeneral):
+        alice.promote(item.id, to="org")
+    refused = [(e.action, e.id, e.rule) for e in alice.audit(refused=True)]
+    assert refused == [
+        ("promote", private.id, "scope.not-eligible"),
+        ("promote", item.id, "scope.needs-endorsement"),
+        ("promote", item.id, "scope.not-general"),
+    ]
+    (entry,) = alice.audit(item=item.id, refused=True)[-1:]
+    assert "cites a ticket ('PAY-9')" in (entry.reason or "") and entry.actor == "alice-agent"
+    # A sweep lists each refusal and audits it too.
+    plain = alice.create("Pool sizes", "Keep connection pools at twenty per instance.", domain=["engineering"]).item
+    alice.endorse(plain.id, "Measured.")
+    alice.sync()
+    steps = {s.id: s.status for s in alice.promote(to="org")}
+    assert steps == {item.id: "refused", plain.id: "promoted"}
+    assert [(e.action, e.id, e.rule) for e in alice.audit(refused=True)][3:] == [
+        ("promote", item.id, "scope.not-general")
+    ]
+    # A restatement generalize refuses is audited as well.
+    with pytest.raises(NotGeneral):
+        alice.generalize(plain.id, "Keep pools small, see PAY-12.")
+    assert [(e.action, e.id, e.rule) for e in alice.audit(refused=True)][4:] == [
+        ("generalize", plain.id, "scope.not-general")
+    ]
 
 
 @pytest.mark.anyio
