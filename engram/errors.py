@@ -214,16 +214,22 @@ class NotGeneral(InvalidInput):
     def __init__(self, message: str, *, tells: Sequence[str], suggestion: str, hint: str | None = None):
         self.tells = tuple(tells)
         self.suggestion = suggestion
+        #: The rule the audit log records for the refusal.
+        self.rule = "scope.not-general"
         super().__init__(message, field="org_content", hint=hint)
 
 
 class NotEligible(InvalidInput):
-    """A promotion the item has not earned: ``needs`` lists what is missing."""
+    """A promotion the item has not earned: ``needs`` lists what is missing; ``rule``
+    (``scope.not-eligible``, or ``scope.needs-endorsement`` at org) is what the audit
+    log records."""
 
     code = "not_eligible"
 
-    def __init__(self, message: str, *, needs: Sequence[str], hint: str | None = None):
+    def __init__(self, message: str, *, needs: Sequence[str], rule: str = "scope.not-eligible",
+                 hint: str | None = None):
         self.needs = tuple(needs)
+        self.rule = rule
         super().__init__(message, hint=hint)
 
 

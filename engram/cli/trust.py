@@ -94,7 +94,7 @@ def _entry_line(e: AuditEntry) -> str:
 @click.option("--actor", "who", metavar="NAME", help="Only writes by this actor.")
 @click.option("--item", metavar="REF", help="Only entries about this item (an id, or a ref of an existing item).")
 @click.option("--since", metavar="WHEN", help="Only entries at or after this time: ISO 8601, or an age such as 7d, 24h.")
-@click.option("--refused", is_flag=True, help="Only writes that were refused (role, secret, screen, stale version).")
+@click.option("--refused", is_flag=True, help="Only writes that were refused (role, secret, screen, promotion, stale version).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the newest N entries.")
 @json_option
 @pass_vault

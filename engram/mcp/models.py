@@ -522,7 +522,7 @@ class AuditEntryOut(_Out):
     new_version: int | None = None
     fields: list[str] | None = None
     outcome: str | None = Field(default=None, description="refused: the write was refused (nothing changed).")
-    rule: str | None = Field(default=None, description="The rule that fired: role.*, secret.*, personal.*, screen.*, version-conflict.")
+    rule: str | None = Field(default=None, description="The rule that fired: role.*, secret.*, personal.*, screen.*, scope.*, version-conflict.")
     reason: str | None = None
 
 

@@ -95,13 +95,13 @@ def register(box: Toolbox) -> None:
         since: Annotated[
             str | None, Field(description="Only entries at or after this: ISO 8601, or an age such as 7d, 24h.")
         ] = None,
-        refused: Annotated[bool, Field(description="Only refused writes (role, secret, screen, stale version).")] = False,
+        refused: Annotated[bool, Field(description="Only refused writes (role, secret, screen, promotion, stale version).")] = False,
         limit: Annotated[int, Field(ge=1, le=MAX_AUDIT, description="The newest this many entries.")] = 100,
     ) -> AuditOut:
         """Who wrote what and when, and which writes were refused and by which rule.
 
         Use it to see why a write of yours was refused (role.*, secret.*, personal.*,
-        screen.*, version-conflict), or what an agent changed. This machine's log only:
+        screen.*, scope.*, version-conflict), or what an agent changed. This machine's log only:
         the team-wide history is git's. For one item's trail, engram_history is shorter.
         """
         entries = box.vault().audit(actor=actor, item=item, since=since, refused=refused, limit=limit)

@@ -340,13 +340,19 @@ def _guard(item: Engram, scope: str, trust: TrustSettings) -> None:
 
 def _refusal(state: VaultState, item: Engram, check: Callable[[], None], *, single: bool,
              base: dict[str, Any]) -> Promotion | None:
-    """Run ``check`` with its refusal audited; for a sweep, a refusal is a list entry."""
+    """Run ``check`` with its refusal audited, whatever refused it (a role, trust,
+    eligibility, the gate); for a sweep, a refusal is a list entry."""
     try:
         with state.refusals_audited("promote", item.id):
             check()
-    except (Forbidden, SensitiveData, InstructionShaped) as exc:
+    except (Forbidden, SensitiveData, InstructionShaped, NotEligible, NotGeneral) as exc:
         if single:
             raise
+        if isinstance(exc, NotEligible):
+            return Promotion(**base, status="not_eligible", message=exc.message)
+        if isinstance(exc, NotGeneral):
+            return Promotion(**base, status="refused", message=exc.message, tells=exc.tells,
+                             suggestion=exc.suggestion)
         return Promotion(**base, status="refused", message=exc.message)
     return None
 
@@ -358,11 +364,15 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
     if refused is not None:
         return item, refused
     st = standing(state, item, gate_check=False)
-    if not st.eligible and not force:
-        if single:
+
+    def earned() -> None:
+        if not st.eligible and not force:
             raise NotEligible(f"{item.id} has not earned team scope yet: it needs {st.needs[0]}.",
                               needs=st.needs, hint=f"Endorse it (`engram endorse {item.id} --note WHY`), or pass force.")
-        return item, Promotion(item.id, item.title, "private", "team", "not_eligible", st.needs[0])
+
+    refused = _refusal(state, item, earned, single=single, base=base)
+    if refused is not None:
+        return item, refused
     refused = _refusal(state, item, lambda: _guard(item, "team", state.trust), single=single, base=base)
     if refused is not None:
         return item, refused
@@ -387,25 +397,26 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
     if source(state) is None:
         raise InvalidInput("no org vault is configured for this vault.", field="scopes.org",
                            hint="Name it with `engram scopes setup --org PATH_OR_URL` (MCP: setup(org_repo=...)).")
-    if not st.endorsed_by and not force:
-        msg = f"{item.id} needs an endorsement before it can reach org (recalls alone never do)."
-        if single:
-            raise NotEligible(msg, needs=("an endorsement (org requires one)",),
-                              hint=f"Endorse it first: `engram endorse {item.id} --note WHY`.")
-        return Promotion(**base, status="not_eligible", message=msg)
     body = item.content if org_content is None else rules.content_text(org_content)
     projects = project_names(state, item)
     found = gate.tells(body, projects)
-    if found and not force:
-        reasons = tuple(t.reason for t in found)
-        suggestion = gate.suggest(body, found, _notes(item), projects)
-        msg = (f"{item.id} reads project-specific, and org is read by every team: it "
-               + "; ".join(reasons) + ".")
-        if single:
-            raise NotGeneral(msg, tells=reasons, suggestion=suggestion,
+
+    def earned() -> None:  # an endorsement, then the generalization gate
+        if not st.endorsed_by and not force:
+            raise NotEligible(f"{item.id} needs an endorsement before it can reach org (recalls alone never do).",
+                              needs=("an endorsement (org requires one)",), rule="scope.needs-endorsement",
+                              hint=f"Endorse it first: `engram endorse {item.id} --note WHY`.")
+        if found and not force:
+            reasons = tuple(t.reason for t in found)
+            suggestion = gate.suggest(body, found, _notes(item), projects)
+            raise NotGeneral(f"{item.id} reads project-specific, and org is read by every team: it "
+                             + "; ".join(reasons) + ".", tells=reasons, suggestion=suggestion,
                              hint=f"Restate it as the general rule with org_content (the concrete body is kept as "
                              f"the example), e.g. {suggestion!r}; or pass force to promote it as is (audited).")
-        return Promotion(**base, status="refused", message=msg, tells=reasons, suggestion=suggestion)
+
+    refused = _refusal(state, item, earned, single=single, base=base)
+    if refused is not None:
+        return refused
     # What the org copy will hold: the (restated) body, the concrete one as the example.
     bound = replace(item, content=body, example=item.content if org_content is not None else item.example)
     refused = _refusal(state, item, lambda: _guard(bound, "org", state.trust), single=single, base=base)
@@ -639,9 +650,10 @@ def generalize(
     found = gate.tells(body, names)
     if found and not force:
         reasons = tuple(t.reason for t in found)
-        raise NotGeneral("the restatement still reads project-specific: " + "; ".join(reasons) + ".",
-                         tells=reasons, suggestion=gate.suggest(body, found, (), names),
-                         hint="Take out what only one project has, or pass force (audited).")
+        with state.refusals_audited("generalize", item.id):
+            raise NotGeneral("the restatement still reads project-specific: " + "; ".join(reasons) + ".",
+                             tells=reasons, suggestion=gate.suggest(body, found, (), names),
+                             hint="Take out what only one project has, or pass force (audited).")
     base: dict[str, Any] = {"id": item.id, "title": item.title, "source": "org", "to": "org"}
     if body == item.content:
         return Promotion(**base, status="already", message="the org body says exactly that.", org_id=item.id)
