@@ -118,6 +118,26 @@ def test_a_project_specific_body_is_refused_at_org_with_its_tells(world) -> None
     assert alice.get(item.id).content.strip() == body  # the team keeps its concrete body
 
 
+def test_the_org_copy_keeps_its_author_and_records_who_promoted_it(world) -> None:
+    """The author stays the author across scopes; the promoter is recorded as such, in
+    the org copy's promotions record (as the team copy's), not as createdBy."""
+    alice, bob, carol = world["alice"], world["bob"], world["carol"]
+    item = alice.create("Retries need idempotency keys", GENERAL, domain=["engineering"]).item
+    alice.sync()
+    bob.sync()
+    bob.endorse(item.id, "Hit this twice in production.")
+    (step,) = bob.promote(item.id, to="org")  # no roles configured: bob, a person, may
+    assert step.status == "promoted"
+    carol.sync_scopes()
+    copy, scope = carol.get_any(item.id)
+    assert scope == "org"
+    assert (copy.created_by, copy.created_at) == (item.created_by, item.created_at) == ("alice-agent", item.created_at)
+    assert copy.updated_by == "bob-agent"
+    (record,) = copy.promotions or ()
+    assert (record["from"], record["to"], record["by"]) == ("team", "org", "bob-agent")
+    assert [r["by"] for r in bob.get(item.id).promotions or ()] == ["bob-agent"]
+
+
 def test_force_promotes_as_is_and_is_audited(world) -> None:
     alice = world["alice"]
     item = alice.create("Ledger rebuild", "Run tools/rebuild_ledger.sh after PAY-9.", domain=["ops"])
