@@ -13,8 +13,9 @@ and not folded yet; and ``endorsements`` (``{by, at, note}``: someone vouched fo
 - **team → org**: an endorsement is required (recalls alone never reach org), and the
   body must pass the generalization gate (:mod:`engram.scopes.gate`) — or ``org_content``
   restates it (the concrete body is kept as ``example``), or ``force`` overrides (audited,
-  and recorded on the promotion). The org copy keeps the id and carries the evidence and
-  a ``promotions`` record (from, to, team, by, at, via). It is written into the org clone
+  and recorded on the promotion). The org copy keeps the id and the author (``createdBy``,
+  ``createdAt``), and carries the evidence and a ``promotions`` record (from, to, team,
+  by — the promoter —, at, via). It is written into the org clone
   through :func:`engram.items.writing.create` and pushed by :func:`engram.scopes.org.sync_org`
   (compare-and-swap retry), or — when the org vault asks for review (its
   ``scopes.review``) — pushed to a branch ``engram/promote-<id>`` for a person to merge,
@@ -477,10 +478,15 @@ def _in_vault(org: VaultState, item_id: str) -> bool:
 
 
 def _create_in_org(org: VaultState, item: Engram, body: str, fields: dict[str, Any], force: bool) -> writing.CreateResult:
+    """Write the org copy: the same id, and the same author (``createdBy``/``createdAt``
+    are the item's, whoever promotes it); the promoter is ``updatedBy`` and the ``by`` of
+    the promotions record in ``fields``."""
+    authorship = {k: v for k, v in (("createdBy", item.created_by), ("createdAt", item.created_at)) if v}
     return writing.create(
         org, item.title, body, domain=item.domain_tags, kind=item.kind, tags=item.tags, summary=item.summary,
         importance=item.importance, confidence=item.confidence, source_type=item.source_type, status="active",
-        visibility="org", source=item.source, dedupe=not force, fields=fields, preserve={"id": item.id},
+        visibility="org", source=item.source, dedupe=not force, fields=fields,
+        preserve={"id": item.id, **authorship},
     )
 
 
