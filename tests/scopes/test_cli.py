@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
+from mcp import Client
 
 from engram.cli import cli
+from engram.mcp import build_server
 from engram.vault import Vault
+from tests.mcp_helpers import ok
 from tests.scopes.helpers import publish_org, team
 
 
@@ -24,7 +28,7 @@ def test_scope_commands_end_to_end(tmp_path: Path) -> None:
     (alice,) = team(tmp_path, "payments", None, "alice")
     run = runner(alice)
     status = run("scopes", "status")
-    assert status.exit_code == 0 and "✗ org" in status.output and "setup(org_repo=" in status.output
+    assert status.exit_code == 0 and "✗ org" in status.output and "engram scopes setup --org" in status.output
     assert run("scopes", "setup", "--org", str(tmp_path / "missing")).exit_code == 2
     assert "engram.yaml updated" in run("scopes", "setup", "--org", str(org)).output
     assert "org: " in run("scopes", "sync").output
@@ -61,3 +65,31 @@ def test_scope_commands_end_to_end(tmp_path: Path) -> None:
     found = run("search", "derived totals correction")
     assert "(org)" in found.output
     alice.close()
+
+
+@pytest.mark.anyio
+async def test_the_cli_gives_cli_commands_as_fixes_and_mcp_gives_tool_calls(tmp_path: Path) -> None:
+    """`engram scopes status` and `engram distill` are read by a person at a shell: their
+    fixes are commands to type. The MCP status tool gives the tool calls instead."""
+    org = publish_org(tmp_path)
+    (alice,) = team(tmp_path, "payments", None, "alice")
+    run = runner(alice)
+    status = run("scopes", "status")
+    assert status.exit_code == 0 and "setup(" not in status.output
+    assert "fix:   engram scopes setup --org PATH_OR_URL" in status.output
+    assert "fix:   engram scopes setup --agentsync PATH_OR_URL" in status.output
+    assert "fix:   engram scopes setup --context-keeper PATH" in status.output
+    as_json = {w["name"]: w["fix"] for w in json.loads(run("scopes", "status", "--json").output)}
+    assert as_json["org"] == "engram scopes setup --org PATH_OR_URL"
+    distilled = run("distill")
+    assert "setup(" not in distilled.output and "engram scopes setup --agentsync PATH_OR_URL" in distilled.output
+    run("scopes", "setup", "--org", str(org))
+    assert "fix:   engram scopes sync\n" in run("scopes", "status").output  # not cloned here yet
+    alice = Vault.open(alice.root, actor="alice")  # reads the engram.yaml the CLI changed
+    async with Client(build_server(alice, config_file=tmp_path / "mcp.yaml", profile="full")) as client:
+        wires = {w["name"]: w.get("fix") for w in ok(await client.call_tool("status", {}))["scopes"]}
+        assert wires["org"] == "sync_scopes()"
+        assert wires["agentsync"] == "setup(agentsync_repo='<clone holding the agentsync branch>')"
+        assert wires["context-keeper"] == "setup(context_keeper='<project>/.context')"
+        distilled_mcp = ok(await client.call_tool("distill", {}))
+        assert distilled_mcp["sources"][0]["fix"].startswith("setup(agentsync_repo=")
