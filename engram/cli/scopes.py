@@ -160,9 +160,9 @@ def distill(vault: Vault, agentsync: str | None, branch: str | None, context_kee
     """
     report = vault.distill(agentsync=agentsync, agentsync_branch=branch, context_keeper=context_keeper)
     if as_json:
-        emit_json(report.to_json())
+        emit_json(report.to_json("cli"))
     else:
-        for line in report.lines():
+        for line in report.lines("cli"):
             click.echo(line)
 
 
@@ -231,13 +231,13 @@ def scopes_status(vault: Vault, as_json: bool) -> None:
     """
     wires = vault.scopes_status()
     if as_json:
-        emit_json([w.to_json() for w in wires])
+        emit_json([w.to_json("cli") for w in wires])
         return
     for w in wires:
         click.echo(f"{'✓' if w.wired else '✗'} {w.name:<15} {w.detail}")
         if not w.wired:
             click.echo(f"    costs: {w.cost}")
-            click.echo(f"    fix:   {w.fix}")
+            click.echo(f"    fix:   {w.fix.on('cli') if w.fix else ''}")
 
 
 @scopes.command("setup")
@@ -258,7 +258,7 @@ def scopes_setup(vault: Vault, org_repo: str | None, review: bool | None, agents
     changed = vault.configure_scopes(org_repo=org_repo, review=review, agentsync_repo=agentsync_repo,
                                      context_keeper=context_keeper)
     if as_json:
-        emit_json({"changed": changed, "scopes": [w.to_json() for w in vault.scopes_status()]})
+        emit_json({"changed": changed, "scopes": [w.to_json("cli") for w in vault.scopes_status()]})
     else:
         click.echo("engram.yaml updated; commit it (engram sync) so the team shares it" if changed
                    else "nothing to change")

@@ -175,8 +175,8 @@ def register(box: Toolbox) -> None:
                                      context_keeper=context_keeper)
         return DistillOut(
             written=report.written,
-            sources=[SourceOut(**s.to_json()) for s in report.sources],
-            message="; ".join(report.lines()) + ".",
+            sources=[SourceOut(**s.to_json("mcp")) for s in report.sources],
+            message="; ".join(report.lines("mcp")) + ".",
         )
 
     @box.tool("record_need", title="Record a gap you hit", profile="full", annotations=ADD)

@@ -95,7 +95,7 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
             repo, driver = False, None
         extra.update(git_repository=repo, merge_driver=bool(driver and driver.installed and driver.routed))
         with contextlib.suppress(EngramError):
-            extra["scopes"] = [WireOut(**w.to_json()) for w in vault.scopes_status()]
+            extra["scopes"] = [WireOut(**w.to_json("mcp")) for w in vault.scopes_status()]
         if not repo:
             gaps.append(
                 Gap(

@@ -40,6 +40,7 @@ from engram.items import writing
 from engram.items.state import VaultState
 from engram.scopes.org import is_url
 from engram.scopes.settings import capture_settings
+from engram.scopes.status import Fix, Surface
 from engram.store import rules
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram, now
@@ -56,15 +57,15 @@ class SourceReport:
     location: str | None
     status: str = "skipped"  # read | unchanged | skipped | error
     reason: str | None = None
-    fix: str | None = None
+    fix: Fix | None = None  # a command for the CLI, a tool call for MCP
     seen: int = 0  # commits (agentsync) or entries (context-keeper) read
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, surface: Surface) -> dict[str, Any]:
         return {"system": self.system, "location": self.location, "status": self.status, "reason": self.reason,
-                "fix": self.fix, "seen": self.seen, "created": self.created, "updated": self.updated,
+                "fix": self.fix.on(surface) if self.fix else None, "seen": self.seen, "created": self.created, "updated": self.updated,
                 "retired": self.retired}
 
 
@@ -76,17 +77,18 @@ class DistillReport:
     def written(self) -> int:
         return sum(len(s.created) + len(s.updated) + len(s.retired) for s in self.sources)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"written": self.written, "sources": [s.to_json() for s in self.sources]}
+    def to_json(self, surface: Surface) -> dict[str, Any]:
+        return {"written": self.written, "sources": [s.to_json(surface) for s in self.sources]}
 
-    def lines(self) -> list[str]:
+    def lines(self, surface: Surface) -> list[str]:
+        """One line per source; a gap's fix as ``surface`` says it."""
         out = []
         for s in self.sources:
             if s.status in ("read", "unchanged"):
                 out.append(f"{s.system}: {s.status} ({s.seen} read): {len(s.created)} new, {len(s.updated)} updated, "
                            f"{len(s.retired)} retired")
             else:
-                out.append(f"{s.system}: {s.status} — {s.reason}" + (f" ({s.fix})" if s.fix else ""))
+                out.append(f"{s.system}: {s.status} — {s.reason}" + (f" ({s.fix.on(surface)})" if s.fix else ""))
         return out
 
 
@@ -197,7 +199,8 @@ def _agentsync(state: VaultState, raw: str, branch: str, marks: dict[str, Any]) 
     report = SourceReport("agentsync", None)
     if not raw.strip():
         report.reason = "no agentsync board is configured"
-        report.fix = "setup(agentsync_repo='/path/to/the/board/clone') or capture.agentsync in engram.yaml"
+        report.fix = Fix("engram scopes setup --agentsync PATH_OR_URL (or pass --agentsync)",
+                         "setup(agentsync_repo='/path/to/the/board/clone') or capture.agentsync in engram.yaml")
         return report
     where = _resolve(state, raw.strip())
     report.location = f"{where} ({branch})"
@@ -214,7 +217,7 @@ def _agentsync(state: VaultState, raw: str, branch: str, marks: dict[str, Any]) 
     if not any(got):
         report.status = "error"
         report.reason = f"{where} has no '{branch}' branch (or cannot be read)"
-        report.fix = "point capture.agentsync at the clone or URL that holds the agentsync board"
+        report.fix = Fix.same("point capture.agentsync at the clone or URL that holds the agentsync board")
         return report
     tips = [ref for ref, ok in zip(("refs/board/local", "refs/board/remote"), got, strict=True) if ok]
     mark_key = f"agentsync:{where}:{branch}"
@@ -281,7 +284,8 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
     report = SourceReport("context-keeper", None)
     if not raw.strip():
         report.reason = "no context-keeper folder is configured"
-        report.fix = "setup(context_keeper='/path/to/project/.context') or capture.contextKeeper in engram.yaml"
+        report.fix = Fix("engram scopes setup --context-keeper PATH (or pass --context-keeper)",
+                         "setup(context_keeper='/path/to/project/.context') or capture.contextKeeper in engram.yaml")
         return report
     folder = Path(_resolve(state, raw.strip()))
     if folder.name != ".context" and (folder / ".context").is_dir():
@@ -291,7 +295,7 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
     if not present:
         report.status = "error"
         report.reason = f"{folder} holds no decisions.json or constraints.json"
-        report.fix = "point capture.contextKeeper at the project's .context/ folder"
+        report.fix = Fix.same("point capture.contextKeeper at the project's .context/ folder")
         return report
     project = folder.parent.name or "project"
     entries: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -308,7 +312,7 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
         except (ValueError, UnicodeDecodeError) as exc:
             report.status = "error"
             report.reason = f"{folder / name} is not valid JSON ({exc})"
-            report.fix = "repair the file (context-keeper refuses to write over it too)"
+            report.fix = Fix.same("repair the file (context-keeper refuses to write over it too)")
             marks.pop(mark_key, None)
             return report
         for entry in parsed if isinstance(parsed, list) else []:

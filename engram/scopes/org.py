@@ -54,7 +54,7 @@ def not_configured() -> InvalidInput:
     return InvalidInput(
         "no org vault is configured for this vault.",
         field="scopes.org",
-        hint="Name it with `engram scopes setup --org PATH_OR_URL` (MCP: setup(org_repo=...)).",
+        hint="Name it with `engram scopes setup --org PATH_OR_URL`.",
     )
 
 

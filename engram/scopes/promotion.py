@@ -397,7 +397,7 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
     st = standing(state, item, gate_check=False)
     if source(state) is None:
         raise InvalidInput("no org vault is configured for this vault.", field="scopes.org",
-                           hint="Name it with `engram scopes setup --org PATH_OR_URL` (MCP: setup(org_repo=...)).")
+                           hint="Name it with `engram scopes setup --org PATH_OR_URL`.")
     body = item.content if org_content is None else rules.content_text(org_content)
     projects = project_names(state, item)
     found = gate.tells(body, projects)

@@ -2,9 +2,12 @@
 
 :func:`scopes_status` lists the three scopes (private: this machine; team: this vault's
 repository and its remote; org: the configured org vault and this machine's clone of it)
-and the capture sources (an agentsync board, a context-keeper folder), and for each missing piece: the problem, what it costs, and the exact
-``setup(...)`` call (MCP) that fixes it — with the value filled in when one can be found
-next to the vault (a ``.context/`` folder, a repository with an ``agentsync`` branch).
+and the capture sources (an agentsync board, a context-keeper folder), and for each missing
+piece: the problem, what it costs, and the exact fix — with the value filled in when one
+can be found next to the vault (a ``.context/`` folder, a repository with an
+``agentsync`` branch). A :class:`Fix` says it both ways, and each adapter shows its own:
+the CLI the command to type (``engram scopes setup --org …``), MCP the tool call
+(``setup(org_repo=…)``).
 
 :func:`configure` is what that ``setup`` call runs: it writes the ``scopes`` and
 ``capture`` keys of ``engram.yaml`` (:func:`engram.scopes.settings.set_keys`, which
@@ -17,13 +20,32 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
 from engram.scopes import org as org_scope
 from engram.scopes.settings import capture_settings, set_keys
 from engram.team import gitstore
+
+#: Who reads a fix: a person at a shell (``cli``) or an agent with the MCP tools (``mcp``).
+Surface = Literal["cli", "mcp"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The step that closes a gap, as each adapter says it."""
+
+    cli: str  # the command a person types
+    mcp: str  # the tool call an agent makes
+
+    @classmethod
+    def same(cls, text: str) -> Fix:
+        """A fix that reads the same on both (a git command, a setting to change)."""
+        return cls(text, text)
+
+    def on(self, surface: Surface) -> str:
+        return self.cli if surface == "cli" else self.mcp
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +57,21 @@ class Wire:
     wired: bool
     detail: str
     cost: str | None = None  # what the gap costs (None when wired)
-    fix: str | None = None  # the setup(...) call that closes it
+    fix: Fix | None = None  # what closes it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, surface: Surface) -> dict[str, Any]:
+        """The wire as ``surface`` shows it: ``fix`` is its command or its tool call."""
         return {"name": self.name, "kind": self.kind, "wired": self.wired, "detail": self.detail,
-                "cost": self.cost, "fix": self.fix}
+                "cost": self.cost, "fix": self.fix.on(surface) if self.fix else None}
 
 
 def _call(**kwargs: str) -> str:
     return "setup(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
+
+
+def _setup(option: str, value: str | None, placeholder: str, **call: str) -> Fix:
+    """``engram scopes setup --option VALUE`` for the CLI, ``setup(key=value)`` for MCP."""
+    return Fix(f"engram scopes setup --{option} {shlex.quote(value) if value else placeholder}", _call(**call))
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -64,23 +92,26 @@ def scopes_status(state: VaultState) -> tuple[Wire, ...]:
     out.append(Wire("private", "scope", bool(ignored) or not repo,
                     "private/ never leaves this machine" + ("" if ignored or not repo else " — but git does not ignore it"),
                     None if ignored or not repo else "private items would be committed and shared",
-                    None if ignored or not repo else _call(vault_path=str(state.root))))
+                    None if ignored or not repo else Fix(f"engram init {shlex.quote(str(state.root))}",
+                                                         _call(vault_path=str(state.root)))))
     remote = _git(state.root, "remote", "get-url", "origin") if repo else None
+    add_remote = f"git -C {shlex.quote(str(state.root))} remote add origin URL"
     out.append(Wire("team", "scope", bool(remote), f"this vault, shared through {remote}" if remote else
                     "this vault has no remote", None if remote else
                     "only this machine has the team's knowledge; teammates' agents cannot recall it",
-                    None if remote else f"git -C {shlex.quote(str(state.root))} remote add origin URL && engram sync"))
+                    None if remote else Fix(f"{add_remote} && engram sync", f"{add_remote} (in a shell), then sync()")))
     src = org_scope.source(state)
     if src is None:
         out.append(Wire("org", "scope", False, "no org vault is configured",
                         "nothing this team learns reaches other teams, and their general lessons never show up in "
-                        "engram_search", _call(org_repo="<path or URL of the org vault repository>")))
+                        "search", _setup("org", None, "PATH_OR_URL",
+                                         org_repo="<path or URL of the org vault repository>")))
     else:
         clone = org_scope.org_state(state)
         detail = f"{src}; " + (f"cloned at {clone.root}" if clone else "not cloned on this machine yet")
         out.append(Wire("org", "scope", clone is not None, detail,
                         None if clone else "org items are not recalled here until the clone exists",
-                        None if clone else "engram scopes sync  (MCP: sync_scopes())"))
+                        None if clone else Fix("engram scopes sync", "sync_scopes()")))
     cfg = capture_settings(state)
     if cfg.agentsync.strip():
         out.append(Wire("agentsync", "capture", True, f"board {cfg.agentsync} ({cfg.agentsync_branch})"))
@@ -89,14 +120,16 @@ def scopes_status(state: VaultState) -> tuple[Wire, ...]:
         out.append(Wire("agentsync", "capture", False, "no agentsync board is configured",
                         "work agents finish (their notes and changed files) is never captured: each outcome is "
                         "lost when the agent takes its next claim",
-                        _call(agentsync_repo=guess or "<clone holding the agentsync branch>")))
+                        _setup("agentsync", guess, "PATH_OR_URL",
+                               agentsync_repo=guess or "<clone holding the agentsync branch>")))
     if cfg.context_keeper.strip():
         out.append(Wire("context-keeper", "capture", True, f"decision log {cfg.context_keeper}"))
     else:
         guess = _find_context(state)
         out.append(Wire("context-keeper", "capture", False, "no context-keeper folder is configured",
                         "decisions and constraints recorded there (with their rationale) never reach recall, and "
-                        "a superseded decision is not retired here", _call(context_keeper=guess or "<project>/.context")))
+                        "a superseded decision is not retired here",
+                        _setup("context-keeper", guess, "PATH", context_keeper=guess or "<project>/.context")))
     return tuple(out)
 
 

@@ -220,7 +220,8 @@ def test_fixture_decision_log_with_a_legacy_rationale(vault: Vault, tmp_path: Pa
 def test_sources_that_are_missing_or_broken_are_reported_with_the_fix(vault: Vault, tmp_path: Path) -> None:
     report = vault.distill()
     assert [s.status for s in report.sources] == ["skipped", "skipped"]
-    assert "setup(agentsync_repo=" in report.sources[0].fix
+    fix = report.sources[0].fix
+    assert fix is not None and "setup(agentsync_repo=" in fix.mcp and fix.cli.startswith("engram scopes setup --agentsync")
     empty = tmp_path / "no-board"
     git(tmp_path, "init", "--quiet", str(empty))
     broken = tmp_path / "p" / ".context"

@@ -58,7 +58,7 @@ async def test_every_scope_tool_over_stdio(tmp_path: Path) -> None:
     async with Client(serve(tmp_path / "payments-alice", "alice-agent"), read_timeout_seconds=120) as c:
         status = ok(await c.call_tool("status", {}))
         wires = {w["name"]: w for w in status["scopes"]}
-        assert wires["org"]["wired"] is False and wires["org"]["fix"] == "engram scopes sync  (MCP: sync_scopes())"
+        assert wires["org"]["wired"] is False and wires["org"]["fix"] == "sync_scopes()"
         assert "not recalled here" in wires["org"]["cost"]
         assert wires["agentsync"]["wired"] is False and wires["agentsync"]["fix"].startswith("setup(agentsync_repo=")
         assert "never captured" in wires["agentsync"]["cost"]
