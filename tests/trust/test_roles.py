@@ -119,6 +119,81 @@ def test_without_roles_nothing_changes_for_existing_vaults(vault: Vault, tmp_pat
     assert Vault.open(vault.root, actor="bob").delete(item.id).id == item.id
 
 
+@pytest.mark.anyio
+async def test_without_roles_an_agent_session_is_a_writer_and_a_person_keeps_the_curators_say(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """The vault has no ``roles``. Through MCP, agent-mallory may tag Alice's note but not
+    reword, retire or delete it (its own items it may); a person at the CLI still may."""
+    alice = Vault.open(vault.root, actor="alice")
+    note = alice.create("Deploys need a freeze window", "No deploys on Friday after 15:00.").item
+    config = tmp_path / "mcp.yaml"
+    async with Client(build_server(str(vault.root), actor="agent-mallory", config_file=config)) as mallory:
+        for tool, args in (("engram_delete", {"ref": note.id}),
+                           ("engram_update", {"ref": note.id, "content": "Deploy whenever."}),
+                           ("engram_update", {"ref": note.id, "status": "archived"})):
+            text = error(await mallory.call_tool(tool, args))
+            assert text.startswith("forbidden: agent-mallory (writer) may not"), (tool, text)
+            assert "which alice created" in text
+        tagged = ok(await mallory.call_tool("engram_update", {"ref": note.id, "tags": ["deploys"]}))
+        assert tagged["version"] == 2
+        mine = ok(await mallory.call_tool("engram_create", {"title": "Scratch", "content": "mine"}))
+        assert ok(await mallory.call_tool("engram_update", {"ref": mine["id"], "status": "archived"}))
+        assert ok(await mallory.call_tool("engram_delete", {"ref": mine["id"]}))["id"] == mine["id"]
+    assert alice.get(note.id).content.strip() == "No deploys on Friday after 15:00."
+    refused = alice.audit(refused=True)
+    assert [(e.actor, e.action, e.rule) for e in refused] == [("agent-mallory", "delete", "role.others-item"),
+                                                               ("agent-mallory", "update", "role.others-item")] \
+        + [("agent-mallory", "update", "role.others-item")]
+    # A person at the CLI is a curator until roles are configured, as before.
+    done = CliRunner().invoke(cli, ["--vault", str(vault.root), "--actor", "bob", "delete", note.id, "--yes"])
+    assert done.exit_code == 0, done.output
+    # roles decide once configured: naming the agent a curator gives it the curator's say.
+    other = alice.create("Cache TTLs", "Sixty seconds.").item
+    add_settings(vault.root, "roles:\n  agent-mallory: curator\n")
+    async with Client(build_server(str(vault.root), actor="agent-mallory", config_file=config)) as mallory:
+        assert ok(await mallory.call_tool("engram_delete", {"ref": other.id}))["id"] == other.id
+
+
+@pytest.mark.parametrize("setting", ["", "retire: writer\n", "retire: curator\n"])
+def test_who_retires_an_item_is_the_vaults_choice(team: Path, setting: str) -> None:
+    """``retire: writer`` (the default): a writer archives, forgets, restores, supersedes
+    and deletes its own items. ``retire: curator`` (Tributary's way): only curators do,
+    and a writer's lesson that contradicts its own item is disputed, not superseding."""
+    add_settings(team, setting)
+    wes, carol = as_(team, "wes"), as_(team, "carol")
+    items = [wes.create(f"Wes lesson {n}", f"Lesson number {n} about caches.").item for n in range(5)]
+    by_writer = setting != "retire: curator\n"
+    attempts = (
+        lambda: wes.archive(items[0].id),
+        lambda: wes.forget(items[1].id),
+        lambda: wes.update(items[2].id, {"status": "superseded"}),
+        lambda: wes.delete(items[3].id),
+        lambda: wes.link(items[4].id, "supersedes", items[0].id),
+    )
+    for attempt in attempts:
+        if by_writer:
+            attempt()
+        else:
+            with pytest.raises(Forbidden, match="retire") as err:
+                attempt()
+            assert (err.value.rule, err.value.role) == ("role.curator-only", "writer")
+    if by_writer:
+        assert wes.restore(items[1].id).status == "active"
+        return
+    assert [wes.get(i.id).status for i in items] == ["active"] * 5
+    assert {e.rule for e in wes.audit(refused=True)} == {"role.curator-only"} and len(wes.audit(refused=True)) == 5
+    # Everything else about its own items stays the writer's; a curator retires and restores.
+    assert wes.update(items[0].id, {"content": "Reworded.", "tags": ["caches"]}).version == 2
+    assert carol.forget(items[1].id).status == "forgotten"
+    with pytest.raises(Forbidden, match="retire"):
+        wes.restore(items[1].id)
+    assert carol.restore(items[1].id).status == "active" and carol.delete(items[3].id).id == items[3].id
+    old = wes.learn("The staging database listens on port 5432.").item
+    assert old is not None
+    assert wes.learn("The staging database now listens on port 6432.").action == "disputed"
+
+
 def test_bad_roles_are_a_clear_error(team: Path) -> None:
     add_settings(team, "roles:\n  carol: admin\n")
     with pytest.raises(InvalidInput, match=r"roles\.carol is 'admin', not one of reader, writer, curator"):
