@@ -145,20 +145,18 @@ def add(
                 "path": result.item.path,
                 "similarity": result.similarity,
                 "related": result.related,
+                "status": result.item.status,
                 "note": result.note,
+                "quarantined": result.quarantine.to_json() if result.quarantine else None,
             }
         )
         return
     click.echo(result.id)
-    if result.item.status == "quarantined" and result.outcome == "NEW":
-        click.echo(
-            f"quarantined: {result.item.path} reads like instructions to an AI reader, so recall will not "
-            "return it until a curator releases it (`engram quarantine list` says why).",
-            err=True,
-        )
-    elif result.item.visibility == "private" and visibility != "private":
+    if result.item.visibility == "private" and visibility != "private":
         click.echo(f"stored private ({result.item.path}): it holds data the trust settings keep off shared files.", err=True)
-    if result.note:
+    if result.quarantine is not None:
+        click.echo(f"{result.note} (`engram quarantine list` shows it.)", err=True)
+    elif result.note:
         click.echo(f"{result.outcome.lower()}: {result.note}", err=True)
     elif result.outcome == "DUPLICATE":
         click.echo(f"duplicate of {result.item.path}: reinforced it, wrote nothing new.", err=True)

@@ -42,7 +42,8 @@ def learn(vault: Vault, content: str, situation: str | None, title: str | None, 
     if as_json:
         emit_json(result.to_json())
         return
-    click.echo(f"{result.action}: {result.message}")
+    # A held-back lesson's message opens with "Quarantined:" (the same words as add's and MCP's).
+    click.echo(result.message if result.action == "quarantined" else f"{result.action}: {result.message}")
 
 
 @click.command()

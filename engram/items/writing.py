@@ -35,7 +35,7 @@ from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import RESERVED_TOP, id_suffix
 from engram.trust import policy, roles
-from engram.trust.policy import Admission
+from engram.trust.policy import Admission, Event, held_message
 
 #: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
 #: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
@@ -57,6 +57,8 @@ class CreateResult:
     note: str | None = None
     #: The existing item a learn decision acted on or linked to.
     related: str | None = None
+    #: Why the new item was quarantined (the screen's rules and sentence), when it was.
+    quarantine: Event | None = None
 
     @property
     def id(self) -> str:
@@ -97,7 +99,8 @@ def create(
     suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
     id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
     :class:`engram.store.dedup.LineCounts`). Instruction-shaped text is written with status
-    ``quarantined``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden /
+    ``quarantined`` and never deduplicated: the result carries the screen's verdict in
+    ``quarantine`` and says so in ``note``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden /
     AlreadyExists (a preserved id is taken) before writing anything.
     """
     item = build(
@@ -132,7 +135,8 @@ def create(
         state.write_item(item, [])
         state.audit.record(state.actor, "create", item.id, path=rel, new_version=item.version)
         record_admission(state, admission, rel)
-        return CreateResult("NEW", item)
+        held = admission.quarantine
+        return CreateResult("NEW", item, note=held_message(held, rel) if held else None, quarantine=held)
 
 
 def admit_new(state: VaultState, item: Engram) -> Admission:
@@ -301,7 +305,7 @@ def update(
         if not changed:
             return current
         roles.check_update(state.actor, state.role, current, changed, updated.status,
-                           settles_to=updated.visibility if settling else None)
+                           settles_to=updated.visibility if settling else None, retire=state.roles.retire)
         admission = policy.admit(updated, current, state.trust)
         updated = admission.item
         changed = rules.changed_fields(current, updated)
@@ -339,7 +343,7 @@ def delete(state: VaultState, ref: str, *, expected_version: int | None = None) 
         current, _ = state.read(rel)
         target.id = current.id
         state.check_version(current, expected_version)
-        roles.check_delete(state.actor, state.role, current)
+        roles.check_delete(state.actor, state.role, current, retire=state.roles.retire)
         neighbours = state.neighbours(current.id)
         bin_dir = state.trash_bin(current.id)
         for syn in state.incident(current.id):

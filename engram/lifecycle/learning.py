@@ -50,8 +50,12 @@ from engram.lifecycle.succession import may_overturn, supersede
 from engram.recall.search import run as recall_run
 from engram.store import rules
 from engram.store.model import Engram, Synapse, now
+from engram.trust import policy
+from engram.trust.policy import Event
 
-Action = Literal["reinforced", "extended", "superseded", "disputed", "linked", "inserted", "none"]
+Action = Literal[
+    "reinforced", "extended", "superseded", "disputed", "linked", "inserted", "quarantined", "none"
+]
 DEFAULT_DOMAIN = ("lessons",)
 
 
@@ -81,6 +85,8 @@ class LearnResult:
     link: Synapse | None = None
     proposal: str | None = None
     message: str = ""
+    #: The screen's verdict when the lesson was held back (action ``quarantined``).
+    quarantine: Event | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +97,7 @@ class LearnResult:
             "link": self.link.id if self.link else None,
             "proposal": self.proposal,
             "message": self.message,
+            "quarantined": self.quarantine.to_json() if self.quarantine else None,
         }
 
 
@@ -187,14 +194,15 @@ def learn(
         )
         verdict = confirmed(verdict, confirmation)
         target = by_id.get(verdict.target or verdict.related or "")
-        if dry_run:
-            return LearnResult("none", verdict, None, target, message=_dry_message(verdict, target))
         spec = _Spec(
             title=heading or lesson_title(content), content=content, situation=situation,
             domain=domain, kind=kind, tags=tuple(tags), importance=importance,
             confidence=confidence, visibility=visibility,
         )
-        result = _act(state, verdict, target, spec)
+        held = spec.held(state, target)
+        if dry_run:
+            return LearnResult("none", verdict, None, target, message=_dry_message(verdict, target, held))
+        result = _hold(state, verdict, target, spec) if held else _act(state, verdict, target, spec)
         state.audit.record(
             state.actor, "learn", result.item.id if result.item else "", path=result.item.path if result.item else None,
             note=f"{verdict.relation} -> {result.action}"
@@ -216,23 +224,50 @@ class _Spec:
     confidence: float
     visibility: str
 
-    def insert(
-        self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None = None
-    ) -> Engram:
-        domain = self.domain if self.domain is not None else (like.domain_tags if like else DEFAULT_DOMAIN)
+    def _args(self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None) -> dict[str, Any]:
         extra: dict[str, Any] = dict(fields or {})
         if self.situation:
             extra["situation"] = self.situation
         # The origin record: sync settles only decisions learn made (reconcile.after_merge).
         extra["provenance"] = [{"action": "learned", "by": state.actor, "at": now()}]
-        created = writing.create(
-            state, self.title, self.content, domain=domain,
-            kind=self.kind or (like.kind if like else "fact"), tags=self.tags,
-            importance=self.importance, confidence=self.confidence,
-            visibility=self.visibility if like is None or like.visibility != "private" else "private",
-            dedupe=False, fields=extra,
-        )
-        return created.item
+        return {
+            "domain": self.domain if self.domain is not None else (like.domain_tags if like else DEFAULT_DOMAIN),
+            "kind": self.kind or (like.kind if like else "fact"), "tags": self.tags,
+            "importance": self.importance, "confidence": self.confidence,
+            "visibility": self.visibility if like is None or like.visibility != "private" else "private",
+            "fields": extra,
+        }
+
+    def held(self, state: VaultState, like: Engram | None) -> bool:
+        """Whether the instruction screen would quarantine the item an insert writes
+        (nothing written; secrets are the insert's to refuse, and audit)."""
+        args = self._args(state, like, None)
+        fields = args.pop("fields")
+        item = writing.build(state, self.title, self.content, **args)
+        item = rules.apply_changes(item, rules.normalize_changes(fields))
+        return policy.admit(item, None, state.trust, check_sensitive=False).quarantined
+
+    def create(
+        self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None = None
+    ) -> CreateResult:
+        return writing.create(state, self.title, self.content, dedupe=False, **self._args(state, like, fields))
+
+    def insert(
+        self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None = None
+    ) -> Engram:
+        return self.create(state, like, fields).item
+
+
+def _hold(state: VaultState, verdict: Verdict, near: Engram | None, spec: _Spec) -> LearnResult:
+    """Instruction-shaped text is kept for audit as a quarantined item of its own and
+    acts on nothing: it never reinforces, extends, supersedes, disputes or links to
+    another item (an attack could otherwise hide or retire what the vault knows)."""
+    created = spec.create(state, near)
+    if created.quarantine is None:  # a redaction took away what the screen flagged
+        return LearnResult("inserted", verdict, created.item, None, message=f"New knowledge: recorded as {created.item.path}.")
+    return LearnResult(
+        "quarantined", verdict, created.item, None, message=created.note or "", quarantine=created.quarantine
+    )
 
 
 def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec) -> LearnResult:
@@ -307,8 +342,12 @@ def _why(verdict: Verdict) -> str:
     return "Why: " + "; ".join(verdict.reasons) + f" (decided by {verdict.decided_by})."
 
 
-def _dry_message(verdict: Verdict, target: Engram | None) -> str:
+def _dry_message(verdict: Verdict, target: Engram | None, held: bool = False) -> str:
     where = f" {target.id} ({target.path})" if target else ""
+    if held:
+        return (f"Would be quarantined: it reads like instructions to an AI reader, so it would be held back"
+                f" for a curator and act on no other item (as text: {verdict.relation}{' of' if target else ''}"
+                f"{where}). {_why(verdict)}")
     return f"Would be {verdict.relation}{' of' if target else ''}{where}. {_why(verdict)}"
 
 

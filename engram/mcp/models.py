@@ -96,6 +96,13 @@ class ItemView(_Out):
     )
 
 
+class Held(_Out):
+    """Why a write was quarantined: held back for a curator, never returned by recall."""
+
+    rules: list[str] = Field(description="The screen's rules that fired (screen.*).")
+    reason: str = Field(description="The screen's sentence: the classes of instruction and the matched words.")
+
+
 class CreateOut(_Out):
     """What engram_create did."""
 
@@ -112,6 +119,9 @@ class CreateOut(_Out):
     similarity: float | None = None
     related: str | None = Field(default=None, description="The existing item the decision acted on or linked to.")
     message: str = Field(description="What happened and what to do next.")
+    quarantined: Held | None = Field(
+        default=None, description="Present when your text was held back as instruction-shaped: which rules, and why."
+    )
 
 
 class ItemList(_Out):

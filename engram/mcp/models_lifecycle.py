@@ -11,13 +11,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram.mcp.models import Held
+
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class LearnOut(_Out):
-    action: str = Field(description="reinforced, extended, superseded, disputed, linked, inserted, or none (dry run).")
+    action: str = Field(
+        description="reinforced, extended, superseded, disputed, linked, inserted, quarantined (held back as "
+        "instruction-shaped: kept for a curator, acting on no other item), or none (dry run)."
+    )
     relation: str = Field(description="The verdict: duplicate, contradicts, extends or novel.")
     decided_by: str = Field(description="offline, sampling, or offline with the reason sampling did not decide.")
     id: str | None = Field(default=None, description="The item that now holds the lesson.")
@@ -29,6 +34,9 @@ class LearnOut(_Out):
     reasons: list[str]
     comparisons: list[dict[str, Any]] = Field(description="Each candidate with its alignment, coverage and conflicts.")
     message: str
+    quarantined: Held | None = Field(
+        default=None, description="Present when the lesson was held back as instruction-shaped: which rules, and why."
+    )
 
 
 class FeedbackOut(_Out):

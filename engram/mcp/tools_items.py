@@ -16,6 +16,7 @@ from engram.mcp import views
 from engram.mcp.models import (
     CreateOut,
     DeleteOut,
+    Held,
     HistoryEntry,
     HistoryOut,
     ItemList,
@@ -84,7 +85,8 @@ def register(box: Toolbox) -> None:
         (NEW). The message says which and why. Visibility 'private' keeps the item on this
         machine. Not for scratch notes or secrets: a credential or personal data (emails,
         phone numbers, private IPs, home paths) bound for a shared item is refused, and
-        text written as instructions to future agents is quarantined.
+        text written as instructions to future agents is quarantined (held back for a
+        curator; `quarantined` and the message say which rules fired).
         """
         result = box.vault().create(
             title,
@@ -102,15 +104,11 @@ def register(box: Toolbox) -> None:
         )
         item = result.item
         if result.note:
-            message = result.note
+            message = result.note  # a learn decision's, or the quarantine's: what, why, what next
         elif result.outcome == "DUPLICATE":
             message = f"Identical to {item.id} ({item.path}): reinforced it; nothing new written."
         else:
             message = f"Recorded as {item.path}."
-        if item.status == "quarantined":
-            message += (" It is QUARANTINED: it reads like instructions to an AI reader, so recall will not "
-                        "return it until a curator releases it. State knowledge as facts about systems, not as "
-                        "orders to agents.")
         if item.visibility == "private" and visibility != "private":
             message += (" It holds data the vault's trust settings keep off shared files, so it was stored "
                         "private (this machine only).")
@@ -123,6 +121,7 @@ def register(box: Toolbox) -> None:
             similarity=result.similarity,
             related=result.related,
             message=message,
+            quarantined=Held(**result.quarantine.to_json()) if result.quarantine else None,
         )
 
     @box.tool("engram_get", title="Read one item", profile="minimal", annotations=READ)

@@ -26,6 +26,7 @@ from engram.lifecycle.proposals import PROPOSAL_KINDS, Proposal
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.lifecycle.settings import lifecycle_settings
 from engram.mcp import models_lifecycle as m
+from engram.mcp.models import Held
 from engram.mcp.registry import ADD, CHANGE, READ, OptionalText, Toolbox
 from engram.store.model import ENGRAM_KINDS
 
@@ -48,6 +49,7 @@ def _learn_out(result: LearnResult) -> m.LearnOut:
         target_status=target.status if target else None, proposal=result.proposal,
         reasons=list(verdict.reasons), comparisons=[c.to_json() for c in verdict.comparisons],
         message=result.message,
+        quarantined=Held(**result.quarantine.to_json()) if result.quarantine else None,
     )
 
 
@@ -169,7 +171,10 @@ def register(box: Toolbox) -> None:
         sentences appended); a contradiction supersedes the old item (kept as history,
         linked) or, for another author's item, records a disputed draft for a curator;
         anything else is inserted and linked to the nearest related item. Unsure verdicts
-        never replace anything. The result says what happened, why, and what decided.
+        never replace anything. A lesson written as instructions to future agents is
+        quarantined (action quarantined): kept for a curator, acting on no other item,
+        with the screen's rules in `quarantined`. The result says what happened, why, and
+        what decided.
         """
         vault = box.vault()
         result = vault.learn(

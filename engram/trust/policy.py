@@ -83,6 +83,9 @@ class Event:
     rule: str
     reason: str
 
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": self.rule.split(","), "reason": self.reason}
+
 
 @dataclass(frozen=True, slots=True)
 class Admission:
@@ -94,6 +97,23 @@ class Admission:
     @property
     def quarantined(self) -> bool:
         return any(e.action == "quarantine" for e in self.events)
+
+    @property
+    def quarantine(self) -> Event | None:
+        """The quarantine event (which rules, why), when the write was held back."""
+        return next((e for e in self.events if e.action == "quarantine"), None)
+
+
+def held_message(event: Event, path: str | None) -> str:
+    """What a writer is told when its write was quarantined: where, which rule, why, and
+    what next — the same words from every adapter (the CLI's add and learn, MCP)."""
+    fired = event.rule.split(",")
+    return (
+        f"Quarantined: recorded as {path} but held back, because it reads like instructions to an AI"
+        f" reader ({'rules' if len(fired) > 1 else 'rule'} {', '.join(fired)}; {event.reason}). No other"
+        " item was changed, and recall will not return this one until a curator reviews and releases it."
+        " State knowledge as facts about systems, not as orders to agents."
+    )
 
 
 def text_fields(item: Engram) -> dict[str, str]:
