@@ -181,9 +181,11 @@ def need(vault: Vault, text: str, why: str, tags: tuple[str, ...], as_json: bool
     """
     result = vault.record_need(text, why, tags=tags)
     if as_json:
-        emit_json({"outcome": result.outcome, "id": result.id, "path": result.item.path})
+        emit_json({"outcome": result.outcome, "id": result.id, "path": result.item.path, "note": result.note})
     else:
         click.echo(f"{result.outcome} {result.id} {result.item.path}")
+        if result.note:
+            click.echo(result.note, err=True)
 
 
 @click.command()

@@ -85,7 +85,10 @@ class DistillOut(_Out):
 
 
 class NeedOut(_Out):
-    outcome: str = Field(description="NEW, or DUPLICATE when the team knew this need already (reinforced).")
+    outcome: str = Field(
+        description="NEW; DUPLICATE when the team knew this need already (reinforced); EXTENDED when it did, "
+        "reinforced, and your reason was new (kept with the need: the message says where)."
+    )
     id: str
     path: str | None = None
     message: str

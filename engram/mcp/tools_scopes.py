@@ -199,7 +199,7 @@ def register(box: Toolbox) -> None:
             "UPDATE": "A near-identical need exists (id); nothing was written. engram_update it instead.",
         }
         return NeedOut(outcome=result.outcome, id=result.id, path=result.item.path,
-                       message=messages.get(result.outcome, result.outcome))
+                       message=result.note or messages.get(result.outcome, result.outcome))
 
     @box.tool("observe", title="Note what happened; keep what is reusable", profile="standard", annotations=ADD)
     def observe(

@@ -2,8 +2,8 @@
 
 :func:`record_need` files a gap the agent hit ("no staging seed data", "the retry policy
 is undocumented") as a ``need`` item — shared with the team (a need is worth knowing
-about before it earns anything), deduplicated like any item, so the same gap hit twice
-reinforces one item instead of making two.
+about before it earns anything). A need is the gap, not the reason: the same gap hit
+twice, for the same reason or another, reinforces one item and keeps every reason.
 
 :func:`observe` takes what just happened in a session (a sentence or a paragraph the
 agent or a hook passes) and decides, in two layers, whether it is worth a person's look:
@@ -37,8 +37,9 @@ from engram.items.state import VaultState
 from engram.lifecycle import proposals
 from engram.store.dedup import fingerprint
 from engram.store.fsio import append_line
-from engram.store.model import now
-from engram.trust import policy
+from engram.store.model import Engram, now
+from engram.trust import policy, roles
+from engram.trust.screen import screen_fields
 
 OBSERVED = ("scopes", "observed.jsonl")
 MAX_OBSERVATION_CHARS = 8_000
@@ -92,18 +93,79 @@ class Verdict:
                 "markers": list(self.markers), "proposal": self.proposal, "existing": self.existing}
 
 
+WHY = "**Why it matters:**"
+_WHY_LINE = re.compile(r"^\*\*Why it matters:\*\*[ \t]*(.*)$", re.MULTILINE)
+
+
 def record_need(
     state: VaultState, content: str, why: str = "", *, tags: Sequence[str] = (), domain: Sequence[str] = ("needs",),
 ) -> writing.CreateResult:
     """File a gap the agent hit as a ``need`` item (the title is its first line; ``why``
-    says what it blocks). The same need twice reinforces one item. Raises InvalidInput."""
+    says what it blocks). Raises InvalidInput.
+
+    A need is the gap, not the reason: the same gap recorded again — by anyone, for any
+    reason — reinforces the one live need (``DUPLICATE``), and a reason it does not
+    hold yet is kept (``EXTENDED``): appended after its text as another ``Why it
+    matters`` paragraph, or, when the actor may not change another author's text (a
+    writer under ``roles``), as an endorsement of the need whose note is the reason. A
+    reason the instruction screen flags is filed as a need of its own (quarantined),
+    never written into the existing one.
+    """
     if not isinstance(content, str) or not content.strip():
         raise InvalidInput("the need is empty.", field="content", hint="Say what is missing, e.g. 'no staging seed data'.")
-    first = " ".join(content.strip().splitlines()[0].split())
+    gap = content.strip()
+    first = " ".join(gap.splitlines()[0].split())
     title = first if len(first) <= 200 else first[:199].rstrip() + "…"
-    body = content.strip() + (f"\n\n**Why it matters:** {why.strip()}" if why and why.strip() else "") + "\n"
-    return writing.create(state, title, body, domain=list(domain), kind="need", tags=["need", *tags],
-                          summary=why.strip()[:2000] if why else "")
+    reason = " ".join(why.split()) if isinstance(why, str) else ""
+    body = gap + (f"\n\n{WHY} {reason}" if reason else "") + "\n"
+    with state.lock.hold():
+        state.ensure_indexed()
+        known = _same_need(state, title, gap)
+        if known is not None and not (reason and state.trust.screen and screen_fields({"why": reason}).quarantine):
+            return _again(state, known, reason, tags)
+        return writing.create(state, title, body, domain=list(domain), kind="need", tags=["need", *tags],
+                              summary=reason[:2000])
+
+
+def _gap(body: str) -> str:
+    """The need's own text: its body up to the first reason."""
+    found = _WHY_LINE.search(body)
+    return (body[: found.start()] if found else body).strip()
+
+
+def _same_need(state: VaultState, title: str, gap: str) -> Engram | None:
+    """The oldest live need about the same gap (same title and text, whatever the reasons)."""
+    key = fingerprint("", gap)
+    for item in state.index.items(
+        "kind = 'need' AND title_key = ? AND status NOT IN ('forgotten', 'quarantined')",
+        (title.casefold(),), "ORDER BY created_at, path",
+    ):
+        if fingerprint("", _gap(item.content)) == key and item.path is not None:
+            return state.claim(item.path)
+    return None
+
+
+def _again(state: VaultState, need: Engram, reason: str, tags: Sequence[str]) -> writing.CreateResult:
+    """Reinforce a known need and keep a reason it lacks (see :func:`record_need`)."""
+    held = [*_WHY_LINE.findall(need.content), need.summary,
+            *(str(e.get("note", "")) for e in need.endorsements or ())]
+    fresh = bool(reason) and fingerprint("", reason) not in {fingerprint("", r) for r in held if r}
+    changes: dict[str, Any] = {"reinforcement_score": round(need.reinforcement_score + 1.0, 6)}
+    if set(tags) - set(need.tags):
+        changes["tags"] = [*need.tags, *(t for t in tags if t not in need.tags)]
+    note = f"Known need: reinforced {need.id} ({need.path})"
+    if fresh and (state.role == "curator" or roles.owns(state.actor, need)):
+        changes["content"] = need.content.rstrip("\n") + f"\n\n{WHY} {reason}\n"
+        note += "; your reason was added after its text"
+    elif fresh:
+        record = {"by": state.actor, "at": now(), "note": reason[:2000]}
+        changes["endorsements"] = [*(need.endorsements or ()), record]
+        note += (f"; your reason was kept as your endorsement of it (only {need.created_by or 'its author'} or a"
+                 " curator changes its text)")
+    else:
+        note += "; it already holds this reason"
+    updated = writing.update(state, need.id, changes, expected_version=need.version)
+    return writing.CreateResult("EXTENDED" if fresh else "DUPLICATE", updated, 1.0, note + ".", need.id)
 
 
 def screen(state: VaultState, text: str) -> Verdict:
