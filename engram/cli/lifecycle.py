@@ -168,6 +168,9 @@ def resolve(vault: Vault, old: str, new: str, resolution: str, note: str | None,
         emit_json(done.to_json())
         return
     click.echo(f"{full}: kept {', '.join(i.id for i in done.kept) or 'none'}; retired {', '.join(i.id for i in done.retired) or 'none'}")
+    if done.disputed:
+        click.echo(f"{len(done.disputed)} claim(s) in dispute kept in a conflict block in {done.kept[0].path},"
+                   f" flagged for review: edit it, then `engram conflicts --resolve {done.kept[0].id}`.", err=True)
 
 
 @click.command()

@@ -80,6 +80,11 @@ class ResolveOut(_Out):
     kept: list[dict[str, Any]]
     retired: list[dict[str, Any]]
     proposal: str | None = None
+    disputed: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="merge: each claim of new that contradicts one of old's (old, new, conflicts), kept in a "
+        "conflict block in the merged item, which is flagged for review (engram_get shows it).",
+    )
     message: str
 
 

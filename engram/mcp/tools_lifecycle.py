@@ -289,12 +289,17 @@ def register(box: Toolbox) -> None:
         """Settle two items that contradict each other.
 
         keep_new supersedes the old item; keep_old freezes the new one; merge folds the new
-        one's text into the old; archive freezes both. Nothing is deleted. Use it for
-        dispute proposals and contradicts warnings.
+        one's text into the old, keeping any claim of new that contradicts old beside old's
+        in a marked conflict block (the item is flagged for review); archive freezes both.
+        Nothing is deleted. Use it for dispute proposals and contradicts warnings.
         """
         done = box.vault().contradiction_resolve(old, new, resolution, note=note)
         data = done.to_json()
-        return m.ResolveOut(**data, message=f"{resolution}: kept {len(done.kept)}, retired {len(done.retired)}.")
+        message = f"{resolution}: kept {len(done.kept)}, retired {len(done.retired)}."
+        if done.disputed:
+            message += (f" {len(done.disputed)} claim(s) in dispute were kept in a conflict block in"
+                        f" {done.kept[0].id}, flagged for review: edit it to what is right.")
+        return m.ResolveOut(**data, message=message)
 
     @box.tool("stale_report", title="Knowledge that may be out of date", profile="full", annotations=READ)
     def stale_report(

@@ -326,6 +326,7 @@ _VALIDATORS: dict[str, Any] = {
     "recall_days": lambda v: text_list("recallDays", v),
     "endorsements": lambda v: record_list("endorsements", v),
     "promotions": lambda v: record_list("promotions", v),
+    "merge_conflicts": lambda v: text_list("mergeConflicts", v),
     "example": content_text,
 }
 

@@ -291,6 +291,31 @@ def test_each_resolution_does_what_its_row_says_and_closes_the_dispute(vault: Va
     assert {i.id for i in (*done.kept, *done.retired)} == {old.id, new.id}
 
 
+def test_a_merge_keeps_the_claim_in_dispute_marked_and_flags_the_item(vault: Vault) -> None:
+    """merge appended only new's sentences with new words: "Use port 9090" (a value, not
+    a word, changed) was dropped, so the active item said to use 8080 and that 8080 is
+    taken (issue 29, item 8). Both claims are kept, in a marked block, and flagged."""
+    old = vault.create("API port", "Use port 8080 for the API.").item
+    new = vault.create("API port moved", "Use port 9090 for the API. Port 8080 is taken by the sidecar.",
+                       dedupe=False).item
+    done = vault.contradiction_resolve(old.id, new.id, "merge")
+    merged = vault.get(old.id)
+    assert merged.content.startswith(old.content.rstrip("\n"))  # its own text kept byte for byte
+    assert "Port 8080 is taken by the sidecar." in merged.content
+    block = merged.content[merged.content.index("> [!conflict]"):]
+    assert "> Use port 8080 for the API." in block and "> Use port 9090 for the API." in block
+    assert "8080 → 9090" in block and f"engram conflicts --resolve {old.id}" in block
+    assert merged.merge_conflicts and new.id in merged.merge_conflicts[0]
+    assert [f.id for f in vault.conflicts()] == [old.id]
+    assert done.to_json()["disputed"] == [
+        {"old": "Use port 8080 for the API.", "new": "Use port 9090 for the API.", "conflicts": ["api: 8080 → 9090"]}]
+    assert vault.get(new.id).status == "superseded"
+    # A sentence that restates a value the item holds is no claim in dispute, and no news.
+    again = vault.create("API port again", "Use port 8080 for the API. It serves HTTP/2.", dedupe=False).item
+    done = vault.contradiction_resolve(old.id, again.id, "merge")
+    assert done.to_json()["disputed"] == [] and vault.get(old.id).content.endswith("It serves HTTP/2.\n")
+
+
 def test_resolve_refuses_an_unknown_resolution_and_the_same_item_twice(vault: Vault) -> None:
     old, new, pid = _dispute(vault)
     before = snapshot(vault)
