@@ -88,7 +88,7 @@ def _link(
         sid = synapse_id(a, b, kind)
         refusal.id = sid
         if kind == "supersedes":
-            roles.check_supersede(state.actor, state.role, target)
+            roles.check_supersede(state.actor, state.role, target, retire=state.roles.retire)
         if evidence is not None:
             shared = "private" not in (source.visibility, target.visibility)
             evidence = policy.admit_text(evidence, "evidence", state.trust, shared=shared)

@@ -179,7 +179,11 @@ class VaultState:
         self._fresh = False
         self._companions: dict[str, _Closable] = {}
         self._trust: tuple[Settings, TrustSettings] | None = None
-        self._roles: tuple[Settings, Roles] | None = None
+        self._roles: tuple[Settings, bool, Roles] | None = None
+        #: True when an agent acts through this state (the MCP server sets it): without
+        #: ``roles`` in engram.yaml an agent is a writer, a person a curator (see
+        #: :mod:`engram.trust.roles`).
+        self.agent_session = False
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"
@@ -237,9 +241,10 @@ class VaultState:
     @property
     def roles(self) -> Roles:
         """``roles`` of ``engram.yaml`` (see :mod:`engram.trust.roles`)."""
-        if self._roles is None or self._roles[0] is not self.settings:
-            self._roles = (self.settings, Roles.from_settings(self.settings))
-        return self._roles[1]
+        if self._roles is None or self._roles[0] is not self.settings or self._roles[1] != self.agent_session:
+            self._roles = (self.settings, self.agent_session,
+                           Roles.from_settings(self.settings, agent=self.agent_session))
+        return self._roles[2]
 
     @property
     def role(self) -> Role:

@@ -305,7 +305,7 @@ def update(
         if not changed:
             return current
         roles.check_update(state.actor, state.role, current, changed, updated.status,
-                           settles_to=updated.visibility if settling else None)
+                           settles_to=updated.visibility if settling else None, retire=state.roles.retire)
         admission = policy.admit(updated, current, state.trust)
         updated = admission.item
         changed = rules.changed_fields(current, updated)
@@ -343,7 +343,7 @@ def delete(state: VaultState, ref: str, *, expected_version: int | None = None) 
         current, _ = state.read(rel)
         target.id = current.id
         state.check_version(current, expected_version)
-        roles.check_delete(state.actor, state.role, current)
+        roles.check_delete(state.actor, state.role, current, retire=state.roles.retire)
         neighbours = state.neighbours(current.id)
         bin_dir = state.trash_bin(current.id)
         for syn in state.incident(current.id):

@@ -16,6 +16,11 @@ The agent id (recorded as ``createdBy``/``updatedBy`` and in the audit log) come
 file's ``agentId`` (``"config"``), else ``git config user.name`` of the vault's
 repository (``"git"``), else the login name (``"login"``); ``status`` says which.
 
+Every vault a holder serves acts as an agent session
+(:attr:`engram.items.state.VaultState.agent_session`): in a vault whose ``engram.yaml``
+has no ``roles``, its actor is a writer — it changes, retires and deletes only its own
+items — where a person at the CLI is a curator (see :mod:`engram.trust.roles`).
+
 The user config file is ``$XDG_CONFIG_HOME/engram/mcp.yaml`` (``~/.config/...``): two
 keys, ``vault`` and ``agentId``. It holds no secrets and is written atomically.
 
@@ -33,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engram.errors import EngramError, InvalidInput, StorageError, VaultNotFound
 from engram.items.state import resolve_actor
@@ -42,6 +47,7 @@ from engram.team.gitstore import ensure_merge_driver
 from engram.vault import Vault
 from mergedriver import codec
 
+V = TypeVar("V", Vault, Vault | None)
 CONFIG_NAME = "mcp.yaml"
 #: Actor sources that nobody chose for this server: they follow the vault's repository.
 DERIVED_SOURCES = frozenset({"git", "login"})
@@ -117,7 +123,7 @@ class VaultHolder:
         requested: str | None = None,
         on_change: Callable[[Vault], None] | None = None,
     ) -> None:
-        self._vault = vault
+        self._vault = _as_agent(vault)
         self.vault_source = vault_source if vault is not None else None
         self.actor = actor
         self.actor_source = actor_source
@@ -154,7 +160,7 @@ class VaultHolder:
             if agent is not None:
                 self.actor, self.actor_source = agent, "setup"
             derived = self.actor_source in DERIVED_SOURCES
-            vault = Vault.init(path, actor=None if derived else self.actor)
+            vault = _as_agent(Vault.init(path, actor=None if derived else self.actor))
             if derived:  # the new vault's repository may name someone else
                 self.actor, self.actor_source = vault.actor, vault.state.actor_source
             vault.refresh()
@@ -175,6 +181,13 @@ class VaultHolder:
         with self.lock:
             if self._vault is not None:
                 self._vault.close()
+
+
+def _as_agent(vault: V) -> V:
+    """``vault``, marked as served to an agent (its role without ``roles`` is a writer's)."""
+    if vault is not None:
+        vault.state.agent_session = True
+    return vault
 
 
 def _looks_like_vault(path: Path) -> bool:

@@ -65,7 +65,13 @@ def org_state(state: VaultState) -> VaultState | None:
     path = clone_path(state)
     if not (path / ".git").exists():
         return None
-    return state.companion("scopes.org", lambda: VaultState(path, actor=state.actor))
+    return state.companion("scopes.org", lambda: _as_session_of(VaultState(path, actor=state.actor), state))
+
+
+def _as_session_of(org: VaultState, state: VaultState) -> VaultState:
+    """The org clone acts as ``state`` does: an agent's session is an agent's there too."""
+    org.agent_session = state.agent_session
+    return org
 
 
 def ensure_clone(state: VaultState) -> VaultState:

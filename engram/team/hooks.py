@@ -7,8 +7,9 @@ honoured). git runs ``post-merge`` after every merge or fast-forward (``git pull
 ``post-rewrite`` after a rebase (``git pull --rebase``; engram's part ignores
 ``commit --amend``). Each first *settles* what the pull brought in (``ORIG_HEAD..HEAD``,
 :mod:`engram.team.settle`: hashes and link sections of the merged files brought up to
-date, edges to items deleted elsewhere moved to the trash — left uncommitted, for the
-next ``engram sync`` or commit), then prints the cross-file findings of
+date, edges to items deleted elsewhere moved to the trash, edges of an item that is back
+brought out of this clone's trash — left uncommitted, for the next ``engram sync`` or
+commit), then prints the cross-file findings of
 :func:`engram.team.conflicts.checks` that a person must decide — superseded items still
 active, items a merge flagged, files that no longer parse. A hook never fails a pull:
 it reports and exits with the status of the hook it chains.
@@ -200,6 +201,8 @@ def report(vault_path: Path, hook: str) -> int:
             parts.append(f"{len(set(settled.restamped) | set(settled.regenerated))} hash(es) or link section(s)")
         if settled.trashed:
             parts.append(f"{len(settled.trashed)} link(s) to deleted items moved to the trash")
+        if settled.relinked:
+            parts.append(f"{len(settled.relinked)} link(s) of items that are back brought out of the trash")
         print(f"engram: brought the vault up to date after this {HOOKS[hook]} ({'; '.join(parts)}); "
               "`engram sync` (or a commit) shares it.")
     if guarded is not None:

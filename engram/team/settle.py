@@ -23,7 +23,13 @@ edited before sync commits them:
 - after a merge or a pull (:func:`between`), this clone's last copy of every item the
   change removed goes to the trash too, so ``engram trash list`` and ``engram restore``
   work on every clone, not only on the one that deleted it. Both land in the bin of the
-  deleted item, ``.engram/trash/<id>/<when>/``, where ``delete`` puts its own copies.
+  deleted item, ``.engram/trash/<id>/<when>/``, where ``delete`` puts its own copies;
+- and an item the change brought back (its delete undone by a concurrent edit, or
+  restored on another clone) gets back from this clone's bins the versions of its edges
+  that git never saw — made or changed here, then deleted with the item before a sync
+  shared them — merged into the edge the change brought, if any (evidence as a set).
+  The versions git has seen were weighed by the merge (:mod:`engram.team.treemerge`);
+  an edge someone unlinked having seen it stays unlinked.
 
 Only derived bytes change: engram's own files are rendered canonically with just
 those fields moved, and a person's note is edited in place
@@ -48,6 +54,7 @@ from engram.store.fsio import atomic_write
 from engram.store.notes import read_note
 from engram.team.gitstore import REGULAR, GitRepo
 from mergedriver import codec
+from mergedriver.merge import merge_file
 
 #: The previous bytes of a vault file (before the merge or the edit), or None.
 Previous = Callable[[str], "bytes | None"]
@@ -63,10 +70,11 @@ class Settled:
     regenerated: list[str] = field(default_factory=list)  # derived sections rewritten
     trashed: list[str] = field(default_factory=list)  # dangling edges moved to the trash
     suspect: list[str] = field(default_factory=list)  # hash left stale: content looks cut short
+    relinked: list[str] = field(default_factory=list)  # edges of items back, from this clone's trash
 
     @property
     def changed(self) -> int:
-        return len(set(self.restamped) | set(self.regenerated)) + len(self.trashed)
+        return len(set(self.restamped) | set(self.regenerated)) + len(self.trashed) + len(self.relinked)
 
 
 def cut_short(previous: str, current: str) -> bool:
@@ -243,7 +251,9 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
         path[len(lead):]: change for path, change in repo.diff_tree(old, new).items() if path.startswith(lead)
     }
     shas = {rel: c.old_sha for rel, c in changes.items() if c.old_sha and c.old_mode in REGULAR}
-    blobs = repo.read_blobs(shas.values())
+    added = {rel: c.new_sha for rel, c in changes.items()
+             if c.new_sha and c.old_sha is None and c.new_mode in REGULAR and classify(rel) == "item"}
+    blobs = repo.read_blobs([*shas.values(), *added.values()])
     by_id: dict[str, bytes] = {}
     removed: set[str] = set()
     for rel, sha in shas.items():
@@ -263,13 +273,60 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
             return None
         return by_id.get(found.group(1).decode("utf-8", "replace")) if found else None
 
-    out = settle(state, changes, removed=removed, previous=previous)
+    back = {m.group(1).decode("utf-8", "replace") for sha in added.values() for m in [_ID.search(blobs[sha])] if m}
+    with state.lock.hold():
+        relinked = _relink(state, repo, back - set(by_id))  # an item moved is not back
+    out = settle(state, [*changes, *relinked], removed=removed, previous=previous)
+    out.relinked = relinked
     with state.lock.hold():
         vault = VaultItems(state)
         for rel, sha in sorted(shas.items()):
             if changes[rel].new_sha is None:
                 keep_in_trash(state, rel, blobs[sha], vault=vault)
     return out
+
+
+def _relink(state: VaultState, repo: GitRepo, back: set[str]) -> list[str]:
+    """Bring the edges of items that are ``back`` out of this clone's bins, where git
+    never saw that version (see the module docstring); returns their vault paths."""
+    found = [
+        (file, bin_dir)
+        for item_id in sorted(back)
+        if (state.state_dir / "trash" / item_id).is_dir()
+        for bin_dir in sorted(p for p in (state.state_dir / "trash" / item_id).iterdir() if p.is_dir())
+        for file in sorted(bin_dir.rglob("syn-*.yaml"))
+    ]
+    if not found:
+        return []
+    listed = "\n".join(str(file) for file, _ in found).encode()
+    shas = repo.run("hash-object", "--no-filters", "--stdin-paths", stdin=listed).out.split()
+    answers = repo.run("cat-file", "--batch-check", stdin="\n".join(shas).encode()).out.splitlines()
+    vault = VaultItems(state)
+    relinked: list[str] = []
+    for (file, bin_dir), answer in zip(found, answers, strict=True):
+        data = file.read_bytes()
+        ends = [m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)]
+        if not answer.endswith(" missing") or not ends or not all(vault.exist(end) for end in ends):
+            continue  # shared once (the merge weighed it), or an end is gone: it stays in the trash
+        rel = file.relative_to(bin_dir).as_posix()
+        target = state.abspath(rel)
+        if target.is_file():
+            result = merge_file(None, target.read_bytes(), data, rel)
+            if not result.ok:
+                continue
+            data = result.data
+        if not target.is_file() or target.read_bytes() != data:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        state.audit.record(state.actor, "relink", rel.rsplit("/", 1)[-1].removesuffix(".yaml"), target="synapse",
+                           path=rel)
+        file.unlink()
+        for folder in (file.parent, *file.parent.parents):  # the bin keeps no empty folders
+            if folder == state.state_dir / "trash" or any(folder.iterdir()):
+                break
+            folder.rmdir()
+        relinked.append(rel)
+    return sorted(set(relinked))
 
 
 def keep_in_trash(

@@ -466,7 +466,7 @@ class _Run:
                 staged = commit_local(
                     self.repo, self.state, self.prefix, lambda _: message, settle_seconds=self.settings.settle_seconds,
                     env=self.env, before_commit=lambda: self.journal.step("commit"),
-                    written=set(settled.restamped) | set(settled.regenerated),
+                    written=set(settled.restamped) | set(settled.regenerated) | set(settled.relinked),
                 )
                 report.held = list(staged.held)
 

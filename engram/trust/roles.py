@@ -23,10 +23,25 @@ What each role may do (the rule that refuses is named in the error and the audit
 - ``curator`` — everything, including releasing quarantined items
   (``role.curator-only``) and changing any item's status away from ``quarantined``.
 
-Roles are enforced once ``roles`` is in ``engram.yaml``. A vault without the section
-(every vault made before roles existed, a Co-Engram repository) keeps working as it
-did: every actor acts as a curator, and ``status`` names the gap. With the section,
-actors it does not list get the ``"*"`` role, ``writer`` when ``"*"`` is absent.
+Who retires items is the vault's choice, ``retire`` in ``engram.yaml``::
+
+    retire: writer       # (the default) a writer retires its own items, a curator anyone's
+    retire: curator      # only curators retire (Tributary's way)
+
+Retiring is archiving, freezing, forgetting or superseding an item (its status into
+:data:`RETIRED`, or back out of it: a restore undoes a retirement), deleting it (a purge
+included) and overturning it (a ``supersedes`` edge onto it, a ``learn`` that
+contradicts it). With ``retire: curator`` a writer's attempt on its own item is refused
+with ``role.curator-only``; on another's it stays ``role.others-item``.
+
+Roles are enforced once ``roles`` is in ``engram.yaml``. Without the section (every
+vault made before roles existed, a Co-Engram repository) who acts decides: a person
+(the CLI, the viewer) acts as a curator, as before roles existed; an agent session (the
+MCP server, :attr:`engram.items.state.VaultState.agent_session`) acts as a writer, so an
+agent changes, retires and deletes only the items its actor created — many agents share
+one vault, and one misbehaving (or prompt-injected) agent must not rewrite or delete
+everyone's knowledge, with the delete synced to every clone. With the section, actors it
+does not list get the ``"*"`` role, ``writer`` when ``"*"`` is absent, whoever they are.
 
 Roles guard against mistakes and misbehaving agents on one machine (an agent session
 runs as its own actor and the core refuses what the role does not allow). They are not
@@ -61,8 +76,15 @@ FEEDBACK_FIELDS = frozenset(
      "retrievalCount", "effectiveRetrievals", "failedUses", "lastRetrievedAt", "lastFailedAt",
      "lastEffectiveAt", "lastVerifiedAt", "mergeConflicts", "recalledBy", "recallDays", "endorsements"}
 )
-#: Statuses that retire an item: only its author or a curator may set them.
+#: Statuses that hide an item from others: only its author or a curator may set them.
 RETIRING = frozenset({"archived", "superseded", "forgotten", "frozen", "draft", "quarantined"})
+#: Statuses of a retired item: moving an item into or out of one is retiring it (or
+#: bringing it back), which ``retire: curator`` leaves to curators.
+RETIRED = frozenset({"archived", "superseded", "forgotten", "frozen"})
+#: The roles ``retire`` may name: the least role that retires items (its own, for a writer).
+RETIRERS: tuple[Role, ...] = ("writer", "curator")
+#: The role of every actor when ``engram.yaml`` has no ``roles``: a person's, an agent's.
+UNCONFIGURED: Mapping[bool, Role] = MappingProxyType({False: "curator", True: "writer"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +93,20 @@ class Roles:
 
     actors: Mapping[str, Role]
     default: Role = DEFAULT_ROLE
-    #: False when engram.yaml has no ``roles``: nothing is enforced (everyone is a curator).
+    #: False when engram.yaml has no ``roles``: everyone has ``default`` (a curator for a
+    #: person, a writer for an agent session; see the module docstring).
     configured: bool = True
+    #: The least role that retires items (``retire`` in engram.yaml): writer or curator.
+    retire: Role = "writer"
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Roles:
+    def from_settings(cls, settings: Settings, *, agent: bool = False) -> Roles:
+        """``roles`` and ``retire`` of ``settings``; ``agent``: the actor is an agent
+        session (it decides the role when ``roles`` is absent). Raises InvalidInput."""
+        retire = _retire(settings.data.get("retire", "writer"))
         raw = settings.data.get("roles")
         if raw is None:
-            return cls(MappingProxyType({}), "curator", configured=False)
+            return cls(MappingProxyType({}), UNCONFIGURED[agent], configured=False, retire=retire)
         if not isinstance(raw, Mapping):
             raise InvalidInput(
                 f"{SETTINGS_FILE}: 'roles' must map actors to roles (reader, writer, curator).",
@@ -93,7 +121,7 @@ class Roles:
                 default = checked
             else:
                 actors[str(actor)] = checked
-        return cls(MappingProxyType(actors), default)
+        return cls(MappingProxyType(actors), default, retire=retire)
 
     def of(self, actor: str) -> Role:
         return self.actors.get(actor, self.default)
@@ -113,11 +141,33 @@ def _role(actor: str, value: Any) -> Role:
     return role
 
 
+def _retire(value: Any) -> Role:
+    if value not in RETIRERS:
+        raise InvalidInput(
+            f"{SETTINGS_FILE}: retire is {value!r}, not writer or curator.",
+            field="retire",
+            hint="retire: writer lets writers retire their own items (the default); retire: curator "
+            "leaves retiring to curators.",
+        )
+    role: Role = value
+    return role
+
+
 def _refuse(actor: str, role: Role, rule: str, what: str, hint: str) -> Forbidden:
     return Forbidden(f"{actor} ({role}) may not {what}.", actor=actor, role=role, rule=rule, hint=hint)
 
 
 _ASK_CURATOR = "Ask a curator (roles in engram.yaml) to do it, or to give you the curator role."
+_CURATORS_RETIRE = (
+    "In this vault retiring is a curator's act (retire: curator in engram.yaml): set "
+    "verificationStatus=disputed or link a contradicts edge so a curator decides. " + _ASK_CURATOR
+)
+
+
+def _check_retire(actor: str, role: Role, retire: Role, what: str) -> None:
+    """Refuse a retirement (of the actor's own item) a writer may not make under ``retire``."""
+    if retire == "curator" and role != "curator":
+        raise _refuse(actor, role, "role.curator-only", what, _CURATORS_RETIRE)
 
 
 def require_writer(actor: str, role: Role, what: str) -> None:
@@ -142,11 +192,12 @@ def owns(actor: str, item: Engram) -> bool:
 
 def check_update(
     actor: str, role: Role, current: Engram, fields: tuple[str, ...], new_status: str,
-    *, settles_to: str | None = None,
+    *, settles_to: str | None = None, retire: Role = "writer",
 ) -> None:
     """May ``actor`` change ``fields`` of ``current`` (ending at ``new_status``)?
     ``settles_to``: the new visibility, when the caller accepts a change that only
-    :func:`settles` a landed review promotion (any writer may make it).
+    :func:`settles` a landed review promotion (any writer may make it). ``retire``: the
+    vault's ``retire`` setting (:attr:`Roles.retire`).
 
     Raises Forbidden naming the rule; see the module docstring for the table.
     """
@@ -159,6 +210,9 @@ def check_update(
             "Only a curator can release it: `engram quarantine release ID`.",
         )
     if owns(actor, current):
+        if "status" in fields and new_status != current.status and RETIRED & {new_status, current.status}:
+            verb = "retire" if new_status in RETIRED else "bring back the retired"
+            _check_retire(actor, role, retire, f"{verb} {current.id} ({current.status} → {new_status})")
         return
     barred = [f for f in fields if f not in FEEDBACK_FIELDS and not _extra_key(f)]
     if barred:
@@ -191,17 +245,20 @@ def settles(current: Engram, fields: tuple[str, ...], new_visibility: str) -> bo
 
 def may_overturn(actor: str, configured: Roles, item: Engram) -> bool:
     """Whether ``actor`` may supersede or overturn ``item`` outright (learn's contradicts):
-    its author and curators may; anyone else's contradicting lesson becomes ``disputed``
-    for a curator instead. Without ``roles`` in engram.yaml only the author may: an
-    overturn is the one change that stays conservative when roles are off."""
+    its author (unless ``retire: curator``) and curators may; anyone else's contradicting
+    lesson becomes ``disputed`` for a curator instead. Without ``roles`` in engram.yaml
+    only the author may: an overturn is the one change that stays conservative when roles
+    are off."""
+    retires = configured.retire == "writer"
     if not configured.configured:
-        return owns(actor, item)
+        return retires and owns(actor, item)
     role = configured.of(actor)
-    return role == "curator" or (role == "writer" and owns(actor, item))
+    return role == "curator" or (role == "writer" and retires and owns(actor, item))
 
 
-def check_delete(actor: str, role: Role, current: Engram) -> None:
-    """May ``actor`` delete ``current``? Its author and curators may."""
+def check_delete(actor: str, role: Role, current: Engram, *, retire: Role = "writer") -> None:
+    """May ``actor`` delete ``current``? Its author (a writer, unless ``retire`` is
+    curator) and curators may."""
     require_writer(actor, role, f"delete {current.id}")
     if role != "curator" and not owns(actor, current):
         raise _refuse(
@@ -209,9 +266,10 @@ def check_delete(actor: str, role: Role, current: Engram) -> None:
             f"delete {current.id}, which {current.created_by or 'someone else'} created",
             "Set verificationStatus=disputed to contest it instead. " + _ASK_CURATOR,
         )
+    _check_retire(actor, role, retire, f"delete {current.id} (retire it)")
 
 
-def check_supersede(actor: str, role: Role, target: Engram) -> None:
+def check_supersede(actor: str, role: Role, target: Engram, *, retire: Role = "writer") -> None:
     """May ``actor`` supersede ``target`` (a ``supersedes`` edge onto it)?"""
     require_writer(actor, role, f"supersede {target.id}")
     if role != "curator" and not owns(actor, target):
@@ -220,6 +278,7 @@ def check_supersede(actor: str, role: Role, target: Engram) -> None:
             f"supersede {target.id}, which {target.created_by or 'someone else'} created",
             "Link it with contradicts (or set verificationStatus=disputed) so a curator decides. " + _ASK_CURATOR,
         )
+    _check_retire(actor, role, retire, f"supersede {target.id} (retire it)")
 
 
 def check_promote(actor: str, role: Role, item: Engram, scope: str) -> None:

@@ -55,7 +55,9 @@ async def test_every_scope_tool_over_stdio(tmp_path: Path) -> None:
     alice.close()
     carol.close()
     repo = board(tmp_path)
-    async with Client(serve(tmp_path / "payments-alice", "alice-agent"), read_timeout_seconds=120) as c:
+    # The session is alice's own agent: without roles an agent session is a writer, and
+    # promoting or restating an item is its author's (or a curator's) to do.
+    async with Client(serve(tmp_path / "payments-alice", "alice"), read_timeout_seconds=120) as c:
         status = ok(await c.call_tool("status", {}))
         wires = {w["name"]: w for w in status["scopes"]}
         assert wires["org"]["wired"] is False and wires["org"]["fix"] == "sync_scopes()"

@@ -142,9 +142,11 @@ async def test_without_roles_an_agent_session_is_a_writer_and_a_person_keeps_the
         assert ok(await mallory.call_tool("engram_delete", {"ref": mine["id"]}))["id"] == mine["id"]
     assert alice.get(note.id).content.strip() == "No deploys on Friday after 15:00."
     refused = alice.audit(refused=True)
-    assert [(e.actor, e.action, e.rule) for e in refused] == [("agent-mallory", "delete", "role.others-item"),
-                                                               ("agent-mallory", "update", "role.others-item")] \
-        + [("agent-mallory", "update", "role.others-item")]
+    assert [(e.actor, e.action, e.rule) for e in refused] == [
+        ("agent-mallory", "delete", "role.others-item"),
+        ("agent-mallory", "update", "role.others-item"),
+        ("agent-mallory", "update", "role.others-item"),
+    ]
     # A person at the CLI is a curator until roles are configured, as before.
     done = CliRunner().invoke(cli, ["--vault", str(vault.root), "--actor", "bob", "delete", note.id, "--yes"])
     assert done.exit_code == 0, done.output
