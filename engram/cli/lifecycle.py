@@ -286,10 +286,13 @@ def _status_command(name: str, doc: str) -> click.Command:
             else:  # deleted or purged: from the trash
                 done = vault.restore_deleted(ref)
                 if as_json:
-                    emit_json({"id": done.id, "path": done.path, "status": "restored from the trash",
-                               "synapses": list(done.synapses), "left": list(done.left)})
+                    emit_json({"id": done.id, "path": done.path, "status": done.status, "from": "trash",
+                               "synapses": list(done.synapses), "left": list(done.left), "note": done.note})
                     return
-                click.echo(f"{done.id} restored from the trash ({done.path}, {len(done.synapses)} synapse(s))")
+                click.echo(f"{done.id} restored from the trash ({done.path}, {len(done.synapses)} synapse(s)),"
+                           f" {done.status}")
+                if done.note:
+                    click.echo(f"  {done.note}", err=True)
                 for sid in done.left:
                     click.echo(f"  {sid} stays in the trash: its other end is not in the vault", err=True)
                 return

@@ -10,7 +10,12 @@ next ``engram sync`` shares.
   with an id suffix when that path is taken now — re-indexes it, brings back each of its
   synapses whose other end is in the vault (the others stay in the trash and are named),
   regenerates the derived link sections of both ends, and records it in the audit log.
-  An id the vault holds again is refused: nothing is overwritten.
+  An id the vault holds again is refused: nothing is overwritten. A *forgotten* item
+  (``purge`` trashes only those) comes back ``active`` — or ``superseded`` when it has a
+  successor — as :func:`engram.lifecycle.forgetting.restore` would bring it back: one
+  restore undoes the purge and the forgetting. When the actor may not bring back that
+  item (a writer, another author's item) it comes back as it was, and the result says who
+  may.
 - :func:`purge` deletes trashed copies older than an age, for good, and records each.
 
 A merge or a pull that removes an item (deleted on another clone) keeps this clone's
@@ -25,14 +30,16 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from engram.errors import FormatError, InvalidInput, NotFound, StorageError
+from engram.errors import Forbidden, FormatError, InvalidInput, NotFound, StorageError
+from engram.items import writing
 from engram.items.state import VaultState
 from engram.store.format import read_engram, read_synapse
-from engram.store.model import Synapse, instant
+from engram.store.model import Engram, Synapse, instant
+from engram.trust import roles
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -56,6 +63,8 @@ class Restored:
     path: str
     synapses: tuple[str, ...]  # synapse ids brought back
     left: tuple[str, ...]  # synapse ids left in the trash (the other end is gone)
+    status: str = "active"  # the item's status now
+    note: str | None = None  # why it is not active, when it is not
 
 
 def parse_age(text: str) -> timedelta:
@@ -157,7 +166,27 @@ def restore(state: VaultState, ref: str) -> Restored:
             state.refresh_derived(item_id)
         for bin_dir in sorted(entry.folder.parent.iterdir()):
             _prune(bin_dir, state.state_dir / "trash")
-        return Restored(entry.id, rel, tuple(s.id for s in back), tuple(left))
+        status, note = item.status, None
+        if item.status == "forgotten":
+            status, note = _revive(state, replace(item, path=rel))
+        return Restored(entry.id, rel, tuple(s.id for s in back), tuple(left), status, note)
+
+
+def _revive(state: VaultState, item: Engram) -> tuple[str, str | None]:
+    """Take a restored forgotten item out of the team's trash too (see the module
+    docstring); returns its status and, when it stays forgotten, why."""
+    status = "superseded" if item.superseded_by else "active"
+    try:  # asked first, so a refusal is no half-done restore (and no refusal to audit)
+        roles.check_update(state.actor, state.role, item, ("status",), status)
+    except Forbidden:
+        return item.status, (
+            f"it is back as it was, forgotten: only {item.created_by or 'its author'} or a curator brings"
+            f" it back (`engram restore {item.id}`)."
+        )
+    try:
+        return writing.update(state, item.id, {"status": status}, expected_version=item.version).status, None
+    except Forbidden as refused:  # a rule the check above does not know of (audited by update)
+        return item.status, f"it is back as it was, forgotten: {refused.message}"
 
 
 def purge(state: VaultState, older_than: timedelta, *, dry_run: bool = False) -> list[TrashEntry]:

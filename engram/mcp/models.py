@@ -159,6 +159,9 @@ class RestoreOut(_Out):
     path: str
     synapses: list[str] = Field(description="Ids of the edges brought back.")
     left: list[str] = Field(description="Ids of edges left in the trash: their other item is gone.")
+    status: str | None = Field(
+        default=None, description="The item's status now: active, or superseded when a successor replaced it."
+    )
     message: str
 
 

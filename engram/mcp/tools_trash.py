@@ -46,8 +46,8 @@ def register(box: Toolbox) -> None:
         vault = box.vault()
         if not vault.in_trash(ref):  # frozen or forgotten, still in the vault: back to active
             item = vault.restore(ref)
-            return RestoreOut(id=item.id, path=item.path or "", synapses=[], left=[],
-                              message=f"{item.title} is active again ({item.path}).")
+            return RestoreOut(id=item.id, path=item.path or "", synapses=[], left=[], status=item.status,
+                              message=f"{item.title} is {item.status} again ({item.path}).")
         done = vault.restore_deleted(ref)  # deleted or purged: from the trash
         kept = f"; {len(done.left)} edge(s) stay in the trash (their other item is gone)" if done.left else ""
         return RestoreOut(
@@ -55,5 +55,7 @@ def register(box: Toolbox) -> None:
             path=done.path,
             synapses=list(done.synapses),
             left=list(done.left),
-            message=f"Restored {done.path} with {len(done.synapses)} synapse(s) from the trash{kept}.",
+            status=done.status,
+            message=f"Restored {done.path} with {len(done.synapses)} synapse(s) from the trash{kept}; it is"
+            f" {done.status}" + (f": {done.note}" if done.note else "."),
         )

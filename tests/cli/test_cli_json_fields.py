@@ -140,8 +140,8 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
         assert done["status"] == status, command
     purged = check("purge", s.flaky, "--yes", fields={"id", "path", "status", "version"})
     assert purged["id"] == s.flaky
-    back = check("restore", s.flaky, fields={"id", "path", "status", "synapses", "left"})
-    assert back["status"] == "restored from the trash"
+    back = check("restore", s.flaky, fields={"id", "path", "status", "from", "synapses", "left", "note"})
+    assert (back["status"], back["from"]) == ("active", "trash")  # purged, then back in one step
 
     # Import and export-adjacent.
     records = tmp_path / "records.jsonl"

@@ -3,6 +3,7 @@ holds, purge lets old copies go for good."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from engram.cli import cli
 from engram.errors import InvalidInput, NotFound
 from engram.vault import Vault
 from tests.conftest import snapshot
+from tests.trust.settings import add_settings
 
 
 def test_delete_then_restore_gives_back_the_same_files(vault: Vault) -> None:
@@ -80,6 +82,49 @@ def test_purge_by_age_and_cli(vault: Vault) -> None:
     assert [e.id for e in vault.trash()] == [new.id] and not aged.exists()
     assert [e.action for e in vault.state.audit.entries(old.id)][-1] == "purge"
     back = run.invoke(cli, ["--vault", str(vault.root), "restore", new.id])
-    assert back.exit_code == 0 and f"{new.id} restored from the trash (new.md, 0 synapse(s))" in back.stdout
+    assert back.exit_code == 0 and f"{new.id} restored from the trash (new.md, 0 synapse(s)), active" in back.stdout
     bad = run.invoke(cli, ["--vault", str(vault.root), "trash", "purge", "--older-than", "soon"])
     assert bad.exit_code == 2 and "is not an age" in bad.stderr
+
+
+def test_a_purged_item_restored_from_the_trash_is_back_in_one_step(vault: Vault) -> None:
+    """purge trashes a *forgotten* item, and restoring it brought it back still
+    ``forgotten``: hidden, and a second ``restore`` was needed (issue 29, item 9)."""
+    item = vault.create("Rotate the signing key yearly", "The HSM holds it.").item
+    vault.forget(item.id)
+    vault.purge(item.id)
+    done = vault.restore_deleted(item.id)
+    back = vault.get(item.id)
+    assert (done.status, back.status) == ("active", "active") and done.path == item.path
+    assert [i.id for i in vault.list()] == [item.id]
+    assert vault.search("signing key", record=False).hits[0].id == item.id
+    assert [e.action for e in vault.history(item.id)][-3:] == ["purge", "restore", "update"]
+    # The CLI says what it is now, in one call.
+    vault.forget(item.id)
+    vault.purge(item.id)
+    out = CliRunner().invoke(cli, ["--vault", str(vault.root), "restore", item.id, "--json"])
+    assert out.exit_code == 0 and json.loads(out.stdout)["status"] == "active"
+
+
+def test_a_restored_item_with_a_successor_comes_back_superseded(vault: Vault) -> None:
+    old = vault.learn("Access tokens are valid for 1 hour.").item
+    new = vault.learn("Access tokens are valid for 15 minutes.").item
+    assert old is not None and new is not None
+    vault.forget(old.id)
+    vault.purge(old.id)
+    assert vault.restore_deleted(old.id).status == "superseded" and vault.get(old.id).status == "superseded"
+
+
+def test_a_writer_restores_another_authors_purged_item_as_it_was(vault: Vault) -> None:
+    """Bringing back another author's retired item is not a writer's to do: the file comes
+    back as it was (forgotten), and the result says who can bring it back."""
+    add_settings(vault.root, 'roles:\n  "*": writer\n')
+    with Vault.open(vault.root, actor="ana") as ana:
+        item = ana.create("Rotate the signing key yearly", "The HSM holds it.").item
+        ana.forget(item.id)
+        ana.purge(item.id)
+    with Vault.open(vault.root, actor="bo") as bo:
+        done = bo.restore_deleted(item.id)
+        assert done.status == "forgotten" and bo.get(item.id).status == "forgotten"
+        assert done.note and "ana" in done.note and "curator" in done.note
+        assert bo.audit(refused=True) == []
