@@ -33,6 +33,10 @@ UNTRUSTED_FRAME = (
 )
 
 
+#: What stands for a quarantined item's title in a session that is not a curator's.
+WITHHELD_TITLE = "(quarantined: text withheld)"
+
+
 def _frame() -> Any:
     return Field(
         default=UNTRUSTED_FRAME,
@@ -106,6 +110,7 @@ class Held(_Out):
 class CreateOut(_Out):
     """What engram_create did."""
 
+    frame: str = _frame()
     outcome: Literal["NEW", "DUPLICATE", "EXTENDED", "SUPERSEDED", "DISPUTED"] = Field(
         description="NEW: written (linked to a near match if there was one). DUPLICATE: the "
         "vault holds this knowledge; the original was reinforced. EXTENDED: the original "
@@ -134,6 +139,7 @@ class ItemList(_Out):
 
 
 class DeleteOut(_Out):
+    frame: str = _frame()
     id: str
     title: str
     path: str | None = None
@@ -150,6 +156,7 @@ class TrashEntryOut(_Out):
 
 
 class TrashOut(_Out):
+    frame: str = _frame()
     items: list[TrashEntryOut]
     message: str
 
@@ -166,6 +173,9 @@ class RestoreOut(_Out):
 
 
 class SynapseView(_Out):
+    frame: str | None = Field(
+        default=None, description="Marks the stored text in this result as untrusted data (set on a result of its own)."
+    )
     id: str
     source: str
     target: str
@@ -181,6 +191,7 @@ class SynapseView(_Out):
 
 
 class SynapseList(_Out):
+    frame: str = _frame()
     synapses: list[SynapseView]
     count: int
 
@@ -484,6 +495,7 @@ class FlaggedOut(_Out):
 
 
 class ConflictsOut(_Out):
+    frame: str = _frame()
     items: list[FlaggedOut]
     count: int
     message: str
@@ -540,5 +552,6 @@ class AuditEntryOut(_Out):
 
 
 class AuditOut(_Out):
+    frame: str = _frame()
     entries: list[AuditEntryOut]
     count: int

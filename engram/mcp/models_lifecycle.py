@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.mcp.models import Held
+from engram.mcp.models import Held, _frame
 
 
 class _Out(BaseModel):
@@ -19,6 +19,7 @@ class _Out(BaseModel):
 
 
 class LearnOut(_Out):
+    frame: str = _frame()
     action: str = Field(
         description="reinforced, extended, superseded, disputed, linked, inserted, quarantined (held back as "
         "instruction-shaped: kept for a curator, acting on no other item), or none (dry run)."
@@ -51,6 +52,7 @@ class FeedbackOut(_Out):
 
 
 class LineageOut(_Out):
+    frame: str = _frame()
     id: str
     title: str
     status: str
@@ -69,6 +71,7 @@ class VerifyOut(_Out):
 
 
 class StaleOut(_Out):
+    frame: str = _frame()
     threshold: float
     checked: int
     entries: list[dict[str, Any]] = Field(description="Oldest-verified first: freshness, half-life, age, validWhile premises.")
@@ -99,6 +102,9 @@ class MaintainOut(_Out):
 
 
 class ProposalOut(_Out):
+    frame: str | None = Field(
+        default=None, description="Marks the stored text in this result as untrusted data (set on a result of its own)."
+    )
     id: str
     kind: str
     status: str
@@ -116,12 +122,16 @@ class ProposalOut(_Out):
 
 
 class ProposalList(_Out):
+    frame: str = _frame()
     proposals: list[ProposalOut]
     count: int
     message: str
 
 
 class SkillOut(_Out):
+    frame: str | None = Field(
+        default=None, description="Marks the stored text in this result as untrusted data (set on a result of its own)."
+    )
     id: str
     title: str
     path: str | None = None
@@ -134,6 +144,7 @@ class SkillOut(_Out):
 
 
 class SkillList(_Out):
+    frame: str = _frame()
     skills: list[SkillOut]
     message: str
 

@@ -25,6 +25,9 @@ class StandingOut(_Out):
 
 
 class PromotionOut(_Out):
+    frame: str | None = Field(
+        default=None, description="Marks the stored text in this result as untrusted data (set on a result of its own)."
+    )
     id: str
     title: str
     source: str = Field(description="The scope it came from.")
@@ -47,6 +50,7 @@ class PromoteOut(_Out):
 
 
 class EndorseOut(_Out):
+    frame: str = _frame()
     id: str
     title: str
     scope: str

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engram.mcp.models import DomainCount
+from engram.mcp.models import UNTRUSTED_FRAME, WITHHELD_TITLE, DomainCount
 from engram.store.model import HIDDEN_STATUSES
 from engram.vault import Vault
 
@@ -90,6 +90,8 @@ def overview_markdown(vault: Vault) -> str:
     lines = [
         f"# engram vault: {vault.root.name}",
         "",
+        f"> {UNTRUSTED_FRAME}",
+        "",
         f"- Path: {vault.root}",
         f"- Items: {sum(d.items for d in domains)} (hidden statuses not counted)",
         f"- Synapses: {synapse_count(vault)}",
@@ -111,11 +113,18 @@ def overview_markdown(vault: Vault) -> str:
 
 
 def title_lookup(vault: Vault) -> Callable[[str], str | None]:
-    """id → title from the index (for labelling neighbours without reading their files)."""
+    """id → title from the index (for labelling neighbours without reading their files);
+    a quarantined neighbour's title is withheld unless the session is a curator's, as
+    :func:`engram.mcp.views.guarded_view` withholds the item's own."""
+    curator = vault.state.role == "curator"
 
     def title(item_id: str) -> str | None:
-        rows = vault.state.index.item_rows("id = ?", (item_id,))
-        return rows[0].title if rows else None
+        rows = vault.state.index.query("SELECT title, status FROM items WHERE id = ?", (item_id,))
+        if not rows:
+            return None
+        if rows[0]["status"] == "quarantined" and not curator:
+            return WITHHELD_TITLE
+        return str(rows[0]["title"])
 
     return title
 

@@ -219,8 +219,9 @@ def register(box: Toolbox) -> None:
             changes[key] = value
         if not changes:
             raise InvalidInput("nothing to change.", hint="Pass at least one field, e.g. summary='...'.")
-        updated = box.vault().update(ref, changes, expected_version=expected_version)
-        return views.item_view(updated, "digest")
+        vault = box.vault()
+        updated = vault.update(ref, changes, expected_version=expected_version)
+        return views.guarded_view(views.item_view(updated, "digest"), updated, vault.state.role, framed=True)
 
     @box.tool("engram_delete", title="Delete an item", profile="standard", annotations=REMOVE)
     def engram_delete(ref: Ref, expected_version: ExpectedVersion = None) -> DeleteOut:

@@ -26,7 +26,7 @@ from engram.lifecycle.proposals import PROPOSAL_KINDS, Proposal
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.lifecycle.settings import lifecycle_settings
 from engram.mcp import models_lifecycle as m
-from engram.mcp.models import Held
+from engram.mcp.models import UNTRUSTED_FRAME, Held
 from engram.mcp.registry import ADD, CHANGE, READ, OptionalText, Toolbox
 from engram.store.model import ENGRAM_KINDS
 
@@ -361,7 +361,8 @@ def register(box: Toolbox) -> None:
         Archive, merge, link, verify, … — every change goes through the normal write path
         and is audited. Read it first with engram_list_proposals.
         """
-        return _prop(box.vault().accept(id, note=note, resolution=resolution))
+        return _prop(box.vault().accept(id, note=note, resolution=resolution)).model_copy(
+            update={"frame": UNTRUSTED_FRAME})
 
     @box.tool("engram_dismiss_proposal", title="Decline a proposal", profile="full", annotations=CHANGE)
     def engram_dismiss_proposal(id: PropRef, note: Note = None) -> m.ProposalOut:
@@ -370,7 +371,7 @@ def register(box: Toolbox) -> None:
         It will not be proposed again. Dismissing a dispute keeps the old item (the
         disputed draft is frozen).
         """
-        return _prop(box.vault().dismiss(id, note=note))
+        return _prop(box.vault().dismiss(id, note=note)).model_copy(update={"frame": UNTRUSTED_FRAME})
 
     def _skill(s: Any) -> m.SkillOut:
         return m.SkillOut(id=s.id, title=s.title, path=s.path, steps=list(s.steps),
@@ -409,5 +410,6 @@ def register(box: Toolbox) -> None:
         if listed is None:
             item = made.item
             return m.SkillOut(id=item.id, title=item.title, path=item.path, steps=list(item.steps or ()),
-                              preconditions=list(item.preconditions or ()), successes=0, failures=0, success_rate=0.5)
-        return _skill(listed)
+                              preconditions=list(item.preconditions or ()), successes=0, failures=0, success_rate=0.5,
+                              frame=UNTRUSTED_FRAME)
+        return _skill(listed).model_copy(update={"frame": UNTRUSTED_FRAME})

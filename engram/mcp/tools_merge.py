@@ -18,7 +18,7 @@ from engram.mcp.models import (
     MergeStatsOut,
 )
 from engram.mcp.registry import CHANGE, READ, Toolbox
-from engram.mcp.views import item_view
+from engram.mcp.views import guarded_view, item_view
 from engram.team import mergelog
 
 Ref = Annotated[str, Field(description="The flagged item: id (or 6+ leading characters), path or exact title.")]
@@ -59,7 +59,9 @@ def register(box: Toolbox) -> None:
         first engram_update the content to the reconciled text. Only for items listed by
         engram_conflicts. Returns the item at the digest tier.
         """
-        return item_view(box.vault().resolve_conflict(ref, force=force), "digest")
+        vault = box.vault()
+        item = vault.resolve_conflict(ref, force=force)
+        return guarded_view(item_view(item, "digest"), item, vault.state.role, framed=True)
 
     @box.tool("engram_merge_stats", title="Merge statistics", profile="full", annotations=READ)
     def engram_merge_stats(

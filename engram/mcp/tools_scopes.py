@@ -10,6 +10,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from engram.mcp.errors import tools_phrasing
+from engram.mcp.models import UNTRUSTED_FRAME
 from engram.mcp.models_scopes import (
     DistillOut,
     EndorseOut,
@@ -135,7 +136,8 @@ def register(box: Toolbox) -> None:
         crossed before the gate, or were forced). The restatement must pass the gate
         itself. For a team item on its way to org, pass org_content to promote instead.
         """
-        return promotion_out(box.vault().generalize(ref, org_content, note=note, force=force))
+        step = promotion_out(box.vault().generalize(ref, org_content, note=note, force=force))
+        return step.model_copy(update={"frame": UNTRUSTED_FRAME})
 
     @box.tool("sync_scopes", title="Sync the org vault", profile="standard", annotations=NETWORK)
     def sync_scopes() -> ScopesSyncOut:

@@ -47,7 +47,7 @@ def register(box: Toolbox) -> None:
         """
         vault = box.vault()
         syn = vault.link(source, kind, target, weight=weight, evidence=evidence, confidence=confidence)
-        return views.synapse_view(syn, title_lookup(vault))
+        return views.synapse_view(syn, title_lookup(vault), framed=True)
 
     @box.tool("synapse_get", title="Read one link", profile="full", annotations=READ)
     def synapse_get(synapse_id: SynapseId) -> SynapseView:
@@ -57,7 +57,7 @@ def register(box: Toolbox) -> None:
         synapse_list (or engram_get at the content tier).
         """
         vault = box.vault()
-        return views.synapse_view(vault.synapse(synapse_id), title_lookup(vault))
+        return views.synapse_view(vault.synapse(synapse_id), title_lookup(vault), framed=True)
 
     @box.tool("synapse_list", title="List links", profile="full", annotations=READ)
     def synapse_list(
@@ -112,4 +112,4 @@ def register(box: Toolbox) -> None:
             )
         title = title_lookup(vault)
         removed = vault.unlink(source, kind, target)
-        return views.synapse_view(removed, title)
+        return views.synapse_view(removed, title, framed=True)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
 from engram.items.links import WikiLinks
 from engram.mcp.errors import to_json
-from engram.mcp.models import UNTRUSTED_FRAME, EdgeView, ItemView, SynapseView, Tier
+from engram.mcp.models import UNTRUSTED_FRAME, WITHHELD_TITLE, EdgeView, ItemView, SynapseView, Tier
 from engram.store.model import Engram, Synapse
 
 TierArg = Literal["catalog", "digest", "content", "auto"]
@@ -127,9 +127,12 @@ def edge_views(
 
 
 def synapse_view(
-    syn: Synapse, title_of: Callable[[str], str | None] | None = None
+    syn: Synapse, title_of: Callable[[str], str | None] | None = None, *, framed: bool = False
 ) -> SynapseView:
+    """``syn`` as a tool returns it; ``framed``: a result of its own (it carries evidence
+    and titles: stored text) gets the untrusted-data frame."""
     return SynapseView(
+        frame=UNTRUSTED_FRAME if framed else None,
         id=syn.id,
         source=syn.source,
         target=syn.target,
@@ -163,7 +166,7 @@ def guarded_view(view: ItemView, item: Engram, role: str, *, framed: bool = Fals
     update: dict[str, Any] = {"frame": UNTRUSTED_FRAME} if framed else {}
     if item.status == "quarantined" and role != "curator":
         update.update(
-            title="(quarantined: text withheld)", summary=None, excerpt=None, content=None, tags=None,
+            title=WITHHELD_TITLE, summary=None, excerpt=None, content=None, tags=None,
             extra=None, withheld=WITHHELD,
         )
     return view.model_copy(update=update) if update else view

@@ -500,10 +500,11 @@ async def test_an_unexpected_failure_is_reported_and_the_server_keeps_serving(
 async def test_item_resource_overview_and_recall_prompt(client: Client, vault: Vault) -> None:
     made = await create(client, "Cache keys include the tenant", content="Always.", domain="eng/cache")
     result = await client.read_resource(f"engram://{made['id']}")
-    text = result.contents[0].text  # type: ignore[union-attr]
+    framed = json.loads(result.contents[0].text)  # type: ignore[union-attr]
+    text = framed["markdown"]
     assert text == (vault.root / made["path"]).read_text(encoding="utf-8")
-    assert text.startswith("---\nid: " + made["id"])
-    assert result.contents[0].mime_type == "text/markdown"
+    assert text.startswith("---\nid: " + made["id"]) and framed["frame"].startswith("untrusted-data:")
+    assert result.contents[0].mime_type == "application/json"
     overview = (await client.read_resource("engram://overview")).contents[0].text  # type: ignore[union-attr]
     assert "- eng: 1" in overview and "Cache keys include the tenant" in overview
     with pytest.raises(MCPError, match="no item matches"):
@@ -513,7 +514,9 @@ async def test_item_resource_overview_and_recall_prompt(client: Client, vault: V
     prompt = await client.get_prompt("recall", {"topic": "tenant cache keys"})
     said = prompt.messages[0].content.text  # type: ignore[union-attr]
     assert "tenant cache keys" in said and "eng (1)" in said and "engram_search" in said
-    assert f"- Cache keys include the tenant (observation, eng/cache; id {made['id']})" in said
+    hit = {"id": made["id"], "title": "Cache keys include the tenant", "kind": "observation", "domain": "eng/cache",
+           "summary": "Always."}
+    assert json.dumps(hit, ensure_ascii=False) in said.splitlines()
     unknown = await client.get_prompt("recall", {"topic": "quantum chromodynamics"})
     assert "no confident match" in unknown.messages[0].content.text  # type: ignore[union-attr]
 
