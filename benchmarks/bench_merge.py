@@ -17,8 +17,12 @@ Measurements:
 - ``crash``: ``kill -9`` of a 500-item sync at each step of its journal, 5 runs each
   (:func:`benchmarks.syncload.kill_during`): where each kill landed, and whether the
   next sync completed, the clones converged and every edit reached the tip.
-- ``convergence``: the randomized many-clone test over more seeds than CI runs
-  (:func:`benchmarks.syncload.random_convergence`).
+- ``convergence``: the randomized many-clone fuzz (issue 26) over ``--seeds`` (200) seeds,
+  3-5 clones each (:func:`benchmarks.syncload.random_convergence`, aggregated by
+  :func:`benchmarks.syncload.run_seeds`): editor and engram edits, documented clone
+  setups, plain ``git pull`` / ``--rebase`` beside ``engram sync``, invariants after every
+  round; runs converged byte for byte, lines and links lost, syncs by exit status, clones
+  stuck. ``python -m benchmarks.syncload --seeds N`` runs it alone.
 
     python -m benchmarks.bench_merge [--items 1000] [--runs 200] [--only driver,merge,concurrent,crash,convergence]
 
@@ -251,24 +255,20 @@ def bench_concurrent(clones: int, seconds: float) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_convergence(seeds: int) -> dict[str, Any]:
+def bench_convergence(seeds: int, rounds: int) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="engram-bench-converge-"))
-    results = []
+
+    def progress(r: syncload.Convergence) -> None:
+        found = ", ".join(f"{tag} {n}" for tag, n in r.tags().items()) or "clean"
+        print(f"  convergence seed {r.seed}: {r.clones} clones, {r.seconds} s, {found}", file=sys.stderr, flush=True)
+
     try:
-        for seed in range(1, seeds + 1):
-            out = syncload.random_convergence(tmp / str(seed), seed, clones=4, rounds=6, ops=5)
-            results.append(out)
-            shutil.rmtree(tmp / str(seed), ignore_errors=True)
+        summary = syncload.run_seeds(range(1, seeds + 1), tmp, rounds=rounds, progress=progress)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {
-        "seeds": seeds,
-        "clean": sum(not r.failures for r in results),
-        "flagged_items": [r.flagged for r in results],
-        "ops": dict(sum((Counter(r.ops) for r in results), Counter())),
-        "sync_rounds": dict(sum((Counter(r.syncs) for r in results), Counter())),
-        "failures": {r.seed: r.failures for r in results if r.failures},
-    }
+    for line in syncload.table(summary):
+        print(f"  {line}", file=sys.stderr)
+    return {"seeds": seeds, "rounds": rounds, **summary}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--crash-items", type=int, default=500)
     parser.add_argument("--crash-runs", type=int, default=5)
-    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--seeds", type=int, default=200, help="convergence: seeds of the randomized fuzz")
+    parser.add_argument("--rounds", type=int, default=6, help="convergence: edit-and-sync rounds per seed")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     os.environ.update(env())
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if "crash" in only:
         result["crash"] = bench_crash(args.crash_items, args.crash_runs)
     if "convergence" in only:
-        result["convergence"] = bench_convergence(args.seeds)
+        result["convergence"] = bench_convergence(args.seeds, args.rounds)
     result["load_after"] = list(os.getloadavg())
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "merge.json").write_text(json.dumps(result, indent=2) + "\n")

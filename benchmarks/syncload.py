@@ -1,4 +1,4 @@
-"""Sync under a team's load: the scenarios issues 15 and 16 are judged on, at any size.
+"""Sync under a team's load: the scenarios issues 15, 16 and 26 are judged on, at any size.
 
 - :func:`concurrent_loops` — N clones run ``engram sync`` in loops (each round a create
   or an edit of a shared item first) against one bare origin for S seconds, as real
@@ -7,12 +7,22 @@
   runs) of one ``engram sync`` that has local edits to commit and a peer's edits to
   merge, at a chosen step of its journal; then the next sync must complete, the clones
   converge and no edit is missing from the tip.
-- :func:`random_convergence` — many clones make random edits (creates, body and tag
-  edits, renames, moves, deletes, restores from the trash, links and unlinks; half
-  through engram, half as a person with an editor would), sync in random order and in concurrent rounds, and
-  sometimes use plain ``git pull`` (through the driver and the hooks); at the end the
-  clones must be byte-identical, with no lost line, no conflict marker in frontmatter,
-  no repository mid-merge, and doctor clean but for merge flags.
+- :func:`random_convergence` — the randomized team of issue 26: 3-5 clones of one
+  vault, each set up a documented way (``engram init`` in the clone, ``engram
+  merge-driver install`` + ``engram hooks install`` with no index built, a plain ``git
+  clone`` + the first engram command), some joining later. Each round every clone makes
+  random edits through engram (in process and through the CLI: creates, appends,
+  counters, tags, titles, moves, deletes, restores, links, evidence, weights, unlinks)
+  and as a person in an editor (lines added, changed, replaced and deleted — first,
+  middle, last — renames, moves and deletes by hand, new items by hand, some left
+  half-written while a sync runs); then clones sync in random order or all at once, with
+  ``engram sync`` or plain ``git pull`` / ``git pull --rebase``. After every round the
+  origin's tip is checked: no line, item, link or evidence entry lost that nobody
+  deleted, counters add up, every clone can sync, no half-written item published, no
+  conflict marker in frontmatter. At the end every clone syncs until nothing changes
+  and the clones must hold the origin's bytes. :func:`run_seeds` runs many seeds and
+  :func:`summarize` tables them; ``python -m benchmarks.syncload --seeds 200`` is the
+  harness run.
 
 ``tests/team`` runs each at a small size; ``benchmarks/bench_merge.py`` at full size.
 Each returns plain data (failures as lists of sentences), so a test asserts they are
@@ -21,6 +31,8 @@ empty and the benchmark prints them.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import random
@@ -29,13 +41,19 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engram.errors import EngramError
+from engram.store.model import new_id, synapse_id
 from engram.team import hooks
+from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
 from mergedriver import codec
 
@@ -68,6 +86,7 @@ def team(tmp: Path, clones: int) -> tuple[Path, list[Path]]:
     tmp.mkdir(parents=True, exist_ok=True)
     origin = tmp / "origin.git"
     git(tmp, "init", "--quiet", "--bare", "--initial-branch=main", str(origin))
+    git(tmp, "init", "--quiet", "--initial-branch=main", "c0")  # never inside a repository above tmp
     first = Vault.init(tmp / "c0", actor="c0")
     (first.root / "engram.yaml").write_text((first.root / "engram.yaml").read_text() + SETTINGS_EXTRA)
     git(first.root, "remote", "add", "origin", str(origin))
@@ -330,154 +349,1125 @@ def kill_during(tmp: Path, items: int, step: str, rng: random.Random, jitter: fl
 
 
 # --------------------------------------------------------------------------- random convergence
+#
+# A team of 3-5 clones of one vault against a bare origin. Each round every clone makes
+# random edits — as an agent through engram (in this process, or through the CLI) and as
+# a person in an editor — then some of the clones sync, in a random order or all at
+# once, with ``engram sync`` or with plain ``git pull`` / ``git pull --rebase`` (through
+# the driver and whatever hooks the clone has), and the invariants are checked against
+# the origin's tip. At the end every clone syncs until nothing changes and the clones
+# must hold the same bytes.
+#
+# What the oracle tracks, and why each check is sound (never blames engram for a loss a
+# person or agent asked for, nor for an edit that has not been pushed yet):
+#
+# - lines: every line written carries a token (``tok<serial>x<clone>``). A token is
+#   *submitted* once a sync or push of its clone succeeded without holding its file
+#   back; from then on it must be in its item at the origin's tip, unless a person
+#   deleted or replaced its line (``dropped``), or someone deleted the item having seen
+#   the token (the item may then be gone, or back in a version without it). A token the
+#   deleter never saw is an edit made beside the delete: its item must survive with it.
+# - links: every evidence entry (edge, evidence text) a link wrote. Submitted like
+#   tokens; then, while both endpoints are at the tip, the edge must be there with that
+#   evidence — unless someone unlinked the edge having seen the entry, or a restore from
+#   a trash brought the endpoint back without it. An endpoint's delete excuses its edges
+#   only while the endpoint is gone: a delete undone by a concurrent edit brings the
+#   item back, and with it every edge and all their evidence.
+# - counters: ``retrievalCount`` of an item nobody deleted is the sum of the submitted
+#   increments.
+# - every clone can sync: a sync that fails is tried once more at once; a clone whose
+#   second sync fails too is stuck.
+# - the origin's tip never holds an item that does not parse (a half-written file) nor a
+#   conflict marker in frontmatter.
+
+TOKEN = re.compile(r"\btok\d+[a-z]?xc\d+\b")
+#: How a clone of the vault was set up, each as docs/merge.md and docs/cli.md describe it.
+SETUPS = (
+    "init",  # git clone + `engram init` in the clone (driver and pre-commit hook)
+    "init+hooks",  # … + `engram hooks install`
+    "driver+hooks",  # git clone + `engram merge-driver install` + `engram hooks install`, no index
+    "plain-clone",  # git clone + the first engram command (which registers the driver)
+)
+KINDS = ("causes", "extends", "depends_on", "similar_to")
+DOMAINS = (("ops",), ("eng",), ("notes",), ("ops", "db"), ("eng", "web"))
+ENGRAM_OPS = {
+    "create": 3, "append": 3, "count": 2, "tags": 1, "title": 1, "domain": 1, "delete": 2, "restore": 2,
+    "link": 4, "evidence": 3, "weight": 2, "unlink": 1,
+}
+PERSON_OPS = {
+    "editor-add": 3, "editor-change": 1, "editor-replace": 1, "editor-delete": 3, "hand-rename": 1,
+    "hand-move": 1, "hand-delete": 1, "hand-new": 1, "half-new": 1,
+}
+#: Ops the CLI runs (others go through the vault in this process, as an MCP server would).
+CLI_OPS = ("create", "append", "tags", "title", "domain", "delete", "restore", "link", "evidence", "weight", "unlink")
+#: Failure tags: the invariants, as counted by :func:`run_seeds`.
+TAGS = (
+    "lines-lost", "links-lost", "evidence-lost", "items-lost", "counters", "stuck", "unable-to-sync", "duplicate-id",
+    "half-published", "unparseable", "markers", "diverged", "repo", "doctor", "unpublished", "crash",
+)
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every process the fuzz starts (engram, git, and the driver and
+    hooks git starts): this one's, with compiled bytecode cached in a temp folder, so a
+    process does not compile engram again each time when ``PYTHONDONTWRITEBYTECODE`` is set."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "engram-syncload-pycache"))
+    return env
+
+
+def tree_files(repo: Path, rev: str = "HEAD") -> dict[str, bytes]:
+    """Every file of ``rev`` in ``repo`` (a bare origin works), read in one batch."""
+    listing = subprocess.run(["git", "ls-tree", "-r", "-z", rev], cwd=repo, capture_output=True, check=False)
+    if listing.returncode != 0:
+        return {}
+    shas: dict[str, str] = {}
+    for entry in listing.stdout.decode().split("\0"):
+        if entry:
+            head, path = entry.split("\t", 1)
+            mode, kind, sha = head.split()
+            if kind == "blob" and mode != "120000":
+                shas[path] = sha
+    out = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, input="".join(f"{s}\n" for s in shas.values()).encode(),
+                         capture_output=True, check=True).stdout
+    blobs: dict[str, bytes] = {}
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        sha, _, size = out[at:end].decode().split()
+        blobs[sha] = out[end + 1 : end + 1 + int(size)]
+        at = end + 1 + int(size) + 1
+    return {path: blobs[sha] for path, sha in shas.items()}
+
+
+def work_files(root: Path) -> dict[str, bytes]:
+    """The vault's item and synapse files in a clone's work tree (what a person sees)."""
+    found: dict[str, bytes] = {}
+    for folder, dirs, files in os.walk(root):
+        rel_dir = Path(folder).relative_to(root)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (rel_dir == Path(".") and d == "private")]
+        for name in files:
+            rel = (rel_dir / name).as_posix()
+            if name.endswith(".md") or (rel.startswith("synapses/") and name.endswith(".yaml")):
+                with contextlib.suppress(OSError):
+                    found[rel] = (root / rel).read_bytes()
+    return found
+
+
+@dataclass
+class _Item:
+    path: str
+    content: str
+    count: int
+
+
+@dataclass
+class _Edge:
+    source: str
+    kind: str
+    target: str
+    evidence: set[str]
+
+
+@dataclass
+class _View:
+    """What a set of vault files holds: items by id, edges by synapse id, and trouble."""
+
+    items: dict[str, _Item] = field(default_factory=dict)
+    edges: dict[str, _Edge] = field(default_factory=dict)
+    unparseable: list[str] = field(default_factory=list)  # files that start like an item but do not parse
+    markers: list[str] = field(default_factory=list)
+    duplicates: set[str] = field(default_factory=set)  # ids that more than one file holds
+    _tokens: dict[str, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, files: dict[str, bytes]) -> _View:
+        view = cls()
+        for rel, data in files.items():
+            if rel.startswith("synapses/") and rel.endswith(".yaml"):
+                try:
+                    syn = codec.parse_synapse(data)
+                except codec.CodecError:
+                    view.unparseable.append(rel)
+                    continue
+                view.edges[Path(rel).stem] = _Edge(
+                    str(syn["from"]), str(syn["kind"]), str(syn["to"]),
+                    {str(e.get("description")) for e in syn.get("evidence") or ()},
+                )
+            elif rel.endswith(".md"):
+                if data.startswith(b"---"):
+                    front = data.split(b"\n---", 1)[0]
+                    if re.search(rb"^(<{7}|={7}|>{7})", front, re.MULTILINE):
+                        view.markers.append(rel)
+                try:
+                    meta, content, _ = codec.parse_engram(data)
+                except codec.CodecError:
+                    if re.match(rb"---\r?\n(.*\n)*?id:", data[:4096]):
+                        view.unparseable.append(rel)
+                    continue
+                item_id, count = str(meta["id"]), int(meta.get("retrievalCount") or 0)
+                if item_id in view.items:  # one id in two files (git's rename detection missed a move)
+                    view.duplicates.add(item_id)
+                    other = view.items[item_id]
+                    view.items[item_id] = _Item(f"{other.path} and {rel}", other.content + content, max(count, other.count))
+                else:
+                    view.items[item_id] = _Item(rel, content, count)
+        return view
+
+    def tokens(self, item_id: str) -> set[str]:
+        if item_id not in self._tokens:
+            item = self.items.get(item_id)
+            self._tokens[item_id] = set(TOKEN.findall(item.content)) if item else set()
+        return self._tokens[item_id]
+
+
+@dataclass
+class _Pending:
+    """A clone's edits that no sync or push has carried to the origin yet."""
+
+    tokens: dict[str, str] = field(default_factory=dict)  # token -> item id
+    items: set[str] = field(default_factory=set)
+    entries: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # (edge, evidence) -> ends
+    counts: dict[str, int] = field(default_factory=dict)  # item id -> increments
 
 
 @dataclass
 class _Clone:
     root: Path
-    vault: Vault
+    setup: str
+    hooks: bool
+    engram_from: int  # the first round this clone's own edits go through engram
+    vault: Vault | None = None
+    pending: _Pending = field(default_factory=_Pending)
+    half: list[tuple[Path, bytes, str, str]] = field(default_factory=list)  # (file, whole bytes, token, id)
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    def open(self) -> Vault:
+        if self.vault is None:
+            self.vault = Vault.open(self.root, actor=self.name)
+        return self.vault
+
+
+@dataclass
+class _Outcome:
+    clone: str
+    method: str
+    ok: bool
+    code: str  # exit status of engram sync ('exception' for a crash), or what plain git did
+    held: set[str] = field(default_factory=set)  # ids (items) and edge ids of files held back
+    detail: str = ""
 
 
 @dataclass
 class Convergence:
+    """One seed's run: what was done and every invariant's figures; ``failures`` are
+    sentences, each starting with its tag (see :data:`TAGS`)."""
+
     seed: int
+    clones: int = 0
+    rounds: int = 0
+    setups: dict[str, str] = field(default_factory=dict)
     ops: dict[str, int] = field(default_factory=dict)
-    syncs: dict[str, int] = field(default_factory=dict)
+    syncs: dict[str, int] = field(default_factory=dict)  # sync method -> count
+    exits: dict[str, int] = field(default_factory=dict)  # engram sync exit status -> count
+    held: dict[str, int] = field(default_factory=dict)  # why sync held files back -> count
+    refused: dict[str, int] = field(default_factory=dict)  # engram ops refused, by error
+    lines: int = 0
+    lines_lost: int = 0
+    links: int = 0
+    links_lost: int = 0
+    evidence: int = 0
+    evidence_lost: int = 0
+    items_lost: int = 0
+    counters_off: int = 0
+    stuck: int = 0  # (clone, round) pairs where a clone failed to sync twice in a row
+    unable_to_sync: int = 0  # clones whose syncs still fail at the end
+    half_published: int = 0
+    markers: int = 0
+    converged: bool = False
     flagged: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process and every process it waited for (engram, git, hooks, driver)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds spent in setup, edits, syncs, checks, final
     failures: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # what each round did (for reproducing a failure)
+
+    def tags(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for failure in self.failures:
+            tag = failure.split("]", 1)[0].lstrip("[")
+            found[tag] = found.get(tag, 0) + 1
+        return found
 
 
-KINDS = ("causes", "extends", "depends_on", "similar_to")
+def clones_for(seed: int) -> int:
+    """How many clones a seed runs with (3-5), the same on every run of that seed."""
+    return random.Random(f"clones-{seed}").randint(3, 5)
 
 
-def random_convergence(tmp: Path, seed: int, *, clones: int = 3, rounds: int = 5, ops: int = 4) -> Convergence:
-    """Random edits, random syncs (see the module docstring); returns what went wrong."""
-    rng = random.Random(seed)
-    result = Convergence(seed)
-    _origin, roots = team(tmp, clones)
-    team_ = [_Clone(root, Vault.open(root, actor=root.name)) for root in roots]
-    for clone in team_:
-        hooks.install(clone.root)
-    tokens: set[str] = set()
-    dropped: set[str] = set()  # tokens a clone deleted knowingly (with their item or line)
-    serial = 0
-    for _round in range(rounds):
-        for clone in team_:
-            clone.vault.refresh()
-            for _ in range(ops):
-                serial += 1
-                name = _random_op(rng, clone, serial, tokens, dropped)
-                result.ops[name] = result.ops.get(name, 0) + 1
-        mode = rng.choice(("concurrent", "concurrent", "serial", "plain-git"))
-        result.syncs[mode] = result.syncs.get(mode, 0) + 1
-        result.failures += _sync_round(rng, mode, team_)
-    for clone in team_:
-        clone.vault.close()
-    result.failures += converge(roots)
-    tip = bodies(roots[0])
-    lost = sorted(t for t in tokens - dropped if t not in tip)
-    if lost:
-        result.failures.append(f"{len(lost)} line(s) lost, e.g. {lost[:5]}")
-    for root in roots:
-        result.failures += repo_problems(root) + markers_in_frontmatter(root)
-        result.failures += doctor_findings(root, {"merge-conflict"})
-    with Vault.open(roots[0]) as vault:
-        result.flagged = len(vault.conflicts())
-    return result
+def random_convergence(
+    tmp: Path, seed: int, *, clones: int | None = None, rounds: int = 6, ops: int = 4
+) -> Convergence:
+    """Random edits, random syncs, invariants after every round (see above)."""
+    return _Fuzz(tmp, seed, clones or clones_for(seed), rounds, ops).run()
 
 
-def _random_op(rng: random.Random, clone: _Clone, serial: int, tokens: set[str], dropped: set[str]) -> str:
-    vault = clone.vault
-    items = vault.list(limit=None)
-    token = f"tok{serial}x{clone.root.name}"
-    choice = rng.choice(
-        ("create", "create", "append", "append", "editor-append", "editor-line", "tags", "title",
-         "domain", "delete", "link", "link", "unlink", "person-rename", "restore")
-    )
-    if choice == "restore":  # bring back something this clone or a teammate deleted
-        trashed = vault.trash()
-        if not trashed:
-            return "skip"
+class _Fuzz:
+    def __init__(self, tmp: Path, seed: int, clones: int, rounds: int, ops: int) -> None:
+        self.tmp = tmp
+        self.rng = random.Random(seed)
+        self.env = child_env()
+        self.result = Convergence(seed, clones=clones, rounds=rounds)
+        self.n_clones = clones
+        self.n_rounds = rounds
+        self.n_ops = ops
+        self.serial = 0
+        self.round = 0
+        self.team: list[_Clone] = []
+        self.joining: list[tuple[int, _Clone]] = []  # (the round it joins, the clone)
+        self.origin = tmp / "origin.git"
+        # the oracle
+        self.token_item: dict[str, str] = {}
+        self.submitted: set[str] = set()
+        self.dropped: set[str] = set()  # tokens whose line a person deleted or replaced
+        self.seen_by_deleter: dict[str, set[str]] = {}  # item id -> tokens its deleters saw
+        self.deleted: set[str] = set()
+        self.items: set[str] = set()  # submitted items
+        self.entries: dict[tuple[str, str], tuple[str, str]] = {}
+        self.entries_submitted: set[tuple[str, str]] = set()
+        self.killed: set[tuple[str, str]] = set()
+        self.counts: dict[str, int] = {}
+        self.lost: set[str] = set()  # what was reported lost already (tokens, entries, items)
+        self.stuck_reported: set[str] = set()
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def git(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=self.env)
+
+    def cli(self, clone: _Clone, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(engram_cmd(clone.root, clone.name, *args), capture_output=True, text=True, check=False,
+                              env=self.env)
+
+    def fail(self, tag: str, sentence: str) -> None:
+        self.result.failures.append(f"[{tag}] round {self.round}: {sentence}")
+
+    def count(self, table: dict[str, int], key: str) -> None:
+        with self.lock:  # concurrent sync rounds count from threads
+            table[key] = table.get(key, 0) + 1
+
+    @contextlib.contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        started = time.perf_counter()
         try:
-            vault.restore_deleted(rng.choice(trashed).id)
-        except EngramError:
-            return "skip"  # back in the vault already (a delete undone by an edit elsewhere)
-        return "restore"
-    if not items or choice == "create":
-        vault.create(f"Note {token}", f"{token}\n", domain=[rng.choice(("ops", "eng", "notes"))],
-                     tags=[rng.choice(("a", "b", "c"))], dedupe=False)
-        tokens.add(token)
-        return "create"
-    item = rng.choice(items)
-    assert item.path is not None
-    if choice == "append":
-        vault.update(item.id, {"content": item.content + f"{token}\n"})
-        tokens.add(token)
-    elif choice == "editor-append":
-        _edit(clone.root, item.path, token)
-        tokens.add(token)
-    elif choice == "editor-line":  # a person edits a line in place (the old words stay)
-        path = clone.root / item.path
-        text = path.read_text()
-        lines = [ln for ln in item.content.splitlines() if ln.startswith("tok")]
-        if not lines:
-            return "skip"
-        line = rng.choice(lines)
-        path.write_text(text.replace(f"\n{line}\n", f"\n{line} (edited by {clone.root.name})\n", 1))
-    elif choice == "tags":
-        vault.update(item.id, {"tags": sorted({*item.tags, rng.choice(("x", "y", "z"))} - {rng.choice(("a", "x"))})})
-    elif choice == "title":
-        vault.update(item.id, {"title": f"{item.title.split(' r')[0]} r{serial}"})
-    elif choice == "domain":
-        vault.update(item.id, {"domain_tags": [rng.choice(("ops", "eng", "notes")), rng.choice(("db", "web"))]})
-    elif choice == "delete":
-        dropped.update(word for word in item.content.split() if word.startswith("tok"))
-        vault.delete(item.id)
-    elif choice == "link" and len(items) > 1:
-        other = rng.choice([i for i in items if i.id != item.id])
-        vault.link(item.id, rng.choice(KINDS), other.id, evidence=f"seen by {clone.root.name} {serial}")
-    elif choice == "unlink":
-        edges = vault.synapses(item.id)
-        if not edges:
-            return "skip"
-        edge = rng.choice(edges)
-        vault.unlink(edge.source, edge.kind, edge.target)
-    elif choice == "person-rename":
-        target = clone.root / Path(item.path).parent / f"{Path(item.path).stem} by hand {serial}.md"
-        (clone.root / item.path).rename(target)
-    else:
+            yield
+        finally:
+            spent = time.perf_counter() - started
+            self.result.phases[phase] = round(self.result.phases.get(phase, 0.0) + spent, 2)
+
+    def cli_ok(self, clone: _Clone, op: str, *args: str) -> bool:
+        """An engram command for ``op``; False (and counted) when it exits non-zero."""
+        done = self.cli(clone, *args)
+        if done.returncode != 0:
+            self.count(self.result.refused, f"{op} (cli): exit {done.returncode}")
+        return done.returncode == 0
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> Convergence:
+        started, cpu = time.perf_counter(), _cpu()
+        try:
+            with self.timed("setup"):
+                self.setup()
+            for number in range(1, self.n_rounds + 1):
+                self.round = number
+                with self.timed("setup"):
+                    self.join()
+                with self.timed("edits"):
+                    for clone in self.team:
+                        self.finish_half(clone)
+                        for _ in range(self.n_ops):
+                            self.serial += 1
+                            self.count(self.result.ops, self.random_op(clone))
+                with self.timed("syncs"):
+                    self.sync_round()
+                with self.timed("checks"):
+                    self.check()
+            self.round = self.n_rounds + 1
+            for clone in self.team:
+                self.finish_half(clone)
+            with self.timed("final"):
+                self.final()
+        except Exception as exc:  # noqa: BLE001 - a crash of the fuzz (or of engram in this process) is a finding
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            self.fail("crash", f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno})")
+        finally:
+            for clone in self.team:
+                if clone.vault is not None:
+                    clone.vault.close()
+            self.result.seconds = round(time.perf_counter() - started, 1)
+            self.result.cpu_seconds = round(_cpu() - cpu, 1)
+        return self.result
+
+    def setup(self) -> None:
+        """The origin and its first clone; the others are set up, each a documented way,
+        when they join (round 1, or later: a teammate who clones a vault with history)."""
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.git(self.tmp, "init", "--quiet", "--bare", "--initial-branch=main", str(self.origin))
+        # its own repository first: `engram init` in a folder inside another repository
+        # (a stray /tmp/.git on a shared machine) would put the vault in that one
+        self.git(self.tmp, "init", "--quiet", "--initial-branch=main", "c0")
+        first = Vault.init(self.tmp / "c0", actor="c0")
+        (first.root / "engram.yaml").write_text((first.root / "engram.yaml").read_text() + SETTINGS_EXTRA)
+        self.git(first.root, "remote", "add", "origin", str(self.origin))
+        first.sync()
+        first.close()
+        hooked = self.rng.random() < 0.5
+        self.team.append(_Clone(self.tmp / "c0", "init+hooks" if hooked else "init", hooked, 1))
+        if hooked:
+            hooks.install(self.tmp / "c0")
+        self.result.setups["c0"] = self.team[0].setup
+        self.result.log.append(f"r0 c0 publishes the vault: {self.team[0].setup}")
+        # every documented setup in turn (from a place the seed picks), so that 5 clones
+        # use them all and 3 clones two of them
+        start = self.rng.randrange(len(SETUPS))
+        for n in range(1, self.n_clones):
+            setup = SETUPS[(start + n) % len(SETUPS)]
+            latest = max(1, self.n_rounds // 2)
+            joins = min(latest, self.rng.choice((1, 1, 2, 3)))
+            later = 0
+            if setup == "driver+hooks":
+                # this clone works with plain git at first (its index is never built), so it
+                # joins once the vault has links to pull changes of; engram from its second
+                # or third round, or never
+                joins = min(latest, self.rng.choice((2, 3)))
+                later = self.rng.choice((1, 2, self.n_rounds))
+            clone = _Clone(self.tmp / f"c{n}", setup, setup in ("init+hooks", "driver+hooks"), joins + later)
+            self.joining.append((joins, clone))
+            self.result.setups[clone.name] = setup
+
+    def join(self) -> None:
+        """The clones that join this round: ``git clone``, then their setup's commands."""
+        for joins, clone in [j for j in self.joining if j[0] == self.round]:
+            self.git(self.tmp, "clone", "--quiet", str(self.origin), clone.name)
+            steps: list[tuple[str, ...]] = []
+            if clone.setup.startswith("init"):
+                steps.append(("init", str(clone.root)))
+            if clone.setup == "driver+hooks":
+                steps.append(("merge-driver", "install"))
+            if clone.hooks:
+                steps.append(("hooks", "install"))
+            if clone.setup == "plain-clone":
+                steps.append(self.rng.choice((("list",), ("sync",))))
+            for step in steps:
+                done = self.cli(clone, *step)
+                if done.returncode != 0:
+                    self.fail("crash", f"{clone.name}: `engram {' '.join(step)}` exited {done.returncode}: "
+                              f"{_last_line(done.stderr)}")
+            self.team.append(clone)
+            self.result.log.append(
+                f"r{self.round} {clone.name} joins: {clone.setup}"
+                + (f" (engram from round {clone.engram_from})" if clone.engram_from > joins else "")
+            )
+
+    # ------------------------------------------------------------------ edits
+
+    def random_op(self, clone: _Clone) -> str:
+        """One edit on ``clone`` (a few draws until one applies); its name."""
+        view = _View.of(work_files(clone.root))
+        through_engram = self.round >= clone.engram_from and self.rng.random() < 0.55
+        table = ENGRAM_OPS if through_engram else PERSON_OPS
+        token = f"tok{self.serial}x{clone.name}"
+        for _ in range(4):
+            name = self.rng.choices(list(table), weights=list(table.values()))[0]
+            try:
+                done = (self.engram_op if through_engram else self.person_op)(clone, view, name, token)
+            except EngramError as exc:
+                self.count(self.result.refused, f"{name}: {type(exc).__name__}")
+                self.result.log.append(f"r{self.round} {clone.name} {name} refused: {_last_line(str(exc))}")
+                return f"{name} (refused)"
+            if done:
+                self.result.log.append(f"r{self.round} {clone.name} {done}")
+                return name
         return "skip"
-    return choice
 
+    def engram_op(self, clone: _Clone, view: _View, name: str, token: str) -> str | None:
+        rng = self.rng
+        via = "cli" if name in CLI_OPS and rng.random() < 0.3 else "api"
+        vault = clone.open()
+        vault.refresh()
+        ids = sorted(view.items)
+        if name == "restore":
+            trashed = [e for e in vault.trash() if e.id not in view.items]
+            if not trashed:
+                return None
+            item_id = rng.choice(trashed).id
+            if via == "cli":
+                if not self.cli_ok(clone, name, "restore", item_id):
+                    return None
+            else:
+                try:
+                    vault.restore_deleted(item_id)
+                except EngramError:
+                    return None
+            self.restored(clone, item_id)
+            return f"restore {item_id} ({via})"
+        if name == "create" or not ids:
+            body = "".join(f"tok{self.serial}{chr(97 + k)}x{clone.name}\n" for k in range(rng.randint(1, 3)))
+            domain = rng.choice(DOMAINS)
+            title = f"Note {self.serial} by {clone.name}"
+            if via == "cli":
+                out = self.cli(clone, "add", title, "--body", body, "--domain", "/".join(domain), "--tag",
+                               rng.choice("abc"), "--no-dedupe", "--json")
+                if out.returncode != 0:
+                    self.count(self.result.refused, f"create (cli): exit {out.returncode}")
+                    return None
+                item_id = json.loads(out.stdout)["id"]
+            else:
+                item_id = vault.create(title, body, domain=list(domain), tags=[rng.choice("abc")], dedupe=False).item.id
+            clone.pending.items.add(item_id)
+            for tok in TOKEN.findall(body):
+                self.wrote(clone, tok, item_id)
+            return f"create {item_id} ({via})"
+        item_id = self.pick(view, ids)
+        item = view.items[item_id]
+        if name == "append":
+            if via == "cli":
+                if not self.cli_ok(clone, name, "update", item_id, "--body", item.content + f"{token}\n"):
+                    return None
+            else:
+                vault.update(item_id, {"content": vault.get(item_id).content + f"{token}\n"})
+            self.wrote(clone, token, item_id)
+        elif name == "count":
+            by = rng.randint(1, 3)
+            vault.update(item_id, {"retrieval_count": vault.get(item_id).retrieval_count + by})
+            clone.pending.counts[item_id] = clone.pending.counts.get(item_id, 0) + by
+            return f"count {item_id} +{by}"
+        elif name == "tags":
+            add, drop = rng.choice("xyz"), rng.choice("ax")
+            if via == "cli":
+                self.cli_ok(clone, name, "update", item_id, "--add-tag", add, "--remove-tag", drop)
+            else:
+                tags = vault.get(item_id).tags
+                vault.update(item_id, {"tags": sorted({*tags, add} - {drop})})
+        elif name == "title":
+            title = f"Note {self.serial} renamed by {clone.name}"
+            if via == "cli":
+                self.cli_ok(clone, name, "update", item_id, "--title", title)
+            else:
+                vault.update(item_id, {"title": title})
+        elif name == "domain":
+            domain = rng.choice(DOMAINS)
+            if via == "cli":
+                self.cli_ok(clone, name, "update", item_id, "--domain", "/".join(domain))
+            else:
+                vault.update(item_id, {"domain_tags": list(domain)})
+        elif name == "delete":
+            seen = view.tokens(item_id)
+            if via == "cli":
+                if not self.cli_ok(clone, name, "delete", item_id, "--yes"):
+                    return None
+            else:
+                vault.delete(item_id)
+            self.deleting(clone, item_id, seen)
+        elif name == "link":
+            if len(ids) < 2:
+                return None
+            other = rng.choice([i for i in ids if i != item_id])
+            kind = rng.choice(KINDS)
+            evidence = f"ev{self.serial}x{clone.name}"
+            self.link(clone, via, item_id, kind, other, evidence=evidence)
+            return f"link {item_id} {kind} {other} +{evidence} ({via})"
+        elif name in ("evidence", "weight", "unlink"):
+            if not view.edges:
+                return None
+            sid = rng.choice(sorted(view.edges))
+            edge = view.edges[sid]
+            if name == "evidence":
+                evidence = f"ev{self.serial}x{clone.name}"
+                self.link(clone, via, edge.source, edge.kind, edge.target, evidence=evidence)
+                return f"evidence {sid} +{evidence} ({via})"
+            if name == "weight":
+                weight = round(rng.random(), 2)
+                self.link(clone, via, edge.source, edge.kind, edge.target, weight=weight)
+                return f"weight {sid} {weight} ({via})"
+            if via == "cli":
+                if not self.cli_ok(clone, name, "unlink", edge.source, edge.kind, edge.target):
+                    return None
+            else:
+                vault.unlink(edge.source, edge.kind, edge.target)
+            self.killed.update((sid, e) for e in edge.evidence)
+            return f"unlink {sid} ({via})"
+        return f"{name} {item_id} ({via})"
 
-def _sync_round(rng: random.Random, mode: str, team_: list[_Clone]) -> list[str]:
-    failures = []
-    order = list(team_)
-    rng.shuffle(order)
-    if mode == "concurrent":
-        procs = [(c, subprocess.Popen(engram_cmd(c.root, c.root.name, "sync"), stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)) for c in order]
-        for clone, proc in procs:
-            said, err = proc.communicate(timeout=600)
-            if proc.returncode != 0:
-                failures.append(f"{clone.root.name}: concurrent sync exit {proc.returncode}: {(err or said)[-300:]}")
-    elif mode == "serial":
-        for clone in order:
-            failures += sync_here(clone.root)
-    else:  # one person works with plain git: commit, pull (merge or rebase), push
-        clone = order[0]
-        rebase = rng.random() < 0.5
-        git(clone.root, "add", "--all")
-        git(clone.root, "commit", "--quiet", "-m", "by hand", check=False)
-        pull = git(clone.root, "pull", "--quiet", "--rebase" if rebase else "--no-rebase", "--no-edit", check=False)
-        if pull.returncode != 0:  # what docs/merge.md says to do: abort, then engram sync
-            git(clone.root, "rebase" if rebase else "merge", "--abort", check=False)
+    def pick(self, view: _View, ids: list[str]) -> str:
+        """An item to edit: half the time one with links, so that edits, deletes and
+        evidence meet on the same few items as they do in a team."""
+        linked = sorted({end for e in view.edges.values() for end in (e.source, e.target)} & set(ids))
+        return self.rng.choice(linked if linked and self.rng.random() < 0.5 else ids)
+
+    def link(self, clone: _Clone, via: str, source: str, kind: str, target: str, *,
+             evidence: str | None = None, weight: float | None = None) -> None:
+        if via == "cli":
+            extra = (["--evidence", evidence] if evidence else []) + (["--weight", str(weight)] if weight is not None else [])
+            if not self.cli_ok(clone, "link", "link", source, kind, target, *extra):
+                return
         else:
-            git(clone.root, "push", "--quiet", check=False)
-        for other in order[1:]:
-            failures += sync_here(other.root)
-    return failures
+            assert clone.vault is not None
+            clone.vault.link(source, kind, target, evidence=evidence, weight=weight)
+        if evidence:
+            key = (synapse_id(source, target, kind), evidence)
+            clone.pending.entries[key] = (source, target)
+            self.entries[key] = (source, target)
+
+    def person_op(self, clone: _Clone, view: _View, name: str, token: str) -> str | None:
+        rng = self.rng
+        if name in ("hand-new", "half-new"):
+            item_id = new_id()
+            title = f"Hand note {self.serial} by {clone.name}"
+            # what a person types (or copies from another note's frontmatter)
+            created = f"createdBy: {clone.name}\ncreatedAt: 2026-06-21T10:30:00.000Z\n" if rng.random() < 0.5 else ""
+            whole = f"---\nid: {item_id}\ntitle: {title}\n{created}tags: [hand]\n---\n{token}\n".encode()
+            path = clone.root / "hand" / f"hand-note-{self.serial}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if name == "hand-new":
+                path.write_bytes(whole)
+                clone.pending.items.add(item_id)
+                self.wrote(clone, token, item_id)
+            else:  # the editor (or the person) stopped half-way: the frontmatter never closes
+                path.write_bytes(whole[: whole.index(b"title:") + 10])
+                clone.half.append((path, whole, token, item_id))
+            return f"{name} {item_id} at {path.relative_to(clone.root)}"
+        ids = sorted(i for i, it in view.items.items() if not any(h[3] == i for h in clone.half))
+        if not ids:
+            return None
+        item_id = self.pick(view, ids)
+        item = view.items[item_id]
+        path = clone.root / item.path
+        if name == "hand-rename":
+            target = path.with_name(f"{path.stem} by hand {self.serial}.md")
+            path.rename(target)
+            return f"hand-rename {item_id} -> {target.relative_to(clone.root)}"
+        if name == "hand-delete":  # the file, deleted in a file manager; its links are left to engram
+            self.deleting(clone, item_id, view.tokens(item_id))
+            path.unlink()
+            return f"hand-delete {item_id}"
+        if name == "hand-move":
+            target = clone.root / rng.choice(("inbox", "ops/moved", "eng")) / path.name
+            if target.exists():
+                return None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.rename(target)
+            return f"hand-move {item_id} -> {target.relative_to(clone.root)}"
+        text = path.read_text()
+        front, lines, tail = _split_item(text)
+        where = rng.choice(("first", "middle", "last"))
+        at = {"first": 0, "middle": len(lines) // 2, "last": max(0, len(lines) - 1)}[where]
+        if name == "editor-add":
+            lines.insert(at + (1 if where == "last" and lines else 0), token)
+            self.wrote(clone, token, item_id)
+        elif name == "editor-delete":
+            if len(lines) < 2:
+                return None
+            self.dropped.update(TOKEN.findall(lines.pop(at)))
+        elif name in ("editor-change", "editor-replace"):
+            tokened = [n for n, line in enumerate(lines) if TOKEN.search(line)]
+            if not tokened:
+                return None
+            at = rng.choice(tokened)
+            where = f"line {at + 1} of {len(lines)}"
+            if name == "editor-change":  # a few words added; the line's token stays
+                lines[at] = f"{lines[at]} (changed by {clone.name} {self.serial})"
+            else:
+                self.dropped.update(TOKEN.findall(lines[at]))
+                lines[at] = token
+                self.wrote(clone, token, item_id)
+        path.write_text(front + "".join(f"{line}\n" for line in lines) + tail)
+        return f"{name} {where} of {item_id}"
+
+    def wrote(self, clone: _Clone, token: str, item_id: str) -> None:
+        clone.pending.tokens[token] = item_id
+        self.token_item[token] = item_id
+
+    def deleting(self, clone: _Clone, item_id: str, seen: set[str]) -> None:
+        """``clone`` deletes an item having seen ``seen`` (its tokens). Its edges' evidence
+        this clone wrote and never pushed dies with it: no other clone ever had it, so no
+        merge that undoes the delete can bring it back."""
+        self.deleted.add(item_id)
+        self.seen_by_deleter.setdefault(item_id, set()).update(seen)
+        for key, ends in list(clone.pending.entries.items()):
+            if item_id in ends:
+                self.killed.add(key)
+                del clone.pending.entries[key]
+
+    def restored(self, clone: _Clone, item_id: str) -> None:
+        """A restore from this clone's trash: what comes back is what is expected now."""
+        view = _View.of(work_files(clone.root))
+        back = view.tokens(item_id)
+        self.dropped.update(t for t, i in self.token_item.items() if i == item_id and t not in back)
+        for key, ends in self.entries.items():
+            if item_id in ends:
+                edge = view.edges.get(key[0])
+                if edge is not None and key[1] in edge.evidence:
+                    clone.pending.entries[key] = ends
+                else:
+                    self.killed.add(key)
+
+    def finish_half(self, clone: _Clone) -> None:
+        """The person finishes writing the files left half-written."""
+        for path, whole, token, item_id in clone.half:
+            path.write_bytes(whole)
+            clone.pending.items.add(item_id)
+            self.wrote(clone, token, item_id)
+        clone.half.clear()
+
+    # ------------------------------------------------------------------ syncing
+
+    def sync_round(self) -> None:
+        rng = self.rng
+        joining = [c for c in self.team if rng.random() < 0.8] or [rng.choice(self.team)]
+        rng.shuffle(joining)
+        concurrent = len(joining) > 1 and rng.random() < 0.4
+        plans = []
+        for clone in joining:
+            if self.round < clone.engram_from or rng.random() < 0.2:
+                method = rng.choice(("git pull", "git pull --rebase"))
+                self.finish_half(clone)  # a person commits what they finished writing
+            elif concurrent or rng.random() < 0.4:
+                method = "engram sync (cli)"
+            else:
+                method = "engram sync"
+            plans.append((clone, method))
+        self.result.log.append(
+            f"r{self.round} {'concurrent' if concurrent else 'serial'}: " + ", ".join(f"{c.name} {m}" for c, m in plans)
+        )
+        if concurrent:
+            outcomes: list[_Outcome] = []
+            threads = [threading.Thread(target=lambda c=c, m=m: outcomes.append(self.sync_one(c, m))) for c, m in plans]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        else:
+            outcomes = [self.sync_one(c, m) for c, m in plans]
+        self.result.log.append(f"r{self.round} done: " + ", ".join(
+            f"{o.clone} {o.method} -> {o.code}" + (f" (held {len(o.held)})" if o.held else "") for o in outcomes))
+        for outcome in outcomes:
+            self.absorb(outcome, "concurrent" if concurrent else "serial")
+
+    def absorb(self, outcome: _Outcome, how: str) -> None:
+        clone = next(c for c in self.team if c.name == outcome.clone)
+        self.count(self.result.syncs, f"{outcome.method} ({how})" if outcome.method.startswith("engram") else outcome.method)
+        if outcome.ok:
+            self.submit(clone, outcome.held)
+            return
+        if outcome.code == "push lost":
+            return  # a person pushes again later; nothing is wrong
+        self.result.log.append(f"r{self.round} {clone.name} {outcome.method} failed: {outcome.code} {outcome.detail}")
+        again = self.sync_one(clone, "engram sync (cli)")
+        self.count(self.result.syncs, "engram sync (cli, retry)")
+        if again.ok:
+            self.submit(clone, again.held)
+            return
+        self.result.stuck += 1
+        key = f"{clone.name}:{again.code}:{again.detail[:60]}"
+        if key not in self.stuck_reported:
+            self.stuck_reported.add(key)
+            self.fail("stuck", f"{clone.name} ({clone.setup}) cannot sync: {outcome.method} failed "
+                      f"({outcome.code}: {outcome.detail}), and so did the engram sync after it "
+                      f"({again.code}: {again.detail})")
+
+    def sync_one(self, clone: _Clone, method: str) -> _Outcome:
+        if method.startswith("git pull"):
+            return self.plain_git(clone, rebase=method.endswith("--rebase"))
+        if method == "engram sync (cli)":
+            out = self.cli(clone, "sync", "--json")
+            code = str(out.returncode)
+            self.count(self.result.exits, code)
+            if out.returncode not in (0, PARTIAL_EXIT):
+                return _Outcome(clone.name, method, False, code, detail=_last_line(out.stderr or out.stdout))
+            held = json.loads(out.stdout).get("held", [])
+            return _Outcome(clone.name, method, True, code, self.held_ids(clone, held))
+        try:
+            report = clone.open().sync()
+        except EngramError as exc:
+            self.count(self.result.exits, str(exc.exit_code))
+            return _Outcome(clone.name, method, False, str(exc.exit_code), detail=_last_line(str(exc)))
+        except Exception as exc:  # noqa: BLE001 - engram crashed: a finding, not the end of the run
+            self.count(self.result.exits, "exception")
+            return _Outcome(clone.name, method, False, "exception", detail=f"{type(exc).__name__}: {exc}")
+        self.count(self.result.exits, str(PARTIAL_EXIT if report.partial else 0))
+        held = [{"path": h.path, "reason": h.reason} for h in report.held]
+        return _Outcome(clone.name, method, True, "0", self.held_ids(clone, held))
+
+    def plain_git(self, clone: _Clone, *, rebase: bool) -> _Outcome:
+        """A person's plain git: commit everything, pull (through the driver and the
+        clone's hooks), push; on a conflict, abort and run engram sync (docs/merge.md)."""
+        method = "git pull --rebase" if rebase else "git pull"
+        self.git(clone.root, "add", "--all")
+        commit = self.git(clone.root, "commit", "--quiet", "-m", "by hand")
+        if commit.returncode != 0 and "nothing" not in commit.stdout + commit.stderr:
+            return _Outcome(clone.name, method, False, "commit refused", detail=_last_line(commit.stderr or commit.stdout))
+        for _ in range(3):
+            pull = self.git(clone.root, "pull", "--quiet", "--rebase" if rebase else "--no-rebase", "--no-edit")
+            if pull.returncode != 0:
+                self.git(clone.root, "rebase" if rebase else "merge", "--abort")
+                self.count(self.result.syncs, f"{method}: conflict, aborted")
+                after = self.sync_one(clone, "engram sync (cli)")
+                after.method = f"{method}, then engram sync"
+                return after
+            if self.git(clone.root, "push", "--quiet").returncode == 0:
+                return _Outcome(clone.name, method, True, "pushed")
+        return _Outcome(clone.name, method, False, "push lost")
+
+    def held_ids(self, clone: _Clone, held: list[dict[str, str]]) -> set[str]:
+        ids = set()
+        for entry in held:
+            rel = entry["path"]
+            self.count(self.result.held, re.sub(r"\d+", "N", entry["reason"].split(":")[0])[:60])
+            if rel.endswith(".yaml"):
+                ids.add(Path(rel).stem)
+                continue
+            with contextlib.suppress(OSError):
+                found = re.search(r"^id:\s*['\"]?([0-9A-Za-z]+)", (clone.root / rel).read_text(errors="replace"), re.M)
+                if found:
+                    ids.add(found.group(1))
+        return ids
+
+    def submit(self, clone: _Clone, held: set[str]) -> None:
+        """A sync or push of ``clone`` succeeded: its edits, but for held files, are out."""
+        pending = clone.pending
+        for token, item_id in list(pending.tokens.items()):
+            if item_id not in held:
+                self.submitted.add(token)
+                del pending.tokens[token]
+        for item_id in [i for i in pending.items if i not in held]:
+            self.items.add(item_id)
+            pending.items.discard(item_id)
+        for key in [k for k in pending.entries if k[0] not in held]:
+            self.entries_submitted.add(key)
+            del pending.entries[key]
+        for item_id in [i for i in pending.counts if i not in held]:
+            self.counts[item_id] = self.counts.get(item_id, 0) + pending.counts.pop(item_id)
+
+    # ------------------------------------------------------------------ invariants
+
+    def check(self) -> _View:
+        """The invariants, against the origin's tip."""
+        tip = _View.of(tree_files(self.origin, "main"))
+        for rel in tip.unparseable:
+            if f"unparseable|{rel}" not in self.lost:
+                self.lost.add(f"unparseable|{rel}")
+                tag = "half-published" if rel.startswith("hand/") else "unparseable"
+                self.result.half_published += tag == "half-published"
+                self.fail(tag, f"the origin's tip holds {rel}, which does not parse (a half-written item published)")
+        for rel in tip.markers:
+            if f"markers|{rel}" not in self.lost:
+                self.lost.add(f"markers|{rel}")
+                self.result.markers += 1
+                self.fail("markers", f"conflict markers in the frontmatter of {rel} at the origin")
+        for item_id in sorted(tip.duplicates):
+            if f"duplicate|{item_id}" not in self.lost:
+                self.lost.add(f"duplicate|{item_id}")
+                self.fail("duplicate-id", f"the origin's tip holds item {item_id} twice: {tip.items[item_id].path}")
+        lost_items = sorted(i for i in self.items - self.deleted - tip.items.keys() if i not in self.lost)
+        for item_id in lost_items:
+            self.lost.add(item_id)
+            self.result.items_lost += 1
+        if lost_items:
+            self.fail("items-lost", f"{len(lost_items)} item(s) nobody deleted are gone from the origin: {lost_items[:3]}")
+        lost = []
+        for token in sorted(self.submitted - self.dropped - self.lost):
+            item_id = self.token_item[token]
+            if token in tip.tokens(item_id) or token in self.seen_by_deleter.get(item_id, ()):
+                continue
+            lost.append(token)
+            self.lost.add(token)
+        if lost:
+            self.result.lines_lost += len(lost)
+            detail = "; ".join(
+                f"{t} of {self.token_item[t]} ({'at ' + tip.items[self.token_item[t]].path if self.token_item[t] in tip.items else 'item gone: ' + ('deleted by someone who had not seen it' if self.token_item[t] in self.deleted else 'nobody deleted it')})"
+                for t in lost[:4]
+            )
+            self.fail("lines-lost", f"{len(lost)} submitted line(s) missing from the origin's tip: {detail}")
+        gone_edges: dict[str, list[str]] = {}
+        thin: list[str] = []
+        for key in sorted(self.entries_submitted - self.killed):
+            sid, evidence = key
+            if f"{sid}|{evidence}" in self.lost:
+                continue
+            ends = self.entries[key]
+            absent = [e for e in ends if e not in tip.items]
+            if absent:
+                if all(e in self.deleted for e in absent):
+                    continue  # an endpoint is deleted: its edges are excused while it is gone
+                problem = f"endpoint {absent[0]} is gone, and nobody deleted it"
+            elif sid not in tip.edges:
+                problem = "both endpoints are there"
+            elif evidence not in tip.edges[sid].evidence:
+                problem = "the evidence is gone"
+            else:
+                continue
+            self.lost.add(f"{sid}|{evidence}")
+            revived = [e for e in ends if e in self.deleted]
+            note = f"{sid} {evidence}: {problem}" + (
+                f" ({' and '.join(revived)}, deleted by someone, {'is' if len(revived) == 1 else 'are'} back)"
+                if revived else "")
+            if problem == "the evidence is gone":
+                thin.append(note)
+            else:
+                gone_edges.setdefault(sid, []).append(note)
+        if gone_edges:
+            self.result.links_lost += len(gone_edges)
+            self.fail("links-lost", f"{len(gone_edges)} link(s) nobody unlinked are gone from the origin: "
+                      f"{[v[0] for v in list(gone_edges.values())[:4]]}")
+        if thin:
+            self.result.evidence_lost += len(thin)
+            self.fail("evidence-lost", f"{len(thin)} evidence entr(ies) gone from links still there: {thin[:4]}")
+        for item_id, total in sorted(self.counts.items()):
+            if item_id in self.deleted or item_id not in tip.items or item_id in tip.duplicates \
+                    or f"count|{item_id}" in self.lost:
+                continue
+            if tip.items[item_id].count != total:
+                self.lost.add(f"count|{item_id}")
+                self.result.counters_off += 1
+                self.fail("counters", f"retrievalCount of {item_id} is {tip.items[item_id].count} at the origin, "
+                          f"but {total} was added")
+        return tip
+
+    def final(self) -> None:
+        """Every clone syncs until nothing changes; then the clones must agree byte for byte."""
+        roots = [c.root for c in self.team]
+        failing: dict[str, str] = {}
+        for _ in range(5):
+            before = self.git(self.origin, "rev-parse", "main").stdout
+            failing = {}
+            for clone in self.team:
+                outcome = self.sync_one(clone, "engram sync")
+                self.count(self.result.syncs, "engram sync (final)")
+                if outcome.ok:
+                    self.submit(clone, outcome.held)
+                else:
+                    failing[clone.name] = f"{outcome.code}: {outcome.detail}"
+            after = self.git(self.origin, "rev-parse", "main").stdout
+            heads = {self.git(r, "rev-parse", "HEAD").stdout for r in roots}
+            if before == after and heads == {after} and not any(self.git(r, "status", "--porcelain").stdout for r in roots):
+                break
+        for name, why in failing.items():
+            self.result.unable_to_sync += 1
+            self.fail("unable-to-sync", f"{name} cannot sync at the end: {why}")
+        self.check()
+        origin_files = tree_files(self.origin, "main")
+        differ = {
+            r.name: sorted({path for path, _ in set(tracked(r).items()) ^ set(origin_files.items())}) for r in roots
+        }
+        differ = {name: paths for name, paths in differ.items() if paths}
+        self.result.converged = not differ
+        if differ:
+            self.fail("diverged", "the clones do not hold the origin's bytes: " + "; ".join(
+                f"{name} differs in {paths[:3]}" for name, paths in differ.items()))
+        left = sum(len(c.pending.tokens) + len(c.pending.entries) for c in self.team)
+        if left:
+            self.fail("unpublished", f"{left} line(s) or evidence entr(ies) never reached the origin: "
+                      + "; ".join(f"{c.name}: {sorted(c.pending.tokens)[:3]}" for c in self.team if c.pending.tokens))
+        for clone in self.team:
+            for problem in repo_problems(clone.root):
+                self.fail("repo", problem)
+            for problem in doctor_findings(clone.root, {"merge-conflict"}):
+                self.fail("doctor", problem)
+        self.result.lines = len(self.token_item)
+        self.result.evidence = len(self.entries)
+        self.result.links = len({sid for sid, _ in self.entries})
+        with Vault.open(roots[0]) as vault:
+            self.result.flagged = len(vault.conflicts())
+
+
+def _split_item(text: str) -> tuple[str, list[str], str]:
+    """An item file as an editor shows it: the frontmatter block, the content's lines,
+    and the derived link section (with the blank line before it)."""
+    end = text.index("\n---", 3)
+    end = text.index("\n", end + 1) + 1 if text.find("\n", end + 1) >= 0 else len(text)
+    front, body = text[:end], text[end:]
+    at = body.find(codec.DERIVED_HEADING)
+    if at >= 0 and (at == 0 or body[at - 1] == "\n"):
+        content, tail = body[:at], body[at:]
+        if content.endswith("\n\n"):
+            content, tail = content[:-1], "\n" + tail
+    else:
+        content, tail = body, ""
+    return front, content.splitlines(), tail
+
+
+def _cpu() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+# --------------------------------------------------------------------------- many seeds
+
+
+def run_seeds(
+    seeds: Iterable[int], tmp: Path, *, rounds: int = 6, ops: int = 4, clones: int | None = None,
+    progress: Callable[[Convergence], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`random_convergence` over ``seeds`` (3-5 clones each unless ``clones``), and
+    the table the harness prints: runs converged byte for byte, lines and links lost
+    out of those tracked, syncs by exit status, clones stuck or unable to sync."""
+    results: list[Convergence] = []
+    for seed in seeds:
+        try:
+            out = random_convergence(tmp / str(seed), seed, clones=clones, rounds=rounds, ops=ops)
+        except Exception as exc:  # noqa: BLE001 - the seed crashed: count it, keep going
+            out = Convergence(seed, failures=[f"[crash] {type(exc).__name__}: {exc}"])
+        results.append(out)
+        shutil.rmtree(tmp / str(seed), ignore_errors=True)
+        if progress is not None:
+            progress(out)
+    return summarize(results)
+
+
+def summarize(results: list[Convergence]) -> dict[str, Any]:
+    def total(name: str) -> int:
+        return sum(int(getattr(r, name)) for r in results)
+
+    def merged(name: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in results:
+            for key, value in getattr(r, name).items():
+                out[key] = out.get(key, 0) + value
+        return dict(sorted(out.items()))
+
+    by_tag: dict[str, list[int]] = {}
+    for r in results:
+        for tag in r.tags():
+            by_tag.setdefault(tag, []).append(r.seed)
+    seconds = [r.seconds for r in results]
+    cpu = [r.cpu_seconds for r in results]
+    return {
+        "runs": len(results),
+        "clones": merged_counts([str(r.clones) for r in results]),
+        "clean": sum(not r.failures for r in results),
+        "converged": total("converged"),
+        "lines_lost": total("lines_lost"),
+        "lines": total("lines"),
+        "links_lost": total("links_lost"),
+        "evidence_lost": total("evidence_lost"),
+        "links": total("links"),
+        "evidence": total("evidence"),
+        "items_lost": total("items_lost"),
+        "counters_off": total("counters_off"),
+        "clones_unable_to_sync": total("unable_to_sync"),
+        "stuck": total("stuck"),
+        "half_published": total("half_published"),
+        "markers_in_frontmatter": total("markers"),
+        "sync_exits": merged("exits"),
+        "syncs": merged("syncs"),
+        "held": merged("held"),
+        "refused_ops": merged("refused"),
+        "ops": merged("ops"),
+        "setups": merged_counts([s for r in results for s in r.setups.values()]),
+        "flagged_items": total("flagged"),
+        "seconds_per_seed": round(sum(seconds) / len(seconds), 1) if seconds else None,
+        "cpu_seconds_per_seed": round(sum(cpu) / len(cpu), 1) if cpu else None,
+        "failing_seeds": {tag: seeds for tag, seeds in sorted(by_tag.items())},
+        "failures": {r.seed: r.failures for r in results if r.failures},
+        "logs": {r.seed: r.log for r in results if r.failures},
+    }
+
+
+def merged_counts(values: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def table(summary: dict[str, Any]) -> list[str]:
+    """The harness's lines for a :func:`run_seeds` summary."""
+    s = summary
+    return [
+        f"runs {s['runs']} (clones {s['clones']}), {s['seconds_per_seed']} s per seed"
+        f" ({s['cpu_seconds_per_seed']} s of CPU)",
+        f"converged byte for byte: {s['converged']}/{s['runs']}; clean (no failure at all): {s['clean']}/{s['runs']}",
+        f"lines lost: {s['lines_lost']} of {s['lines']} tracked; items lost: {s['items_lost']}",
+        f"links lost: {s['links_lost']} of {s['links']}; evidence entries lost: {s['evidence_lost']} of {s['evidence']}",
+        f"clones unable to sync at the end: {s['clones_unable_to_sync']}; stuck (failed twice in a row): {s['stuck']}",
+        f"engram sync exits: {s['sync_exits']}",
+        f"half-written items published: {s['half_published']}; markers in frontmatter: {s['markers_in_frontmatter']};"
+        f" counters off: {s['counters_off']}",
+        *(f"failing seeds [{tag}]: {seeds}" for tag, seeds in s["failing_seeds"].items()),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.syncload",
+        description="The randomized many-clone sync fuzz over many seeds (issue 26); writes JSON.",
+    )
+    parser.add_argument("--seeds", type=int, default=200, help="how many seeds (from --first)")
+    parser.add_argument("--first", type=int, default=1, help="the first seed")
+    parser.add_argument("--seed", type=int, action="append", help="run just this seed (repeatable)")
+    parser.add_argument("--clones", type=int, default=None, help="clones per run (default: 3-5, drawn per seed)")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--ops", type=int, default=4, help="edits per clone per round")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="where to write the result (default: benchmarks/results/syncload-latest.json)")
+    args = parser.parse_args(argv)
+    seeds = args.seed or list(range(args.first, args.first + args.seeds))
+    results = Path(__file__).resolve().parent / "results"
+    target = args.json or results / "syncload-latest.json"
+    home = Path(tempfile.mkdtemp(prefix="engram-syncload-"))
+    try:
+        with _hermetic(home):
+            def progress(r: Convergence) -> None:
+                tags = r.tags()
+                print(f"  seed {r.seed}: {r.clones} clones, {r.seconds} s, "
+                      + ("clean" if not r.failures else ", ".join(f"{t} {n}" for t, n in tags.items())),
+                      file=sys.stderr, flush=True)
+
+            summary = run_seeds(seeds, home / "runs", rounds=args.rounds, ops=args.ops, clones=args.clones,
+                                progress=progress)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    summary = {"rounds": args.rounds, "ops": args.ops, "seeds": seeds, **summary}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(summary, indent=2) + "\n")
+    for line in table(summary):
+        print(line)
+    print(f"written to {target}")
+    return 0 if summary["clean"] == summary["runs"] else 1
+
+
+@contextlib.contextmanager
+def _hermetic(home: Path) -> Iterator[None]:
+    """git and engram as the tests run them: no user or system git config, no fsync."""
+    saved = dict(os.environ)
+    cfg = home / "gitconfig"
+    cfg.write_text("[user]\n\tname = Fuzz\n\temail = fuzz@example.invalid\n[init]\n\tdefaultBranch = main\n"
+                   "[pull]\n\trebase = false\n[commit]\n\tgpgsign = false\n")
+    for key in [k for k in os.environ if k.startswith(("GIT_", "ENGRAM_"))]:
+        del os.environ[key]
+    os.environ.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(cfg), GIT_CONFIG_NOSYSTEM="1", ENGRAM_FSYNC="0",
+                      GIT_TERMINAL_PROMPT="0")
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def cleanup(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
