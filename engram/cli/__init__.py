@@ -5,6 +5,9 @@ The root group takes ``--vault`` (or ``ENGRAM_VAULT``) and ``--actor`` (else
 :func:`engram.items.state.resolve_actor`) and hands commands a lazily opened vault. Commands live in one module
 per concern, each exporting ``COMMANDS``; :data:`COMMAND_MODULES` lists them.
 
+Everything a command prints goes through :mod:`engram.cli.terminal`, which escapes
+control characters, so stored text cannot drive the terminal it is printed on.
+
 Errors are rendered here and only here: any :class:`~engram.errors.EngramError` becomes
 ``error: <message>`` on stderr (or a JSON error document when ``--json`` was given) and
 the error's ``exit_code``. Click's own usage errors exit with 2. Anything else is a bug
@@ -24,6 +27,7 @@ import click
 
 from engram import DISTRIBUTION
 from engram.cli._common import AppContext
+from engram.cli.terminal import escaped_output
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
@@ -33,9 +37,13 @@ COMMAND_MODULES = (
 
 
 class EngramGroup(click.Group):
-    """A group that renders engram errors in one place."""
+    """A group that renders engram errors, and makes what it prints safe, in one place."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        with escaped_output():  # stored text never drives the terminal (engram.cli.terminal)
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EngramError as exc:

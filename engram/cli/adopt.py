@@ -11,6 +11,7 @@ import click
 from engram.adopt.batch import ImportReport
 from engram.adopt.sources import FORMATS, decode, parse_text
 from engram.cli._common import emit_json, json_option, pass_vault
+from engram.cli.terminal import raw_stderr
 from engram.errors import InvalidInput
 from engram.items.trash import parse_age
 from engram.store.fsio import atomic_write
@@ -52,7 +53,7 @@ def import_(
         batch = vault.read_import(source, fmt, default_domain=split_domain(domain), rename=rename)
     show_bar = not as_json and sys.stderr.isatty() and len(batch.records) > 1
     if show_bar:
-        with click.progressbar(length=len(batch.records), label=f"importing {batch.origin}", file=sys.stderr) as bar:
+        with click.progressbar(length=len(batch.records), label=f"importing {batch.origin}", file=raw_stderr()) as bar:
             report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run, progress=bar.update)
     else:
         report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run)

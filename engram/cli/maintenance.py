@@ -9,6 +9,7 @@ import click
 
 from engram.adopt.adopting import Adoption
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
+from engram.cli.terminal import raw_stderr
 from engram.demo import build_demo
 from engram.doctor import Problem
 from engram.errors import Conflict
@@ -150,7 +151,7 @@ def reindex(vault: Vault, embed: bool, as_json: bool) -> None:
     stats = vault.reindex()
     embedded = None
     if embed:
-        with click.progressbar(length=vault.unembedded(), label="embedding", file=sys.stderr) as bar:
+        with click.progressbar(length=vault.unembedded(), label="embedding", file=raw_stderr()) as bar:
             embedded = vault.embed_all(progress=bar.update)
     if as_json:
         emit_json({"files": stats.scanned, "errors": stats.errors, **({"embedded": embedded} if embed else {})})
