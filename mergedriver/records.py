@@ -26,6 +26,7 @@ __all__ = ["LOG_NAME", "append_records", "find_state_dir"]
 LOG_NAME = "merges.jsonl"
 _STATE = ".engram"
 _MARKERS = (_STATE, "engram.yaml")
+_IGNORE_ALL = b"# engram: never committed (see docs/format.md)\n*\n"
 
 
 def find_state_dir(workdir: Path, relpath: str) -> Path | None:
@@ -55,6 +56,7 @@ def append_records(state_dir: Path | None, records: Iterable[Mapping[str, Any]],
         return True
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
+        _ignore_itself(state_dir)
         fd = os.open(state_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, lines.encode("utf-8"))
@@ -63,3 +65,12 @@ def append_records(state_dir: Path | None, records: Iterable[Mapping[str, Any]],
     except OSError:
         return False
     return True
+
+
+def _ignore_itself(state_dir: Path) -> None:
+    """The marker :func:`engram.store.fsio.ensure_ignored` writes (the same bytes): a
+    merge in a clone no engram command ran in yet must not leave a folder git offers
+    to commit."""
+    marker = state_dir / ".gitignore"
+    if not marker.exists():
+        marker.write_bytes(_IGNORE_ALL)

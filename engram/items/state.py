@@ -20,6 +20,7 @@ Invariants every writer relies on:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import getpass
 import os
@@ -167,6 +168,11 @@ class VaultState:
     def __init__(self, root: Path, *, actor: str | None = None) -> None:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
+        # The state folder ignores itself whatever the vault's .gitignore says, from the
+        # first command on: in a clone `engram init` never ran (issue 28). A read-only
+        # vault gets none (and no folder): its index lives elsewhere.
+        with contextlib.suppress(StorageError):
+            ensure_ignored(self.state_dir)
         self.settings = Settings.load(self.root)
         self._actor = actor.strip() if actor and actor.strip() else None
         self._actor_source = "flag" if self._actor else None
