@@ -34,12 +34,21 @@ MAX_SEGMENT_BYTES = 200
 MAX_DOMAIN_DEPTH = 8
 #: First path segments with a meaning of their own; no domain may start with them.
 RESERVED_TOP = frozenset({"synapses", "private", "trash"})
+#: Vault folders that hold one machine's files — the derived state and private items —
+#: which no commit ever carries, whatever a ``.gitignore`` says (see docs/format.md).
+STATE_PREFIX = ".engram/"
+MACHINE_LOCAL = (STATE_PREFIX, "private/")
 _WINDOWS_RESERVED = frozenset(
     {"con", "prn", "aux", "nul"}
     # Windows also reserves COM¹-COM³ and LPT¹-LPT³ (superscript digits; see Microsoft's
     # "Naming Files, Paths, and Namespaces"), which a slug keeps as letters and digits.
     | {f"{port}{n}" for port in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
 )
+
+
+def machine_local(relpath: str) -> bool:
+    """Whether a vault-relative path lies in ``.engram/`` or ``private/`` (:data:`MACHINE_LOCAL`)."""
+    return relpath.startswith(MACHINE_LOCAL)
 
 
 def _simplify(text: str) -> str:

@@ -22,6 +22,12 @@ the report with the reason, the sync ending "partial" — when it is:
   leaves, and what no editor's line deletion does. ``engram doctor`` shows the
   difference; ``engram doctor --accept PATH`` keeps the shorter text.
 
+Nothing under ``.engram/`` or ``private/`` is ever a change to commit, whatever
+``.gitignore`` says: those folders hold one machine's state and private items. A commit
+that tracks ``.engram/`` files (an older engram committed them in a clone of a folder
+whose own ``.gitignore`` did not name it) has them taken off the branch by the next
+sync's commit — untracked, the files left in place.
+
 Otherwise a file that parses and is stable is the person's edit, whatever it removed:
 deleting whole lines — the last ones included — is an ordinary edit. A held file never
 stops the clone from syncing: when a pull changes it too, it is carried across the pull
@@ -55,6 +61,7 @@ from engram.items.state import VaultState, edited_outside
 from engram.store.format import is_canonical
 from engram.store.fsio import TEMP_SUFFIX
 from engram.store.notes import FILE, Note, read_note
+from engram.store.paths import STATE_PREFIX, machine_local
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team import held as held_edits
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
@@ -203,10 +210,20 @@ def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str |
             old_mode, _new_mode, old_sha, _new_sha, _status = meta[1:].split(" ", 4)
             out[path] = old_sha if old_mode in REGULAR else None
     others = repo.run("--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", "--", spec).out
+    lead = prefix + "/" if prefix else ""
     for path in others.split("\0"):
-        if path:
+        if path and not machine_local(path[len(lead):]):  # new files there are never shared
             out.setdefault(path, None)
     return out
+
+
+def _committed_state(repo: GitRepo, lead: str, head: str | None) -> list[str]:
+    """The ``.engram/`` files ``head`` tracks (vault-relative): an older engram committed
+    them in a clone whose ``.gitignore`` did not name the folder (issue 28)."""
+    if head is None:
+        return []
+    out = repo.run("ls-tree", "-r", "-z", "--name-only", head, "--", lead + STATE_PREFIX).out
+    return [path[len(lead):] for path in out.split("\0") if path.startswith(lead + STATE_PREFIX)]
 
 
 def _vet_all(
@@ -221,12 +238,18 @@ def _vet_all(
     """The changed files that may be committed (``held`` gets the rest), and the
     committed bytes of every changed file. Paths in ``settled`` were waited for already."""
     lead = prefix + "/" if prefix else ""
-    candidates = {path[len(lead):]: sha for path, sha in _candidates(repo, prefix, head).items()}
+    # .engram/ and private/ hold this machine's files: nothing there is committed,
+    # whatever .gitignore says; .engram/ files a commit tracks leave the branch (the
+    # files themselves stay where they are).
+    candidates = {
+        rel: sha for path, sha in _candidates(repo, prefix, head).items()
+        for rel in [path[len(lead):]] if not machine_local(rel)
+    }
     with_blob = [(rel, sha) for rel, sha in candidates.items() if sha]
     blobs = repo.read_blobs(sha for _, sha in with_blob)
     committed = {rel: blobs[sha] for rel, sha in with_blob}
     removed_by_engram = _recent_engram_removals(state)
-    accepted: list[_Accepted] = []
+    accepted = [_Accepted(rel, None, "0", None, False, True) for rel in _committed_state(repo, lead, head)]
     for rel in sorted(candidates):
         verdict = _vet(state, rel, committed.get(rel), window, removed_by_engram)
         if isinstance(verdict, Held):
