@@ -12,7 +12,9 @@ the pre-commit hook.
   arrived are reported so they get rotated.
 - the pre-commit hook (``python -m engram.team.precommit --vault PATH``, installed by
   ``engram init`` through :mod:`engram.team.hooks`) refuses a ``git commit`` that would
-  add a secret or personal data to a shared file — for commits made by hand or by an
+  add or change a file under ``.engram/`` or ``private/`` (one machine's state and
+  private items, whatever ``.gitignore`` says), or add a secret or personal data to a
+  shared file — for commits made by hand or by an
   editor's git plugin. It reads the staged blobs, not the work tree, and only what the
   commit adds (a finding already in ``HEAD``'s version does not block an unrelated edit).
   It needs no index and no GitPython, so it costs one short process per commit.
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 from engram.errors import EngramError, GitError
 from engram.items.guard import Change, GuardReport, admit_changes, item_of, text_of
 from engram.items.state import VaultState
+from engram.store.paths import MACHINE_LOCAL, machine_local
 from engram.team.gitstore import split_batch
 from engram.trust import policy
 from engram.trust.policy import TrustSettings
@@ -39,7 +42,7 @@ from engram.trust.secrets import scan_text
 if TYPE_CHECKING:
     from engram.team.gitstore import GitRepo
 
-__all__ = ["check_local_changes", "main", "screen_incoming", "staged_findings"]
+__all__ = ["check_local_changes", "main", "screen_incoming", "staged_findings", "staged_machine_state"]
 
 
 def _git(root: Path, *args: str, data: bytes | None = None) -> bytes:
@@ -90,7 +93,7 @@ def _changed_in_work_tree(top: Path, lead: str) -> list[str]:
         if len(entry) < 4 or "D" in entry[:2]:
             continue
         paths.append(entry[3:])
-    return [p for p in paths if p.startswith(lead)]
+    return [p for p in paths if p.startswith(lead) and not machine_local(p[len(lead):])]
 
 
 def check_local_changes(state: VaultState) -> GuardReport:
@@ -161,6 +164,17 @@ def staged_findings(root: Path) -> list[str]:
     return found
 
 
+def staged_machine_state(root: Path) -> list[str]:
+    """What the pre-commit hook refuses first: files a commit would add or change under
+    ``.engram/`` or ``private/`` (repository-relative), which hold one machine's state and
+    private items and are never shared, whatever ``.gitignore`` says. Taking them off
+    the branch (a deletion) is always allowed."""
+    top, lead = _top(root)
+    folders = [lead + folder.rstrip("/") for folder in MACHINE_LOCAL]
+    out = _git(top, "--literal-pathspecs", "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT", "--", *folders)
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p and machine_local(p[len(lead):])]
+
+
 def _findings(change: Change, settings: TrustSettings) -> list[str]:
     text = text_of(change.new)
     if text is None:
@@ -182,10 +196,22 @@ def main(argv: list[str]) -> int:
         print("usage: python -m engram.team.precommit --vault PATH", file=sys.stderr)
         return 2
     try:
+        local = staged_machine_state(Path(argv[1]))
         found = staged_findings(Path(argv[1]))
     except (EngramError, OSError) as exc:
         print(f"engram: could not check the commit for secrets: {exc}", file=sys.stderr)
         return 0  # a broken check never blocks a person's commit; sync checks again
+    if local:
+        _, lead = _top(Path(argv[1]))
+        folders = sorted({lead + p[len(lead):].split("/", 1)[0] for p in local})
+        print(f"engram: this commit would put {len(local)} file(s) of this machine's own into the shared history:",
+              file=sys.stderr)
+        for line in local[:20]:
+            print(f"  {line}", file=sys.stderr)
+        print("`.engram/` holds this machine's index, journals, audit log and trash and `private/` its private "
+              f"items; neither is ever committed. Unstage them with `git rm -r --cached {' '.join(folders)}` "
+              "(the files stay), then commit again. Nothing was committed.", file=sys.stderr)
+        return 1
     if not found:
         return 0
     print(f"engram: this commit would put {len(found)} secret(s) or piece(s) of personal data into shared files:",
