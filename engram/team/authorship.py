@@ -22,6 +22,7 @@ from engram.errors import Forbidden
 from engram.items.guard import item_of
 from engram.items.state import VaultState
 from engram.store.model import Engram
+from engram.store.paths import STATE_PREFIX
 from engram.team.gitstore import GitRepo
 from engram.trust import roles
 
@@ -74,7 +75,8 @@ def check_commits(repo: GitRepo, state: VaultState, revisions: str, *, limit: in
     for sha, parent, author in commits:
         if parent is None:
             continue
-        diff = {p: c for p, c in repo.diff_tree(parent, sha).items() if p.startswith(lead) and p.endswith(".md")}
+        diff = {p: c for p, c in repo.diff_tree(parent, sha).items()
+                if p.startswith(lead) and p.endswith(".md") and not p[len(lead):].startswith(STATE_PREFIX)}
         blobs = repo.read_blobs([s for c in diff.values() for s in (c.old_sha, c.new_sha) if s])
         for path, change in sorted(diff.items()):
             old = item_of(blobs.get(change.old_sha or ""), path[len(lead):])

@@ -13,6 +13,9 @@ One call brings a clone level with its upstream:
    both sides changed are merged by :mod:`engram.team.treemerge` with the same functions
    the git driver runs, the result is written as a tree and a merge commit in the object
    store, and only then is the work tree moved to it with git's own ``merge --ff-only``;
+   ``.engram/`` files a peer's older engram committed are never merged or checked out
+   (the fast-forward target gets a commit that takes them off, the merge leaves them
+   out), so this machine's own state stays as it is and the push heals the branch;
    then the merged files are settled (:mod:`.settle`: hashes, link sections, edges to
    deleted items) and that is committed; and learn decisions the two sides made apart
    are finished (forked supersede chains converge on the newest lesson; contradictory
@@ -49,6 +52,7 @@ from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
+from engram.store.paths import STATE_PREFIX
 from engram.team import authorship, held, precommit
 from engram.team import remote as wire
 from engram.team.gitstore import EMPTY_TREE, GitRepo, RawChange, unrelated_branches
@@ -351,10 +355,11 @@ class _Run:
         report.unauthorized += [u.describe() for u in authorship.check_commits(
             repo, self.state, theirs if head is None else f"{head}..{theirs}")]
         if head is None or repo.is_ancestor(head, theirs):
-            self._move_work_tree(head, theirs, report)
+            target = self._without_state(theirs)
+            self._move_work_tree(head, target, report)
             report.fast_forward = True
-            self._settle(head or EMPTY_TREE, theirs, report, "engram sync: settle after fast-forward")
-            self._screen(head, theirs, report)
+            self._settle(head or EMPTY_TREE, target, report, "engram sync: settle after fast-forward")
+            self._screen(head, target, report)
             return
         self.journal.step("merge")
         base = repo.merge_base(head, theirs) or EMPTY_TREE
@@ -391,6 +396,20 @@ class _Run:
         report.settled += decided
         if decided:
             self._commit(report, "engram sync: settle learn decisions made on two machines", local=False)
+
+    def _without_state(self, commit: str) -> str:
+        """``commit``, or one on top of it that takes off the ``.engram/`` files a peer's
+        older engram committed: checking them out would overwrite this machine's index,
+        journal and trash, and the push heals the branch (issue 28)."""
+        lead = self.prefix + "/" if self.prefix else ""
+        out = self.repo.run("ls-tree", "-r", "-z", "--name-only", commit, "--", lead + STATE_PREFIX).out
+        stale = [path for path in out.split("\0") if path.startswith(lead + STATE_PREFIX)]
+        if not stale:
+            return commit
+        tree = self.repo.write_tree(commit, [(path, None, "0") for path in stale])
+        return self.repo.commit_tree(
+            tree, [commit], "engram sync: take .engram/ (one machine's local state) off the branch", env=self.env,
+        )
 
     def _screen(self, old: str | None, new: str, report: SyncReport) -> None:
         """What the pull brought in passes the trust screen (engram.team.precommit):
