@@ -43,6 +43,13 @@ Checks (each problem has a stable ``code``):
   created in a way the committer's role does not allow (``roles`` in ``engram.yaml``;
   see :mod:`engram.team.authorship`). Roles do not bind the git remote, so this is how
   such a change gets seen. Never fixed automatically: a curator reviews the commit.
+- ``committed-state`` — git tracks files under ``.engram/`` (this machine's index,
+  journals, audit log and trash: an older engram committed them in a clone whose own
+  ``.gitignore`` did not name the folder) or ``private/``. Not fixed here: ``engram
+  sync`` takes ``.engram/`` off the branch, or ``git rm -r --cached FOLDER`` and commit.
+- ``state-in-history`` — no longer tracked, but in git's history (the remote and every
+  clone still carry it). Not fixed automatically: purging rewrites history
+  (``git filter-repo --invert-paths --path FOLDER/``, a force-push, fresh clones).
 - ``secret-in-shared-file`` — an item bound for a shared file holds a credential (written
   by hand, or before the check existed). Not fixed automatically: remove it and rotate
   it (it may be in git's history), or make the item private. Personal data a note
@@ -80,6 +87,7 @@ from engram.recall.settings import recall_settings
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
+from engram.store.paths import MACHINE_LOCAL
 from engram.store.settings import SETTINGS_FILE
 from engram.team import authorship, conflicts
 from engram.team.committed import History
@@ -151,6 +159,7 @@ def diagnose(
     problems += _leftover_temps(state)
     problems += _review_needed(state)
     problems += _trust_problems(state)
+    problems += _committed_state(state)
     accepted = {path.strip().removeprefix("./") for path in accept}
     if fix or accepted:
         for problem in problems:
@@ -465,4 +474,46 @@ def _trust_problems(state: VaultState) -> list[Problem]:
                     problems.append(Problem("unauthorized-change", u.path, u.describe(), fixable=False))
     except GitError:
         pass
+    return problems
+
+
+_STATE_TRACKED = {
+    ".engram/": "this machine's index, journals, audit log and trash, which an older engram committed in a clone "
+    "whose .gitignore did not name the folder: every push publishes them and every pull can overwrite them. "
+    "`engram sync` takes them off the branch (the files stay), or run `git rm -r --cached {path}` and commit",
+    "private/": "private items, which are never to be shared: run `git rm -r --cached {path}` and commit (the "
+    "files stay; an item meant for the team belongs outside private/)",
+}
+
+
+def _committed_state(state: VaultState) -> list[Problem]:
+    """``.engram/`` or ``private/`` tracked by git, or found in the history: one machine's
+    files published (see :data:`engram.store.paths.MACHINE_LOCAL`)."""
+    problems = []
+    try:
+        with GitRepo(state.root) as repo:
+            prefix = state.root.relative_to(repo.top).as_posix()
+            lead = "" if prefix == "." else prefix + "/"
+            for folder in MACHINE_LOCAL:
+                path = lead + folder.rstrip("/")
+                tracked = [p for p in repo.run("--literal-pathspecs", "ls-files", "-z", "--", path).out.split("\0") if p]
+                if tracked:
+                    problems.append(Problem(
+                        "committed-state", path,
+                        f"{len(tracked)} file(s) tracked by git hold " + _STATE_TRACKED[folder].format(path=path),
+                        fixable=False,
+                    ))
+                    continue
+                found = repo.run("--literal-pathspecs", "rev-list", "--all", "-1", "--", path, check=False).out.strip()
+                if found:
+                    problems.append(Problem(
+                        "state-in-history", path,
+                        f"is no longer tracked, but commit {found[:12]} (and maybe others) put it into git's history, "
+                        "so the remote and every clone still carry it. To purge it, rewrite the history with "
+                        f"`git filter-repo --invert-paths --path {path}/`, force-push every branch, and have every "
+                        "teammate clone afresh",
+                        fixable=False,
+                    ))
+    except (GitError, ValueError):
+        return []  # not in a repository (or the vault is outside its work tree): nothing committed
     return problems
