@@ -86,7 +86,8 @@ def test_reindex_rebuilds_in_place_so_other_processes_keep_their_index(used: Vau
         other.close()
 
 
-_DESTRUCTIVE = re.compile(r"(?i)\b(delete|remove|rm\b|erase|wipe)[^.\n]{0,40}\.engram\b(?!/trash)")
+#: ``git rm --cached`` untracks and keeps the files: the advice for a committed ``.engram/``.
+_DESTRUCTIVE = re.compile(r"(?i)\b(delete|remove|rm\b(?! -r --cached)|erase|wipe)[^.\n]{0,40}\.engram\b(?!/trash)")
 
 
 def _literals(path: Path) -> list[str]:
