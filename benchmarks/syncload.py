@@ -1428,11 +1428,17 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="engram-syncload-"))
     try:
         with _hermetic(home):
+            done: list[Convergence] = []
+
             def progress(r: Convergence) -> None:
                 tags = r.tags()
                 print(f"  seed {r.seed}: {r.clones} clones, {r.seconds} s, "
                       + ("clean" if not r.failures else ", ".join(f"{t} {n}" for t, n in tags.items())),
                       file=sys.stderr, flush=True)
+                done.append(r)  # the figures so far, in case the run is cut short
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = {"rounds": args.rounds, "ops": args.ops, "seeds": [d.seed for d in done], **summarize(done)}
+                target.write_text(json.dumps(partial, indent=2) + "\n")
 
             summary = run_seeds(seeds, home / "runs", rounds=args.rounds, ops=args.ops, clones=args.clones,
                                 progress=progress)
