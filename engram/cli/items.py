@@ -33,14 +33,23 @@ status_choice = click.Choice(STATUSES)
 visibility_choice = click.Choice(VISIBILITIES)
 
 
+def _init_target(path: str | None, vault_path: str | None) -> Path:
+    """Where `init` works: PATH, else the global --vault (or ENGRAM_VAULT), else here.
+
+    `engram --vault X init` once initialised the working directory and ignored X. PATH
+    wins over --vault so that a person with ENGRAM_VAULT set can still start another vault.
+    """
+    return Path(path if path is not None else vault_path if vault_path is not None else ".").expanduser()
+
+
 @click.command()
-@click.argument("path", required=False, default=".", type=click.Path(file_okay=False))
+@click.argument("path", required=False, default=None, type=click.Path(file_okay=False))
 @click.option("--remote", "remote_url", metavar="URL", default=None,
               help="Also publish the vault there (see `engram remote add`).")
 @json_option
 @click.pass_obj
-def init(app: AppContext, path: str, remote_url: str | None, as_json: bool) -> None:
-    """Create a vault in PATH (default: here), or complete an existing one.
+def init(app: AppContext, path: str | None, remote_url: str | None, as_json: bool) -> None:
+    """Create a vault in PATH (default: --vault, else here), or complete an existing one.
 
     Lays down the vault template (.gitattributes for the merge driver, .gitignore,
     README, Obsidian settings, engram.yaml), runs `git init` when PATH is not in a git
@@ -52,7 +61,7 @@ def init(app: AppContext, path: str, remote_url: str | None, as_json: bool) -> N
       engram init ~/team-memory
       engram init ~/team-memory --remote git@github.com:acme/team-memory.git
     """
-    vault = Vault.init(Path(path), actor=app.actor)
+    vault = Vault.init(_init_target(path, app.vault_path), actor=app.actor)
     try:
         shared = vault.add_remote(remote_url) if remote_url else None
         vault.refresh()

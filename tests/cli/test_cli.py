@@ -192,3 +192,21 @@ def test_version_names_the_distribution_engram_is_published_as() -> None:
     assert project["scripts"]["engram"] == "engram.cli:main"
     out = CliRunner().invoke(cli, ["--version"])
     assert out.exit_code == 0 and out.stdout.strip() == f"engram, version {importlib.metadata.version(DISTRIBUTION)}"
+
+
+def test_init_honours_global_vault_option(tmp_path: Path) -> None:
+    """`engram --vault X init` makes X a vault and leaves the working directory alone."""
+    here = tmp_path / "here"
+    here.mkdir()
+    target = tmp_path / "qv"
+    proc = subprocess.run([engram_exe(), "--vault", str(target), "init"], cwd=here,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (target / "engram.yaml").is_file()
+    assert list(here.iterdir()) == []
+    # PATH, when given, wins over --vault
+    other = tmp_path / "other"
+    proc = subprocess.run([engram_exe(), "--vault", str(target), "init", str(other)], cwd=here,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (other / "engram.yaml").is_file()
