@@ -90,7 +90,7 @@ class Vault:
     @classmethod
     def init(cls, path: str | Path, *, actor: str | None = None) -> Vault:
         """Create (or complete) a vault at ``path``; safe to run again (engram.team.setup)."""
-        return cls(setup.init_vault(Path(path)), actor=actor)
+        return cls(setup.init_vault(Path(path).expanduser()), actor=actor)
 
     @property
     def root(self) -> Path:

@@ -129,7 +129,9 @@ def locate(path: str | Path | None) -> Path:
     A folder given explicitly that has no vault marker above it is opened as a vault as
     it is (a Co-Engram repository, say); the current folder is not. Raises VaultNotFound.
     """
-    start = Path(path) if path is not None else Path.cwd()
+    # `~` is expanded here, the one place every adapter's path goes through (`--vault`,
+    # ENGRAM_VAULT, `Vault.open("~/team-memory")`); a shell does it only when unquoted.
+    start = Path(path).expanduser() if path is not None else Path.cwd()
     if not start.exists():
         raise VaultNotFound(
             f"no folder at {start}.", hint="Check the path, or create a vault with `engram init PATH`."

@@ -31,3 +31,23 @@ def test_a_file_outside_any_vault_is_refused_and_nothing_is_written(tmp_path: Pa
     assert _tree(folder) == before  # no .engram/ laid into someone's folder
     # A folder given explicitly still opens as it is (a Co-Engram repository, say).
     assert Vault.open(folder).root == folder.resolve()
+
+
+def test_tilde_is_expanded_in_every_path_a_person_gives(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """README's `Vault.open("~/team-memory")`, `--vault ~/…` and ENGRAM_VAULT=~/… (quoted,
+    so no shell expands it) all name the folder under HOME."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # where an unexpanded "~" would be made
+    made = Vault.init("~/team-memory")
+    assert made.root == (tmp_path / "team-memory").resolve()
+    made.close()
+    opened = Vault.open("~/team-memory")
+    assert opened.root == made.root
+    opened.close()
+    out = CliRunner().invoke(cli, ["--vault", "~/team-memory", "list"])
+    assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["list"], env={"ENGRAM_VAULT": "~/team-memory"})
+    assert out.exit_code == 0, out.output
+    assert list(elsewhere.iterdir()) == []
