@@ -1,6 +1,6 @@
 """Talking to the remote for ``engram sync``: fetch, push, and telling a race from a rule.
 
-Every answer git gives is sorted into one of four kinds:
+Every answer git gives is sorted into one of five kinds:
 
 - ``ok``;
 - ``race`` — someone else is updating the ref at the same moment. For a push: the
@@ -12,11 +12,16 @@ Every answer git gives is sorted into one of four kinds:
 - ``refused`` — the remote's rules said no (a protected branch, a ``pre-receive`` or
   ``update`` hook, a quota): retrying cannot help, so sync stops and quotes the
   remote's own words (its ``remote:`` lines);
-- ``unreachable`` — no answer (no network, wrong URL, no access): the local commits
-  stay for the next sync. The detail quotes the line of git's answer that names the
-  trouble (:func:`explain`: not the generic "Could not read from remote repository…"
-  git closes with), and, for a URL that leads to no repository or refused access,
-  what to fix.
+- ``misconfigured`` — the remote answered, and what it said needs a person: the URL
+  leads to no repository, or access was refused. Waiting cannot fix it, so sync fails
+  (exit 8) instead of reporting "offline" and exiting 0 for ever — a clone with a
+  typo in its URL must not look as if it were syncing. The local commits stay;
+- ``unreachable`` — no answer (no network, a host that is down): the local commits
+  stay for the next sync.
+
+The detail quotes the line of git's answer that names the trouble (:func:`explain`:
+not the generic "Could not read from remote repository…" git closes with), and, for a
+misconfigured remote, what to fix.
 
 A branch that does not exist on the remote yet is ``missing`` for a fetch (the first
 push creates it).
@@ -52,7 +57,7 @@ _NO_ACCESS = re.compile(r"permission denied|authentication failed|could not read
 class Answer:
     """One answer from the remote: its kind (see the module docstring) and the words."""
 
-    kind: str  # ok | missing | race | refused | unreachable
+    kind: str  # ok | missing | race | refused | misconfigured | unreachable
     detail: str = ""
     said: tuple[str, ...] = ()  # the remote's own lines (``remote: …``)
 
@@ -67,8 +72,8 @@ def fetch(repo: GitRepo, remote: str, branch: str, env: dict[str, str]) -> Answe
     text = out.text.lower()
     if "couldn't find remote ref" in text:
         return Answer("missing")
-    if _NO_REPOSITORY.search(text):  # before the race test: the URL may hold ".lock"
-        return Answer("unreachable", explain(remote, "fetch from", out.text))
+    if _misconfigured(text):  # before the race test: the URL may hold ".lock"
+        return Answer("misconfigured", explain(remote, "fetch from", out.text))
     if "cannot lock ref" in text or ".lock" in text:
         return Answer("race", out.text.splitlines()[-1])
     return Answer("unreachable", explain(remote, "fetch from", out.text))
@@ -91,7 +96,12 @@ def push(repo: GitRepo, remote: str, branch: str) -> Answer:
         return Answer("race", why, said)
     if "[remote rejected]" in reason:
         return Answer("refused", why, said)
-    return Answer("unreachable", explain(remote, "push to", out.text), said)
+    kind = "misconfigured" if _misconfigured(out.text.lower()) else "unreachable"
+    return Answer(kind, explain(remote, "push to", out.text), said)
+
+
+def _misconfigured(lowered: str) -> bool:
+    return bool(_NO_REPOSITORY.search(lowered) or _NO_ACCESS.search(lowered))
 
 
 def explain(remote: str, verb: str, text: str) -> str:

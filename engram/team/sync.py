@@ -288,6 +288,8 @@ class _Run:
             report.attempts = attempt
             self.journal.step("fetch")
             answer = wire.fetch(repo, report.remote, report.branch, HOOK_ENV)
+            if answer.kind == "misconfigured":
+                raise _misconfigured(answer)
             if answer.kind == "unreachable":
                 report.offline = answer.detail
                 return report
@@ -306,6 +308,8 @@ class _Run:
                     report.created_upstream = not report.fetched
                     _remember_upstream(repo, current, report.remote, report.branch)
                     return report
+                if answer.kind == "misconfigured":
+                    raise _misconfigured(answer)
                 if answer.kind == "unreachable":
                     report.offline = answer.detail
                     return report
@@ -587,6 +591,13 @@ def _remember_upstream(repo: GitRepo, branch: str, remote: str, upstream: str) -
     if repo.config(f"branch.{branch}.remote") is None:
         repo.run("config", f"branch.{branch}.remote", remote)
         repo.run("config", f"branch.{branch}.merge", f"refs/heads/{upstream}")
+
+
+def _misconfigured(answer: wire.Answer) -> GitError:
+    return GitError(
+        f"{answer.detail}.",
+        hint="Your commits are kept in this clone; `engram sync` again once the remote is fixed.",
+    )
 
 
 def _refused(remote: str, branch: str, answer: wire.Answer) -> GitError:

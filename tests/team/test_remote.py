@@ -103,20 +103,28 @@ def _no_repository(remote: str, path: Path, verb: str = "fetch from") -> str:
     )
 
 
-def test_sync_to_a_remote_path_that_does_not_exist_says_what_is_wrong_and_what_to_do(tmp_path: Path) -> None:
+def test_sync_to_a_remote_path_that_does_not_exist_says_what_is_wrong_and_fails(tmp_path: Path) -> None:
     """Issue 26: git's last line was quoted ("cannot fetch from origin: and the repository
-    exists."); its first line says what is wrong."""
+    exists."); its first line says what is wrong. And a URL that leads to no repository is
+    not "offline": waiting cannot fix it, so sync fails (exit 8) and keeps the commit,
+    where it used to exit 0 on every run as if the clone were syncing."""
     gone, plain = tmp_path / "nonexistent" / "path.git", tmp_path / "plain"
     plain.mkdir()
     with Vault.init(tmp_path / "a") as a:
         a.create("Kept for later", "x")
         git(a.root, "remote", "add", "origin", str(gone))
-        assert a.sync().offline == _no_repository("origin", gone)
+        with pytest.raises(GitError) as raised:
+            a.sync()
+        assert str(raised.value).startswith(_no_repository("origin", gone))
+        assert git(a.root, "status", "--porcelain") == ""  # the local change is committed, kept
+        head = git(a.root, "rev-parse", "HEAD")
         out = CliRunner().invoke(cli, ["--vault", str(a.root), "sync"])
-        assert out.exit_code == 0, out.output
-        assert f"offline: {_no_repository('origin', gone)}; your commits are kept" in out.output
+        assert out.exit_code == 8, out.output
+        assert _no_repository("origin", gone) in out.output and "Your commits are kept" in out.output
+        assert "Traceback" not in out.output and git(a.root, "rev-parse", "HEAD") == head
         git(a.root, "remote", "set-url", "origin", str(plain))  # a folder, but not a repository
-        assert a.sync().offline == _no_repository("origin", plain)
+        with pytest.raises(GitError, match="is not a git repository"):
+            a.sync()
 
 
 def test_a_push_to_a_missing_remote_path_says_the_same(tmp_path: Path) -> None:
@@ -127,7 +135,7 @@ def test_a_push_to_a_missing_remote_path_says_the_same(tmp_path: Path) -> None:
         git(a.root, "remote", "add", "origin", str(gone))
         with GitRepo(a.root) as repo:
             answer = wire.push(repo, "origin", "main")
-    assert (answer.kind, answer.detail) == ("unreachable", _no_repository("origin", gone, "push to"))
+    assert (answer.kind, answer.detail) == ("misconfigured", _no_repository("origin", gone, "push to"))
 
 
 _CLOSING = "fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -65,10 +66,16 @@ def test_the_first_push_creates_the_upstream_branch(tmp_path: Path, origin: Path
 
 
 def test_offline_sync_reports_and_keeps_the_local_commit(tmp_path: Path, pair: tuple[Vault, Vault]) -> None:
+    """No answer from the remote (here: a port bound by nobody who listens, so every
+    connection is refused, as on a plane) is "offline": the commit waits for the next sync.
+    A URL that answers "no such repository" is not offline (tests/team/test_remote.py)."""
     alice, _ = pair
-    git(alice.root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
-    alice.create("Written on a plane", "body")
-    report = alice.sync()
+    with socket.socket() as closed_port:
+        closed_port.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        port = closed_port.getsockname()[1]
+        git(alice.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/team.git")
+        alice.create("Written on a plane", "body")
+        report = alice.sync()
     assert report.offline is not None and "cannot fetch from origin" in report.offline
     assert report.committed > 0 and not report.pushed
     assert clean(alice.root)
