@@ -33,15 +33,6 @@ status_choice = click.Choice(STATUSES)
 visibility_choice = click.Choice(VISIBILITIES)
 
 
-def _init_target(path: str | None, vault_path: str | None) -> Path:
-    """Where `init` works: PATH, else the global --vault (or ENGRAM_VAULT), else here.
-
-    `engram --vault X init` once initialised the working directory and ignored X. PATH
-    wins over --vault so that a person with ENGRAM_VAULT set can still start another vault.
-    """
-    return Path(path if path is not None else vault_path if vault_path is not None else ".").expanduser()
-
-
 @click.command()
 @click.argument("path", required=False, default=None, type=click.Path(file_okay=False))
 @click.option("--remote", "remote_url", metavar="URL", default=None,
@@ -61,7 +52,11 @@ def init(app: AppContext, path: str | None, remote_url: str | None, as_json: boo
       engram init ~/team-memory
       engram init ~/team-memory --remote git@github.com:acme/team-memory.git
     """
-    vault = Vault.init(_init_target(path, app.vault_path), actor=app.actor)
+    # PATH, else the global --vault / ENGRAM_VAULT (once ignored: `engram --vault X init`
+    # initialised the working directory), else here. PATH wins so that a person with
+    # ENGRAM_VAULT set can still start another vault. Vault.init expands `~`.
+    target = path if path is not None else app.vault_path if app.vault_path is not None else "."
+    vault = Vault.init(Path(target), actor=app.actor)
     try:
         shared = vault.add_remote(remote_url) if remote_url else None
         vault.refresh()
