@@ -44,9 +44,21 @@ def parse_engram(data: bytes, relpath: str) -> tuple[Engram, str]:
 def render_engram(item: Engram, derived_lines: Iterable[str] = ()) -> bytes:
     """Engram → canonical bytes (content plus the given derived section)."""
     try:
-        return codec.render_engram(item.to_meta(), item.content, derived_lines)
+        return codec.render_engram(_meta(item), item.content, derived_lines)
     except codec.CodecError as exc:
         raise FormatError(item.path or item.id, str(exc)) from exc
+
+
+#: The instants an item file may leave out: a person's item with an id and no
+#: ``createdAt`` reads as ``created_at == ""`` (unrecorded). That is not a timestamp, so
+#: it is left out again when the file is rewritten, never written as ``''`` (which made
+#: every later write of such a file fail, and the clone holding it unable to sync).
+_INSTANTS = frozenset(key for key, kind in codec.ENGRAM_KEYS if kind == codec.TIME)
+
+
+def _meta(item: Engram) -> dict[str, Any]:
+    """``item.to_meta()`` without the instants nobody recorded."""
+    return {k: v for k, v in item.to_meta().items() if not (v == "" and k in _INSTANTS)}
 
 
 def read_engram(path: Path, relpath: str) -> tuple[Engram, str]:
@@ -95,7 +107,7 @@ def _write(
         data = _write_into(old, item, lines)
         return atomic_write(path, data), data, None
     try:
-        meta = codec.normalize_engram_meta(item.to_meta())
+        meta = codec.normalize_engram_meta(_meta(item))
         data = codec.render_normalized(meta, item.content, lines)
     except codec.CodecError as exc:
         raise FormatError(item.path or item.id, str(exc)) from exc

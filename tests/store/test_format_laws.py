@@ -451,3 +451,25 @@ def test_a_new_body_in_an_lf_note_stays_lf(tmp_path: Path) -> None:
     item, _ = read_engram(path, "lf.md")
     write_engram(path, item.with_changes(content="new\nlines\n"))
     assert b"\r" not in path.read_bytes()
+
+
+def test_an_item_file_that_never_said_when_it_was_made_can_still_be_updated(tmp_path: Path) -> None:
+    """Seed 7 of the issue-26 fuzz: a hand-written item (an id, no ``createdAt``) came back
+    from a merge in canonical form with an ``updatedAt``; every later write of it raised
+    "not a timestamp: ''" (exit 5), so the clone holding it could no longer sync. An instant
+    nobody recorded stays unrecorded; it is not written as an empty string."""
+    path = tmp_path / "hand.md"
+    path.write_bytes(
+        b"---\nid: 01M96GYKRSR5YXCJZ4SSN8RP92\ntitle: Hand note\ntags:\n  - hand\nupdatedBy: c2\n"
+        b"updatedAt: 2026-12-06T20:33:11.019Z\nversion: 3\n"
+        b"contentHash: sha256:4d203e01738d4c58207f3b3bd975a256df6d452c45e8181b44cd0c94e50adcf8\n"
+        b"contentSize: 17\n---\ntok4xc0\ntok37xc2\n"
+    )
+    assert is_canonical(path.read_bytes())
+    item, _ = read_engram(path, "hand.md")
+    assert item.created_at == ""
+    assert write_engram(path, item.with_changes(tags=("hand", "z"), version=4)) is True
+    back, _ = read_engram(path, "hand.md")
+    assert back.tags == ("hand", "z") and back.created_at == ""
+    assert b"createdAt" not in path.read_bytes()
+    assert render_engram(back) == path.read_bytes()
