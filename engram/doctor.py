@@ -17,11 +17,12 @@ Checks (each problem has a stable ``code``):
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
-- ``lost-content`` — an item edited outside engram whose content lost lines against
-  git's last committed version that vouched for itself (its ``contentHash`` matched): a
-  write cut short — a crashed editor, a half-written file a peer pushed — looks exactly
-  like that. Ordinary outside edits are recorded by ``engram sync`` (once the file is
-  vetted as whole) or the next ``update``, and are no problem; this one is never
+- ``lost-content`` — an item edited outside engram whose content is git's last committed
+  version that vouched for itself (its ``contentHash`` matched) cut off inside a line:
+  what a write cut short — a crashed editor, a half-written file a peer pushed — leaves,
+  and what no deletion of whole lines does. Ordinary outside edits, deleted lines
+  included, are recorded by ``engram sync`` (once the file is vetted as whole) or the
+  next ``update``, and are no problem; this one is never
   recorded silently: the diff is shown and the fix (record the text as a new version)
   waits for a person (``--accept PATH``, or yes at the prompt).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
@@ -379,7 +380,7 @@ def _lost_content(state: VaultState, rel: str, item: Engram, history: History) -
     return Problem(
         "lost-content", rel,
         f"edited outside engram, and the content lost {loss.lost_lines} line(s) against the last committed "
-        f"version ({loss.commit[:12]}) — a write cut short, or a deletion nobody confirmed. Keep it with "
+        f"version ({loss.commit[:12]}), and it ends inside a line — a write cut short. Keep it with "
         f"`engram doctor --accept {rel}`, or restore it with `git checkout {loss.commit[:12]} -- {loss.repo_path}`",
         fixable=False, consent=True, diff=loss.diff, _fix=partial(repair.rewrite_item, state, rel),
     )

@@ -20,8 +20,8 @@ from engram.vault import Vault
 @click.option("--fix", is_flag=True, help="Apply the safe fixes (each is atomic; re-run if interrupted).")
 @click.option(
     "--accept", "accept", multiple=True, metavar="PATH",
-    help="Keep the current text of this item although it lost lines against git's last commit "
-    "(recompute its hash). Repeatable.",
+    help="Keep the current text of this item although it is git's last commit cut off "
+    "inside a line (recompute its hash). Repeatable.",
 )
 @json_option
 @pass_vault
@@ -30,8 +30,8 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
     stale derived sections, private items in the wrong place, leftover temp files; and
     summarise adoption: notes with an id or indexed only, wikilinks that do not resolve.
 
-    A stale hash over text that lost lines against git's last committed version is
-    never recomputed silently: the diff is shown, and `--fix` asks on a terminal (or
+    A stale hash over text that is git's last committed version cut off inside a
+    line (a write cut short) is never recomputed silently: the diff is shown, and `--fix` asks on a terminal (or
     pass `--accept PATH`). Exits 0 when nothing is wrong (or everything was fixed), 1
     otherwise.
 

@@ -223,7 +223,7 @@ class DoctorProblem(_Out):
     fixed: bool
     fix_error: str | None = None
     needs_consent: bool = Field(
-        default=False, description="A fix exists but keeps text that lost lines against git: ask the user first."
+        default=False, description="A fix exists but keeps text cut off inside a line against git: ask the user first."
     )
     diff: str | None = Field(default=None, description="What the text lost against git's last commit, as a diff.")
 

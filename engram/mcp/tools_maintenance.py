@@ -18,8 +18,8 @@ def register(box: Toolbox) -> None:
         ] = False,
         accept: Annotated[
             list[str] | None,
-            Field(description="Item paths whose current text to keep although it lost lines against git's last "
-                  "commit (a problem with needs_consent). Only after the user has seen the diff and agreed."),
+            Field(description="Item paths whose current text to keep although it is git's last commit cut "
+                  "off inside a line (a problem with needs_consent). Only after the user has seen the diff and agreed."),
         ] = None,
     ) -> DoctorOut:
         """Check the vault for problems and optionally fix the safe ones.
@@ -28,8 +28,8 @@ def register(box: Toolbox) -> None:
         edited by hand. Finds unparseable files, copies sharing an id, links to missing
         items, misnamed link files, stale derived sections, private items outside
         private/ and leftover temp files. fix=false only reports; unparseable files are
-        never touched (a person must look). Text edited outside engram that lost lines
-        against git (lost-content, needs_consent) is not fixed by fix=true: show the user
+        never touched (a person must look). Text edited outside engram that is git's last
+        version cut off inside a line (lost-content, needs_consent) is not fixed by fix=true: show the user
         the diff and pass accept=[path] only if they agree. The adoption summary (notes
         without an id of their own, wikilinks to no note or to two) reports no problems.
         """

@@ -4,9 +4,10 @@
 text. The yardstick is the newest committed version of the file whose own hash vouched
 for its content (a version a peer pushed with a stale hash — truncated, say — does not
 count), else the newest committed version. :meth:`History.loss` compares the current
-content with it: lines it had that are gone (or content cut short, see
-:func:`engram.team.settle.cut_short`) are a loss, shown as a diff for a person to
-accept or undo; pure additions and edits that keep every line are not.
+content with it: content that is the yardstick cut off inside a line (see
+:func:`engram.team.settle.stopped_mid_line`) is a loss, shown as a diff for a person to
+accept or undo. Whole lines added, changed or deleted are a person's edit, as staging
+and settle judge them: doctor does not ask about what sync records without asking.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from types import TracebackType
 
 from engram.errors import GitError
 from engram.team.gitstore import GitRepo, is_work_tree
-from engram.team.settle import cut_short
+from engram.team.settle import stopped_mid_line
 from mergedriver import codec
 
 #: How many commits back to look for a version whose hash vouched for it.
@@ -92,11 +93,11 @@ class History:
         if found is None:
             return None
         commit, path, before = found
+        if not stopped_mid_line(before, content):
+            return None
         old, new = before.splitlines(), content.splitlines()
         remaining = {line.rstrip() for line in new}  # a hard line break added is no loss
         lost = [line for line in old if line.strip() and line.rstrip() not in remaining]
-        if not lost and not cut_short(before, content):
-            return None
         diff = list(difflib.unified_diff(old, new, f"{path} @ {commit[:12]}", f"{path} (now)", lineterm="", n=1))
         if len(diff) > DIFF_LINES:
             diff = [*diff[:DIFF_LINES], f"… ({len(diff) - DIFF_LINES} more diff lines)"]

@@ -8,9 +8,13 @@ edited before sync commits them:
 - ``contentHash``/``contentSize`` are recomputed from the content (for this clone's own
   edits before a commit, the edit is also recorded as a new version, as every engram
   writer records an outside edit — staging has already vetted them as whole), **unless**
-  content that arrived from elsewhere looks cut short against the previous version (see
-  :func:`cut_short`): a truncated write must never be blessed with a matching hash. Such a file is listed in
-  :attr:`Settled.suspect` and left for ``engram doctor``, which shows the diff and asks;
+  content that arrived from elsewhere is the previous version cut off inside a line (see
+  :func:`stopped_mid_line`, the rule staging applies to this clone's own edits): a
+  truncated write must never be blessed with a matching hash. Such a file is listed in
+  :attr:`Settled.suspect` and left for ``engram doctor``, which shows the diff and asks.
+  Whole lines deleted — the last ones included — are a person's edit wherever it was
+  made: a peer who deleted a line and pushed it with plain git is not second-guessed on
+  every other clone;
 - the ``## Synapses (derived)`` section is regenerated for the touched items, the items
   at either end of a touched edge and the neighbours of a touched item (whose title or
   path the section shows);
@@ -75,14 +79,6 @@ class Settled:
     @property
     def changed(self) -> int:
         return len(set(self.restamped) | set(self.regenerated)) + len(self.trashed) + len(self.relinked)
-
-
-def cut_short(previous: str, current: str) -> bool:
-    """Whether ``current`` content looks like ``previous`` cut off part-way: a proper
-    prefix of it (what a write interrupted by a crash, or an editor still saving,
-    leaves). A person who deleted the last lines on purpose confirms it with
-    ``engram doctor --accept``."""
-    return current != previous and previous.startswith(current.rstrip("\n"))
 
 
 def stopped_mid_line(previous: str, current: str) -> bool:
@@ -221,7 +217,7 @@ def _settle_item(
         # This clone's own edit reached here vetted as whole and stable: shorter text is
         # the person's choice. Only content that arrived from elsewhere is judged.
         before = content_of(previous(rel)) if previous is not None and not record else None
-        if before is not None and cut_short(before, item.content):
+        if before is not None and stopped_mid_line(before, item.content):
             out.suspect.append(rel)
         else:
             # A local edit is recorded as a new version by this clone's actor; a peer's
@@ -245,7 +241,7 @@ def _settle_item(
 
 def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -> Settled:
     """Settle what changed in the vault between commits ``old`` and ``new`` (a merge, a
-    fast-forward, a pull), judging cut-short content against ``old``'s versions."""
+    fast-forward, a pull), judging torn content against ``old``'s versions."""
     lead = prefix + "/" if prefix else ""
     changes = {
         path[len(lead):]: change for path, change in repo.diff_tree(old, new).items() if path.startswith(lead)

@@ -165,7 +165,7 @@ class SyncReport:
         for path in self.trashed:
             out.append(f"moved {path} to the trash: it linked to an item that was deleted")
         for path in self.suspect:
-            out.append(f"{path} looks cut short; its hash was left stale — run `engram doctor` to review it")
+            out.append(f"{path} ends inside a line of its last version (a write cut short?); its hash was left stale — run `engram doctor` to review it")
         if self.regenerated or self.restamped:
             out.append(f"brought the links or hashes of {self.regenerated + self.restamped} item(s) up to date")
         out += [f"quarantined {path}: it reads like instructions to an AI reader (`engram quarantine list`)"

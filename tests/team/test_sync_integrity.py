@@ -20,6 +20,7 @@ from engram.team import held
 from engram.team.gitstore import GitRepo
 from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
+from mergedriver import codec
 from tests.git_helpers import bare_origin, clean, clone_machine, first_machine, git, tracked
 
 
@@ -161,3 +162,44 @@ def test_a_plain_note_that_starts_with_a_rule_is_still_adopted(pair: tuple[Vault
     assert not report.partial
     assert git(alice.root, "cat-file", "-e", "origin/main:notes/rule.md", check=False).returncode == 0
     assert os.path.exists(alice.root / "notes" / "rule.md")
+
+
+def test_a_last_line_deleted_and_pushed_with_plain_git_is_recorded_not_flagged_on_every_clone(
+    pair: tuple[Vault, Vault],
+) -> None:
+    """Seed 10 of the issue-26 fuzz: a person deletes the last line in an editor and pushes
+    with plain git (no hooks). Every clone that pulled it left the hash stale ("looks cut
+    short") and doctor reported lost-content on all of them, after the team converged. The
+    commit is the person's edit: the first clone to settle it records the hash, and the
+    team ends doctor-clean."""
+    alice, bob = pair
+    rel = shared_item(alice, bob)
+    edit(alice, rel, "line three\n", "")
+    git(alice.root, "commit", "-qam", "a person deletes a line")
+    git(alice.root, "push", "-q", "origin", "main")
+    report = bob.sync()
+    assert not report.held and not report.partial
+    assert "line three" not in content(bob, rel) and "line two" in content(bob, rel)
+    alice.sync()
+    assert tracked(alice.root) == tracked(bob.root)
+    for vault in (alice, bob):
+        assert [p.code for p in vault.doctor().problems] == [], vault.root
+        meta, text, _ = codec.parse_engram((vault.root / rel).read_bytes())
+        assert meta["contentHash"] == codec.content_hash(text)
+
+
+def test_a_pulled_item_cut_off_inside_a_line_is_still_never_blessed(pair: tuple[Vault, Vault]) -> None:
+    """The other side of the rule above: a peer that pushes a file cut off in the middle of a
+    line (a torn write committed by hand) leaves its hash stale on every clone, and doctor
+    asks before keeping it."""
+    alice, bob = pair
+    rel = shared_item(alice, bob)
+    path = alice.root / rel
+    path.write_text(path.read_text().replace("line three\n", "line th"))
+    git(alice.root, "commit", "-qam", "a torn write committed by hand")
+    git(alice.root, "push", "-q", "origin", "main")
+    bob.sync()
+    meta, text, _ = codec.parse_engram((bob.root / rel).read_bytes())
+    assert text.endswith("line th\n") and meta["contentHash"] != codec.content_hash(text)
+    (problem,) = bob.doctor().problems
+    assert problem.code == "lost-content" and problem.consent and "-line three" in (problem.diff or "")
