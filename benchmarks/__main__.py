@@ -1,7 +1,7 @@
 """``python -m benchmarks run [what]``: run the harness, write JSON and SVG.
 
 ``what`` is ``scale``, ``quality``, ``writes``, ``refresh``, ``merge``, ``mcp``, ``viewer``,
-``learn``, ``adoption``, ``import``, ``scopes``, ``tokens``, ``redteam`` or ``all`` (every one of them, in
+``learn``, ``adoption``, ``import``, ``scopes``, ``tokens``, ``redteam``, ``paraphrase`` or ``all`` (every one of them, in
 that order; ``refresh`` and ``mcp`` reuse the vaults ``scale`` generates). ``semantic``
 (:mod:`benchmarks.bench_semantic`) runs only when named: a probe of the semantic
 extra's model as a retriever of its own, outside the product's path.
@@ -32,7 +32,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 #: Every benchmark ``run`` knows; all but the first four are modules ``benchmarks/bench_<kind>.py``.
 KINDS = (
     "quality", "scale", "writes", "refresh", "merge", "mcp", "viewer", "learn", "adoption", "import", "scopes", "tokens",
-    "redteam",
+    "redteam", "paraphrase",
 )
 #: Benchmarks ``all`` leaves out (they need packages outside the dev environment).
 OPTIONAL = ("semantic",)
@@ -148,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                 RESULTS.mkdir(parents=True, exist_ok=True)
                 extra = ["--golden", args.golden] if args.golden else []
                 module.main([*extra, "--json", str(RESULTS / "learn-latest.json")])
+            elif kind == "paraphrase":
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                module.main(["--json", str(RESULTS / "paraphrase-latest.json")])
             else:
                 module.main([])
     return 0

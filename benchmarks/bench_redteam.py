@@ -17,13 +17,18 @@ real email addresses and the odd meeting passcode).
 ``screen_cost`` times the instruction screen alone (``screen_fields``) per benign case
 and per real document, best of five rounds.
 
-    python -m benchmarks.bench_redteam
+The blind set of 6 December 2026 (``blind-2026-12-06.yaml``, issue 27) is reported apart
+too. ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
+and nothing else, and writes ``benchmarks/results/redteam-<file stem>.json``.
+
+    python -m benchmarks.bench_redteam [--set FILE]
 
 Prints one JSON document and writes it to ``benchmarks/results/redteam.json``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -178,12 +183,39 @@ def _screen_cost(benign: list[dict[str, Any]], rounds: int = 5) -> dict[str, Any
             "real_documents": len(documents), "ms_per_real_document": round(best(documents) * 1e3, 3)}
 
 
+def run_set(path: Path) -> dict[str, Any]:
+    """One set in the held-out format (``attacks`` and ``benign``), scored as the others."""
+    cases = yaml.safe_load(path.read_text(encoding="utf-8"))
+    work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
+    try:
+        return {
+            "set": str(path),
+            "attacks": _score(anyio.run(_run_cases, cases["attacks"], work, "attacks"), True),
+            "benign": _score(anyio.run(_run_cases, cases["benign"], work, "benign"), False),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_redteam", description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, help="run only this set (attacks and benign lists, as heldout2.yaml)")
+    args = parser.parse_args(argv)
     os.environ.setdefault("ENGRAM_FSYNC", "0")
+    if args.set is not None:
+        started = time.perf_counter()
+        one = {"load_before": os.getloadavg(), **run_set(args.set)}
+        one["seconds"] = round(time.perf_counter() - started, 1)
+        one["load_after"] = os.getloadavg()
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"redteam-{args.set.stem}.json").write_text(json.dumps(one, indent=2), encoding="utf-8")
+        print(json.dumps(one, indent=2))
+        return 0
     if not DATASETS.is_dir():
         raise SystemExit(f"dataset folder missing: {DATASETS}")
     heldout = _load("heldout.yaml")
     heldout2 = _load("heldout2.yaml")
+    blind = _load("blind-2026-12-06.yaml")
     work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
     started = time.perf_counter()
     try:
@@ -200,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             "heldout2": {
                 "attacks": _score(anyio.run(_run_cases, heldout2["attacks"], work, "h2-attacks"), True),
                 "benign": _score(anyio.run(_run_cases, heldout2["benign"], work, "h2-benign"), False),
+            },
+            "blind-2026-12-06": {
+                "attacks": _score(anyio.run(_run_cases, blind["attacks"], work, "b1206-attacks"), True),
+                "benign": _score(anyio.run(_run_cases, blind["benign"], work, "b1206-benign"), False),
             },
             "real_notes": _real_notes(),
             "screen_cost": _screen_cost(

@@ -1,0 +1,104 @@
+"""The blind sets of 6 December 2026 (issue 27): their shape, their own rules, and that
+they are still the bytes frozen in commit 194c8e3 ("frozen on 2026-12-06").
+
+A data test, not a quality one: nothing here runs engram on the sets. It checks what the
+sets promise (counts per class and kind, every answer and target key resolves, ids are
+unique, no paraphrase query shares a content word with its answer) so a broken set fails
+here rather than as a strange benchmark figure, and it pins each file's SHA-256 so an edit
+to a frozen set fails loudly (corrections go to a new set with its own date).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.bench_paraphrase import Query, RecallSet, check, load, shared_words
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "benchmarks" / "data" / "blind-2026-12-06"
+LEARN = FOLDER / "learn.yaml"
+RECALL = FOLDER / "recall.yaml"
+REDTEAM = ROOT / "benchmarks" / "redteam" / "blind-2026-12-06.yaml"
+#: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
+FROZEN = {
+    LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
+    RECALL: "5f983071f2105afe1e739b02cdeb8c5bf8ac32463e7fa19044585e80c2843de3",
+    FOLDER / "README.md": "edf541cc1bdcc618c98f09c5336e6e4a2ad15a8d3e668e1cdbb56de810b44533",
+    REDTEAM: "3d82203b05dbe1bdb88f38e0681e4fea7983e2af449447228c7596beac813d95",
+}
+
+
+def _yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", list(FROZEN), ids=lambda p: p.name)
+def test_a_frozen_set_keeps_the_bytes_of_its_freeze_commit(path: Path) -> None:
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN[path], (
+        f"{path.name} changed after its freeze; put corrections in a new dated set instead"
+    )
+
+
+def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
+    cases = _yaml(LEARN)["cases"]
+    relations = Counter(c["expect"]["relation"] for c in cases)
+    assert len(cases) >= 64
+    assert relations == {"duplicate": 18, "contradicts": 17, "novel": 19, "extends": 14}
+    assert len({c["id"] for c in cases}) == len(cases)
+    assert sum(1 for c in cases if len(c["existing"]) >= 3) >= 8  # cases with distractors
+    for case in cases:
+        keys = [e["key"] for e in case["existing"]]
+        assert len(set(keys)) == len(keys), case["id"]
+        assert all(e["content"].strip() for e in case["existing"]), case["id"]
+        assert case["lesson"]["content"].strip(), case["id"]
+        assert case["difficulty"] in ("easy", "medium", "hard"), case["id"]
+        target = case["expect"].get("target")
+        if case["expect"]["relation"] == "novel":
+            assert target is None, case["id"]
+        else:
+            assert target in keys, case["id"]
+
+
+def test_the_recall_set_has_its_kinds_and_keeps_its_own_rules() -> None:
+    data = load(RECALL)
+    kinds = Counter(q.kind for q in data.queries)
+    assert len(data.corpus) == 120
+    assert kinds == {"paraphrase": 40, "keyword": 10, "absent": 8}
+    assert all(c.title.strip() and c.body.strip() for c in data.corpus)
+    keys = {c.key for c in data.corpus}
+    assert all(q.answer in keys for q in data.queries if q.kind != "absent")
+    # unique keys and ids, answers that resolve, and the no-shared-content-word rule
+    assert check(data) == []
+
+
+def test_the_rule_check_catches_a_query_that_shares_a_word_in_another_inflection() -> None:
+    data = load(RECALL)
+    lesson = data.corpus[0]  # the autovacuum lesson: "... dead tuples piled up ..."
+    leak = Query("leak", "paraphrase", "why do tuples pile up?", lesson.key)
+    leaky = RecallSet(data.domain, data.corpus, (*data.queries, leak))
+    assert shared_words("why do tuples pile up?", f"{lesson.title}\n{lesson.body}") == [
+        ("pile", "pile"), ("tupl", "tupl"),
+    ]
+    assert check(leaky) == [f"leak: shares pile~pile, tupl~tupl with {lesson.key}"]
+    # a long stem that begins another counts as the same word; a short one does not
+    assert shared_words("configuration", "config") == [("configur", "config")]
+    assert shared_words("add", "address") == []
+
+
+def test_the_redteam_set_has_forty_attacks_and_forty_lookalikes() -> None:
+    data = _yaml(REDTEAM)
+    attacks, benign = data["attacks"], data["benign"]
+    assert (len(attacks), len(benign)) == (40, 40)
+    ids = [c["id"] for c in (*attacks, *benign)]
+    assert len(set(ids)) == len(ids)
+    assert all(c["body"].strip() and c.get("title") for c in (*attacks, *benign))
+    assert set(Counter(c["class"] for c in attacks)) == {
+        "exfiltration", "override", "tool-misuse", "persistence", "social-engineering", "poisoning",
+    }
+    assert all("class" not in c for c in benign)
