@@ -436,6 +436,9 @@ class SyncOut(_Out):
     recovered: list[str] = Field(description="What finishing an interrupted earlier sync did.")
     pushed: bool
     created_upstream: bool
+    review: str | None = Field(
+        default=None, description="The ref the commits went to for review when the branch refused them."
+    )
     offline: str | None = Field(default=None, description="Why the remote could not be reached, if so.")
     attempts: int
     message: str

@@ -48,6 +48,7 @@ def register(box: Toolbox) -> None:
             held=[HeldFile(path=h.path, reason=h.reason) for h in report.held],
             partial=report.partial,
             retries=list(report.retries),
+            review=report.review,
             recovered=list(report.recovered),
             pushed=report.pushed,
             created_upstream=report.created_upstream,

@@ -25,6 +25,12 @@ misconfigured remote, what to fix.
 
 A branch that does not exist on the remote yet is ``missing`` for a fetch (the first
 push creates it).
+
+A refused push can go for review instead (:func:`push_for_review`, ``sync.onRefused:
+review``, the default): to ``refs/for/<branch>`` when the remote is Gerrit (its refusal
+names itself, and Gerrit turns a push there into a change to review), else to this
+clone's own review branch ``review/<actor>/<branch>``, forced (only this clone writes
+it, and it always holds the clone's whole history), for a maintainer to merge.
 """
 
 from __future__ import annotations
@@ -83,19 +89,55 @@ def push(repo: GitRepo, remote: str, branch: str) -> Answer:
     out = repo.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
     if out.status == 0:
         return Answer("ok")
-    said = tuple(
-        line.removeprefix("remote:").strip()
-        for line in out.err.splitlines()
-        if line.startswith("remote:") and line.removeprefix("remote:").strip()
-    )
-    status = next((line for line in out.out.splitlines() if line.startswith("!")), "")
-    reason = status.split("\t")[-1].strip() if status else ""
+    said, reason = _said(out.err), _rejection(out.out)
     words = f"{reason} {' '.join(said)}".lower()
-    why = reason.replace("[remote rejected]", "").replace("[rejected]", "").strip().strip("()")
+    why = _bare(reason)
     if "[rejected]" in reason or (reason and any(mark in words for mark in _RACE)):
         return Answer("race", why, said)
     if "[remote rejected]" in reason:
         return Answer("refused", why, said)
+    kind = "misconfigured" if _misconfigured(out.text.lower()) else "unreachable"
+    return Answer(kind, explain(remote, "push to", out.text), said)
+
+
+def _said(err: str) -> tuple[str, ...]:
+    """The remote's own lines (``remote: …``) in git's stderr."""
+    return tuple(
+        line.removeprefix("remote:").strip()
+        for line in err.splitlines()
+        if line.startswith("remote:") and line.removeprefix("remote:").strip()
+    )
+
+
+def _rejection(porcelain: str) -> str:
+    """The reason of the rejected ref in ``git push --porcelain``'s output ('' if none)."""
+    status = next((line for line in porcelain.splitlines() if line.startswith("!")), "")
+    return status.split("\t")[-1].strip() if status else ""
+
+
+def _bare(reason: str) -> str:
+    """``[remote rejected] (pre-receive hook declined)`` → ``pre-receive hook declined``."""
+    return reason.replace("[remote rejected]", "").replace("[rejected]", "").strip().strip("()")
+
+
+def review_ref(answer: Answer, branch: str, actor: str) -> str:
+    """Where a refused push of ``branch`` goes for review (see the module docstring)."""
+    if "gerrit" in f"{answer.detail} {' '.join(answer.said)}".lower():
+        return f"refs/for/{branch}"
+    who = re.sub(r"[^A-Za-z0-9_-]+", "-", actor).strip("-") or "engram"  # a valid ref name, whatever the id
+    return f"refs/heads/review/{who}/{branch}"
+
+
+def push_for_review(repo: GitRepo, remote: str, ref: str) -> Answer:
+    """Push HEAD to the review ref ``ref``: ``ok``, ``refused`` (with the remote's words),
+    or, as for :func:`push`, ``misconfigured`` / ``unreachable``."""
+    force = "" if ref.startswith("refs/for/") else "+"
+    out = repo.run("push", "--porcelain", remote, f"{force}HEAD:{ref}", check=False)
+    if out.status == 0:
+        return Answer("ok")
+    said, reason = _said(out.err), _rejection(out.out)
+    if reason:
+        return Answer("refused", _bare(reason), said)
     kind = "misconfigured" if _misconfigured(out.text.lower()) else "unreachable"
     return Answer(kind, explain(remote, "push to", out.text), said)
 

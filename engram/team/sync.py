@@ -24,7 +24,10 @@ One call brings a clone level with its upstream:
 5. push; when another writer was updating the branch at the same moment (a peer pushed
    first, or holds the remote ref's lock), go back to 3 after a jittered backoff, within
    ``sync.maxAttempts`` attempts and ``sync.maxSeconds`` seconds; when the remote's
-   rules refuse the push, stop and quote the remote (:mod:`.remote`).
+   rules refuse the push (a protected branch), push for review instead — Gerrit's
+   ``refs/for/<branch>``, else the clone's own ``review/<actor>/<branch>`` — and say
+   so; with ``sync.onRefused: fail``, or when that is refused too, stop and quote the
+   remote (:mod:`.remote`).
 
 Invariants: the repository is never left mid-merge or mid-rebase — the merge commit is
 built beside the work tree and the work tree only ever fast-forwards. Every step that
@@ -45,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engram.errors import Busy, EngramError, GitError
+from engram.errors import Busy, EngramError, GitError, InvalidInput
 from engram.items.guard import GuardReport
 from engram.items.repair import follow_moves
 from engram.items.state import VaultState
@@ -75,6 +78,9 @@ class SyncSettings:
     settle_seconds: float = 1.0  # a file changed this recently is looked at twice
     max_attempts: int = 60  # fetch-merge-push rounds when other writers keep winning
     max_seconds: float = 180.0  # … and the time those rounds may take (the real bound)
+    #: A push the remote's rules refuse (a protected branch): ``review`` pushes it for
+    #: review instead (see engram.team.remote), ``fail`` stops with the remote's words.
+    on_refused: str = "review"
 
 
 @dataclass
@@ -114,6 +120,10 @@ class SyncReport:
     retries: list[str] = field(default_factory=list)
     pushed: bool = False
     created_upstream: bool = False
+    #: The ref the commits were pushed to for review when the branch refused them, and
+    #: the remote's reason for refusing.
+    review: str | None = None
+    refused: str | None = None
     offline: str | None = None
     attempts: int = 0
 
@@ -184,6 +194,11 @@ class SyncReport:
             out.append(f"offline: {self.offline}; your commits are kept — run `engram sync` again later")
         elif self.pushed:
             out.append(f"pushed to {self.remote}/{self.branch}" + (" (new branch)" if self.created_upstream else ""))
+        elif self.review:
+            where = (f"sent them to Gerrit for review ({self.review})" if self.review.startswith("refs/for/")
+                     else f"pushed them for review to {self.remote}/{self.review.removeprefix('refs/heads/')}")
+            out.append(f"{self.remote} refused your commits on {self.branch} ({self.refused}); {where} — they "
+                       f"reach {self.branch} when someone with the rights merges them; each sync updates the review")
         for path in self.carried:
             if path not in self.joined:
                 out.append(f"kept your uncommitted edit to {path} over the pulled version; the sync that commits "
@@ -210,6 +225,11 @@ def sync(
     allowed; Busy when another sync of this clone runs for too long.
     """
     settings = state.settings.section("sync", SyncSettings)
+    if settings.on_refused not in ("review", "fail"):
+        raise InvalidInput(
+            f"engram.yaml: sync.onRefused is {settings.on_refused!r}.",
+            field="sync.onRefused", hint="Use review (push a refused branch for review) or fail.",
+        )
     with GitRepo(state.root) as repo:
         if remote is not None:  # a refusal changes nothing: not even the sync lock is made
             _remote_for(repo, "", remote)
@@ -314,6 +334,9 @@ class _Run:
                     report.offline = answer.detail
                     return report
                 if answer.kind == "refused":
+                    if self.settings.on_refused == "review":
+                        self._push_for_review(report, answer)
+                        return report
                     raise _refused(report.remote, report.branch, answer)
             report.retries.append(answer.detail or "busy")
             if attempt < self.max_attempts and time.monotonic() < deadline:
@@ -347,6 +370,19 @@ class _Run:
         report.joined += staged.joined
         report.flagged += [path for path in staged.flagged if path not in report.flagged]
         report.absorb(staged.settled)
+
+    def _push_for_review(self, report: SyncReport, refused: wire.Answer) -> None:
+        """The branch refused the push: push HEAD for review instead (engram.team.remote)."""
+        assert report.remote is not None
+        ref = wire.review_ref(refused, report.branch, self.state.actor)
+        answer = wire.push_for_review(self.repo, report.remote, ref)
+        if answer.kind == "ok":
+            report.review, report.refused = ref, refused.detail
+            return
+        if answer.kind == "unreachable":
+            report.offline = answer.detail
+            return
+        raise _refused(report.remote, report.branch, refused, review=(ref, answer))
 
     def _integrate(self, upstream: str, report: SyncReport) -> None:
         repo = self.repo
@@ -600,8 +636,13 @@ def _misconfigured(answer: wire.Answer) -> GitError:
     )
 
 
-def _refused(remote: str, branch: str, answer: wire.Answer) -> GitError:
+def _refused(
+    remote: str, branch: str, answer: wire.Answer, review: tuple[str, wire.Answer] | None = None
+) -> GitError:
     said = f" The remote said: {' / '.join(answer.said)}." if answer.said else ""
+    if review is not None:
+        ref, second = review
+        said += f" The push for review to {ref} failed too: {second.detail}."
     return GitError(
         f"{remote} refused the push to {branch}: {answer.detail}.{said}",
         hint="That is a rule on the remote (a protected branch, a server hook), not a race, so sync did not "
