@@ -1317,11 +1317,13 @@ def _last_line(text: str) -> str:
 
 def run_seeds(
     seeds: Iterable[int], tmp: Path, *, rounds: int = 6, ops: int = 4, clones: int | None = None,
-    progress: Callable[[Convergence], None] | None = None,
+    progress: Callable[[Convergence], None] | None = None, keep: Path | None = None,
 ) -> dict[str, Any]:
     """:func:`random_convergence` over ``seeds`` (3-5 clones each unless ``clones``), and
     the table the harness prints: runs converged byte for byte, lines and links lost
-    out of those tracked, syncs by exit status, clones stuck or unable to sync."""
+    out of those tracked, syncs by exit status, clones stuck or unable to sync. With
+    ``keep``, a failing seed's origin and clones are moved there (``keep/<seed>``) to be
+    read afterwards: a seed's ids come from the clock, so a rerun may not fail again."""
     results: list[Convergence] = []
     for seed in seeds:
         try:
@@ -1329,6 +1331,11 @@ def run_seeds(
         except Exception as exc:  # noqa: BLE001 - the seed crashed: count it, keep going
             out = Convergence(seed, failures=[f"[crash] {type(exc).__name__}: {exc}"])
         results.append(out)
+        if keep is not None and out.failures and (tmp / str(seed)).exists():
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(keep / str(seed), ignore_errors=True)
+            shutil.move(tmp / str(seed), keep / str(seed))
+            (keep / str(seed) / "log.txt").write_text("\n".join([*out.log, "", *out.failures]) + "\n")
         shutil.rmtree(tmp / str(seed), ignore_errors=True)
         if progress is not None:
             progress(out)
@@ -1419,6 +1426,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clones", type=int, default=None, help="clones per run (default: 3-5, drawn per seed)")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--ops", type=int, default=4, help="edits per clone per round")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="move each failing seed's origin and clones (and its log) to DIR/<seed>")
     parser.add_argument("--json", type=Path, default=None,
                         help="where to write the result (default: benchmarks/results/syncload-latest.json)")
     args = parser.parse_args(argv)
@@ -1441,7 +1450,7 @@ def main(argv: list[str] | None = None) -> int:
                 target.write_text(json.dumps(partial, indent=2) + "\n")
 
             summary = run_seeds(seeds, home / "runs", rounds=args.rounds, ops=args.ops, clones=args.clones,
-                                progress=progress)
+                                progress=progress, keep=args.keep)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     summary = {"rounds": args.rounds, "ops": args.ops, "seeds": seeds, **summary}
