@@ -74,9 +74,11 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from engram.adopt.adopting import Adoption
 from engram.adopt.adopting import summary as adoption_summary
@@ -136,18 +138,38 @@ class Report:
         return all(p.fixed for p in self.problems)
 
 
+class _Bar(Protocol):
+    def update(self, n_steps: int) -> None: ...
+
+
+#: Opens a progress bar for one long step, given its label and length: a context manager
+#: whose value advances with ``update(n)`` (``click.progressbar`` is one).
+Progress = Callable[[str, int], AbstractContextManager[_Bar]]
+
+
+class _NoBar:
+    def update(self, n_steps: int) -> None:
+        pass
+
+
+def _bar(progress: Progress | None, label: str, length: int) -> AbstractContextManager[_Bar]:
+    return nullcontext(_NoBar()) if progress is None else progress(label, length)
+
+
 def diagnose(
     state: VaultState,
     *,
     fix: bool = False,
     accept: Iterable[str] = (),
     confirm: Callable[[Problem], bool] | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Run every check; with ``fix``, apply the safe fixes in a sensible order.
 
     A fix that needs consent (a hash over content that lost lines against git's last
     committed version) runs only for the paths in ``accept``, or when ``fix`` is set and
-    ``confirm(problem)`` — shown the problem and its diff — says yes.
+    ``confirm(problem)`` — shown the problem and its diff — says yes. ``progress`` draws
+    the two checks that read every item (the rest take a moment).
     """
     state.refresh()
     problems: list[Problem] = []
@@ -157,10 +179,10 @@ def diagnose(
     problems += _linked_folders(state)
     problems += _duplicate_ids(state)
     problems += _synapse_problems(state)
-    problems += _item_problems(state)
+    problems += _item_problems(state, progress)
     problems += _leftover_temps(state)
     problems += _review_needed(state)
-    problems += _trust_problems(state)
+    problems += _trust_problems(state, progress)
     problems += _committed_state(state)
     accepted = {path.strip().removeprefix("./") for path in accept}
     if fix or accepted:
@@ -324,11 +346,12 @@ def _rename_synapse(state: VaultState, rel: str, source: str, kind: str, target:
         )
 
 
-def _item_problems(state: VaultState) -> list[Problem]:
+def _item_problems(state: VaultState, progress: Progress | None = None) -> list[Problem]:
     problems: list[Problem] = []
-    with History(state.root) as history:
-        for row in state.index.query("SELECT path FROM items ORDER BY path"):
-            rel = row["path"]
+    paths = [row["path"] for row in state.index.query("SELECT path FROM items ORDER BY path")]
+    with History(state.root) as history, _bar(progress, "checking items", len(paths)) as bar:
+        for rel in paths:
+            bar.update(1)
             try:
                 item, old_derived = read_engram(state.abspath(rel), rel)
             except (FileNotFoundError, EngramError):
@@ -450,7 +473,7 @@ def _temp_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
                 continue
 
 
-def _trust_problems(state: VaultState) -> list[Problem]:
+def _trust_problems(state: VaultState, progress: Progress | None = None) -> list[Problem]:
     """Secrets in shared items, and commits that broke the role rules (both need the
     settings: with a broken engram.yaml, ``bad-settings`` is the finding)."""
     from engram.trust import policy
@@ -464,15 +487,18 @@ def _trust_problems(state: VaultState) -> list[Problem]:
     # detectors run: the phone and email matchers were two fifths of doctor's time on a
     # 1,000-note vault, for findings it then threw away.
     secrets_only = dataclasses.replace(state.trust.options(), kinds=frozenset({"secret"}))
-    for item in state.index.items("visibility != 'private'", (), "ORDER BY path"):
-        found = scan_fields(policy.text_fields(item), secrets_only)
-        if found:
-            problems.append(Problem(
-                "secret-in-shared-file", item.path or "",
-                "holds " + "; ".join(d.describe() for d in found[:5])
-                + " — remove it (rotate a credential: it is in git's history) or make the item private",
-                fixable=False,
-            ))
+    shared = state.index.items("visibility != 'private'", (), "ORDER BY path")
+    with _bar(progress, "looking for secrets", len(shared)) as bar:
+        for item in shared:
+            bar.update(1)
+            found = scan_fields(policy.text_fields(item), secrets_only)
+            if found:
+                problems.append(Problem(
+                    "secret-in-shared-file", item.path or "",
+                    "holds " + "; ".join(d.describe() for d in found[:5])
+                    + " — remove it (rotate a credential: it is in git's history) or make the item private",
+                    fixable=False,
+                ))
     try:
         with GitRepo(state.root) as repo:
             if repo.rev("HEAD") is not None:

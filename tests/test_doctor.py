@@ -252,3 +252,54 @@ def test_folders_that_vanish_mid_scan_are_skipped(vault: Vault) -> None:
             churning(vault.root / ".obsidian/cache"):
         for _ in range(10):  # each run lost the race 9 times in 10 before the fix
             assert codes(vault) == [("leftover-temp", "notes/.one.md.1234abcd.engram-tmp")]
+
+
+def test_doctor_draws_progress_for_the_checks_that_read_every_item(vault: Vault) -> None:
+    for n in range(3):
+        vault.create(f"Item {n}", f"body {n}\n")
+    drawn: list[tuple[str, int, int]] = []
+
+    class Bar:
+        def __init__(self, label: str, length: int) -> None:
+            self.label, self.length, self.done = label, length, 0
+
+        def __enter__(self) -> Bar:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            drawn.append((self.label, self.length, self.done))
+
+        def update(self, n_steps: int) -> None:
+            self.done += n_steps
+
+    vault.doctor(progress=Bar)
+    assert drawn == [("checking items", 3, 3), ("looking for secrets", 3, 3)]
+
+
+def test_the_cli_draws_doctors_progress_on_a_terminal_only(vault: Vault) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    vault.create("One item", "x\n")
+    command = [sys.executable, "-c", "from engram.cli import main; main()", "--vault", str(vault.root), "doctor"]
+    piped = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert piped.returncode == 0 and "checking items" not in piped.stderr + piped.stdout
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, text=True, check=False)
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, done.stdout
+    assert b"checking items" in drawn and b"looking for secrets" in drawn
+    assert "No problems" in done.stdout or "0 problem" in done.stdout

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +16,10 @@ from engram.demo import build_demo
 from engram.doctor import Problem
 from engram.errors import Conflict
 from engram.vault import Vault
+
+
+def _progress(label: str, length: int) -> AbstractContextManager[Any]:
+    return click.progressbar(length=length, label=label, file=raw_stderr())
 
 
 @click.command()
@@ -47,7 +53,9 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
         click.echo(problem.diff or "")
         return click.confirm("Keep the text as it is now (recompute its hash)?", default=False)
 
-    report = vault.doctor(fix=fix, accept=accept, confirm=confirm if interactive else None)
+    # Progress only where a person watches: a terminal (the bars draw on stderr).
+    progress = None if as_json or not raw_stderr().isatty() else _progress
+    report = vault.doctor(fix=fix, accept=accept, confirm=confirm if interactive else None, progress=progress)
     if as_json:
         emit_json(
             {
