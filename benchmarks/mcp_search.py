@@ -26,24 +26,40 @@ from mcp.types import CallToolResult, TextContent
 Search = Callable[..., dict[str, Any]]
 
 
+#: ``call(tool, arguments)`` → the structured answer of any tool.
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
 @contextmanager
-def stdio_search(root: Path) -> Iterator[Search]:
-    """A live stdio session on the vault at ``root`` (default profile); yields :data:`Search`."""
+def stdio_session(root: Path, actor: str = "bench") -> Iterator[Call]:
+    """A live stdio session on the vault at ``root`` (default profile) as ``actor``;
+    yields :data:`Call`. A tool error is raised as RuntimeError with its text."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", "bench", "serve"],
+        args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", actor, "serve"],
         env=dict(os.environ),
     )
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(
         Client(params, read_timeout_seconds=600)
     ) as client:
 
-        def search(query: str, **arguments: Any) -> dict[str, Any]:
-            result = portal.call(client.call_tool, "engram_search", {"query": query, **arguments})
+        def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            result = portal.call(client.call_tool, tool, arguments)
             if result.is_error:
                 block = result.content[0]
                 raise RuntimeError(block.text if isinstance(block, TextContent) else str(block))
             return answer_of(result)
+
+        yield call
+
+
+@contextmanager
+def stdio_search(root: Path) -> Iterator[Search]:
+    """A live stdio session on the vault at ``root`` (default profile); yields :data:`Search`."""
+    with stdio_session(root) as call:
+
+        def search(query: str, **arguments: Any) -> dict[str, Any]:
+            return call("engram_search", {"query": query, **arguments})
 
         yield search
 
