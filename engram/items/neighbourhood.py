@@ -11,6 +11,15 @@ Node filters (domain, kinds, statuses, minimum importance) are the listing's
 out, and the focus itself is always kept so the picture has its centre. ``synapse_kinds``
 limits which edges are followed and drawn. Everything comes from the index; no file is
 read.
+
+Two sorts of edge are walked and drawn: typed synapses (their files under
+``synapses/``) and the wikilinks people typed in notes, resolved by the index
+(:mod:`engram.index.wikilinks`). A wikilink is an edge of kind ``links_to``
+(:data:`~engram.index.wikilinks.LINK_KIND`) with weight
+:data:`~engram.index.wikilinks.LINK_WEIGHT`, one per ordered pair of notes however often
+one names the other, and its id is ``link:<source>><target>`` so it never collides with a
+synapse's. Naming ``links_to`` in ``synapse_kinds`` follows wikilinks only, or with the
+synapse kinds named; naming only synapse kinds leaves them out, as recall does.
 """
 
 from __future__ import annotations
@@ -21,12 +30,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.errors import InvalidInput, UnknownKind
+from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
 from engram.items.state import VaultState
 from engram.store.model import SYNAPSE_KINDS
 from engram.store.rules import Filters
 
 MAX_DEPTH = 3
 MAX_NODES = 500
+_CHUNK = 400  # ids per IN (...) list: well under SQLite's parameter limit
 _NODE_COLUMNS = "id, title, kind, domain, status, importance, path"
 
 
@@ -47,8 +58,12 @@ class Edge:
     id: str
     source: str
     target: str
-    kind: str
+    kind: str  # a synapse kind, or LINK_KIND for a wikilink typed in a note
     weight: float
+
+    @property
+    def wikilink(self) -> bool:
+        return self.kind == LINK_KIND
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +102,8 @@ def neighbourhood(
         raise InvalidInput(f"limit must be 1 to {MAX_NODES}, not {limit!r}.", field="limit", hint="e.g. 150")
     edge_kinds = tuple(dict.fromkeys(synapse_kinds or ()))
     for kind in edge_kinds:
-        if kind not in SYNAPSE_KINDS:
-            raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
+        if kind not in SYNAPSE_KINDS and kind != LINK_KIND:
+            raise UnknownKind(kind, (*SYNAPSE_KINDS, LINK_KIND), "synapse kind")
     where, params = Filters.of(
         domain=domain, kinds=kinds, statuses=statuses, min_importance=min_importance,
         include_hidden=include_hidden,
@@ -112,17 +127,23 @@ def neighbourhood(
         if not frontier or truncated:
             break
         ranked = _neighbours_by_weight(state, frontier, edge_kinds, set(chosen))
-        admitted = _admit(state, ranked, where, params)
         frontier = []
-        for other in ranked:
-            row = admitted.get(other)
-            if row is None:
-                continue
-            if len(chosen) >= limit:
-                truncated = True
+        # Admitted a chunk at a time, strongest first, until the limit: a note thousands
+        # link to costs one chunk, not thousands of rows.
+        for start in range(0, len(ranked), _CHUNK):
+            if truncated:
                 break
-            chosen[other] = _node(row, hop)
-            frontier.append(other)
+            chunk = ranked[start : start + _CHUNK]
+            admitted = _admit(state, chunk, where, params)
+            for other in chunk:
+                row = admitted.get(other)
+                if row is None:
+                    continue
+                if len(chosen) >= limit:
+                    truncated = True
+                    break
+                chosen[other] = _node(row, hop)
+                frontier.append(other)
     edges = _edges_among(state, builtins.list(chosen), edge_kinds)
     return Neighbourhood(focus_id, depth, tuple(chosen.values()), edges, truncated)
 
@@ -138,22 +159,42 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
+def _typed(edge_kinds: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """(follow wikilinks?, the synapse kinds to follow; empty: all) for a kind filter."""
+    if not edge_kinds:
+        return True, ()
+    typed = tuple(k for k in edge_kinds if k != LINK_KIND)
+    return LINK_KIND in edge_kinds, typed
+
+
 def _neighbours_by_weight(
     state: VaultState, frontier: list[str], edge_kinds: tuple[str, ...], seen: set[str]
 ) -> list[str]:
-    """Ids one hop from ``frontier`` not yet ``seen``, strongest edge first."""
-    kind_clause = f" AND kind IN ({_marks(edge_kinds)})" if edge_kinds else ""
+    """Ids one hop from ``frontier`` not yet ``seen``, strongest edge first (a wikilink
+    weighs :data:`LINK_WEIGHT`)."""
+    links, typed = _typed(edge_kinds)
+    kind_clause = f" AND kind IN ({_marks(typed)})" if typed else ""
     best: dict[str, float] = {}
-    for start in range(0, len(frontier), 400):
-        chunk = frontier[start : start + 400]
-        rows = state.index.query(
-            "SELECT CASE WHEN source IN ({m}) THEN target ELSE source END AS other, max(weight) AS w"
-            " FROM synapses WHERE (source IN ({m}) OR target IN ({m})){k} GROUP BY other".format(
-                m=_marks(chunk), k=kind_clause
-            ),
-            [*chunk, *chunk, *chunk, *edge_kinds],
-        )
-        for r in rows:
+    for start in range(0, len(frontier), 300):
+        chunk = frontier[start : start + 300]
+        parts: list[str] = []
+        params: list[Any] = []
+        if typed or not edge_kinds:
+            parts.append(
+                "SELECT CASE WHEN source IN ({m}) THEN target ELSE source END AS other, max(weight) AS w"
+                " FROM synapses WHERE (source IN ({m}) OR target IN ({m})){k} GROUP BY other".format(
+                    m=_marks(chunk), k=kind_clause
+                )
+            )
+            params += [*chunk, *chunk, *chunk, *typed]
+        if links:
+            parts.append(
+                "SELECT CASE WHEN src_id IN ({m}) THEN target_id ELSE src_id END AS other, ? AS w"
+                " FROM links WHERE status = 'ok' AND (src_id IN ({m}) OR target_id IN ({m}))"
+                " GROUP BY other".format(m=_marks(chunk))
+            )
+            params += [*chunk, LINK_WEIGHT, *chunk, *chunk]
+        for r in state.index.query(" UNION ALL ".join(parts), params):
             if r["other"] not in seen:
                 best[r["other"]] = max(best.get(r["other"], 0.0), float(r["w"]))
     return sorted(best, key=lambda i: (-best[i], i))
@@ -162,8 +203,8 @@ def _neighbours_by_weight(
 def _admit(state: VaultState, ids: list[str], where: str, params: list[Any]) -> dict[str, Any]:
     """Rows of the ``ids`` that pass the node filters."""
     found: dict[str, Any] = {}
-    for start in range(0, len(ids), 400):
-        chunk = ids[start : start + 400]
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
         for r in state.index.query(
             f"SELECT {_NODE_COLUMNS} FROM items WHERE id IN ({_marks(chunk)}) AND {where}",
             [*chunk, *params],
@@ -175,10 +216,24 @@ def _admit(state: VaultState, ids: list[str], where: str, params: list[Any]) -> 
 def _edges_among(state: VaultState, ids: list[str], edge_kinds: tuple[str, ...]) -> tuple[Edge, ...]:
     if not ids:
         return ()
-    kind_clause = f" AND kind IN ({_marks(edge_kinds)})" if edge_kinds else ""
-    rows = state.index.query(
-        f"SELECT DISTINCT id, source, target, kind, weight FROM synapses"
-        f" WHERE source IN ({_marks(ids)}) AND target IN ({_marks(ids)}){kind_clause} ORDER BY id",
-        [*ids, *ids, *edge_kinds],
-    )
-    return tuple(Edge(r["id"], r["source"], r["target"], r["kind"], float(r["weight"])) for r in rows)
+    links, typed = _typed(edge_kinds)
+    edges: list[Edge] = []
+    if typed or not edge_kinds:
+        kind_clause = f" AND kind IN ({_marks(typed)})" if typed else ""
+        rows = state.index.query(
+            f"SELECT DISTINCT id, source, target, kind, weight FROM synapses"
+            f" WHERE source IN ({_marks(ids)}) AND target IN ({_marks(ids)}){kind_clause} ORDER BY id",
+            [*ids, *ids, *typed],
+        )
+        edges += [Edge(r["id"], r["source"], r["target"], r["kind"], float(r["weight"])) for r in rows]
+    if links:
+        rows = state.index.query(
+            f"SELECT DISTINCT src_id, target_id FROM links WHERE status = 'ok' AND src_id IN ({_marks(ids)})"
+            f" AND target_id IN ({_marks(ids)}) AND src_id != target_id ORDER BY src_id, target_id",
+            [*ids, *ids],
+        )
+        edges += [
+            Edge(f"link:{r['src_id']}>{r['target_id']}", r["src_id"], r["target_id"], LINK_KIND, LINK_WEIGHT)
+            for r in rows
+        ]
+    return tuple(edges)

@@ -144,6 +144,41 @@ def test_neighbourhood_without_focus_is_the_most_important_items(vault: Vault, c
     assert len(everything.nodes) == 6 and len(everything.edges) == 4 and not everything.truncated
 
 
+def test_neighbourhood_walks_and_draws_the_wikilinks_people_typed(tmp_path: Path) -> None:
+    """A vault of plain notes has no synapses; the links typed in them are its graph
+    (written to fail before: the walk followed synapse files only, so the focus stood alone)."""
+    root = tmp_path / "notes"
+    (root / "People").mkdir(parents=True)
+    (root / "Hub.md").write_text("# Hub\nSee [[Alpha]], [[Beta#Part two|beta]] and [[People/Carol]].\n[[Alpha]] again.\n")
+    (root / "Alpha.md").write_text("Back to [[Hub]]. ![[Beta]]\n")
+    (root / "Beta.md").write_text("## Part two\nNo links out; [[Nowhere]] is not written yet.\n")
+    (root / "People" / "Carol.md").write_text("---\nteam: \"[[Dave]]\"\n---\nCarol.\n")
+    (root / "Dave.md").write_text("Dave.\n")
+    with Vault.init(root) as vault:
+        ids = {i.title: i.id for i in vault.list()}
+        one = vault.neighbourhood(ids["Hub"], depth=1)
+        assert node_titles(one) == ["Alpha", "Beta", "Carol", "Hub"]
+        pairs = {(e.source, e.target) for e in one.edges}
+        assert pairs == {(ids["Hub"], ids["Alpha"]), (ids["Alpha"], ids["Hub"]), (ids["Hub"], ids["Beta"]),
+                         (ids["Hub"], ids["Carol"]), (ids["Alpha"], ids["Beta"])}
+        assert {e.kind for e in one.edges} == {"links_to"} and all(e.wikilink for e in one.edges)
+        assert len({e.id for e in one.edges}) == 5  # one edge per ordered pair, however often linked
+        two = vault.neighbourhood(ids["Hub"], depth=2)
+        assert "Dave" in node_titles(two)  # a link in a property is an edge too
+        # the edge filter: wikilinks only, or synapse kinds only (which leaves them out)
+        assert node_titles(vault.neighbourhood(ids["Hub"], synapse_kinds=["links_to"])) == node_titles(one)
+        assert node_titles(vault.neighbourhood(ids["Hub"], synapse_kinds=["extends"])) == ["Hub"]
+        # an engram item that links the hub in its body and has a typed synapse
+        eve = vault.create("Eve", "Notes on [[Hub]].", domain=["people"]).id
+        frank = vault.create("Frank", "Frank.", domain=["people"]).id
+        vault.link(eve, "extends", frank)
+        mixed = vault.neighbourhood(ids["Hub"], depth=2)
+        assert {"Eve", "Frank"} <= set(node_titles(mixed))
+        assert {(e.source, e.target, e.kind) for e in mixed.edges} >= {(eve, ids["Hub"], "links_to"), (eve, frank, "extends")}
+        top = vault.neighbourhood(None, limit=500)
+        assert len([e for e in top.edges if e.wikilink]) == 7 and len(top.edges) == 8
+
+
 def test_neighbourhood_refuses_bad_arguments(vault: Vault, chain: list[str]) -> None:
     with pytest.raises(InvalidInput, match="depth must be 1 to 3"):
         vault.neighbourhood(chain[0], depth=4)
