@@ -22,7 +22,8 @@ from engram.adopt import adopting, export
 from engram.adopt import batch as adopt_batch
 from engram.adopt import sources as adopt_sources
 from engram.doctor import diagnose
-from engram.items import links, quarantine, reading, repair, writing
+from engram.items import attachments, links, quarantine, reading, repair, writing
+from engram.items import properties as item_properties
 from engram.items import trash as item_trash
 from engram.items.neighbourhood import neighbourhood as graph_neighbourhood
 from engram.items.state import VaultState, locate
@@ -114,7 +115,7 @@ class Vault:
     reindex = delegate(VaultState.reindex)  # the index, rebuilt from the files alone
     abspath = delegate(VaultState.abspath)
 
-    # items — engram.items.reading / .writing
+    # items — engram.items.reading / .writing / .properties / .attachments
     get = delegate(reading.get)
     list = delegate(reading.list_items)
     titles = delegate(reading.titles)
@@ -125,6 +126,9 @@ class Vault:
     activity = delegate(reading.activity)  # the audit log, newest first
     paths = delegate(reading.paths)
     broken_files = delegate(reading.broken_files)
+    properties = delegate(item_properties.properties)  # the person's frontmatter apart from engram's fields
+    attachment = delegate(attachments.attachment)  # an image a note embeds, read safely
+    find_attachment = delegate(attachments.locate)  # where that image is, without reading it
     create = delegate(learning.create)  # a near match becomes a learn decision
     update = delegate(writing.update)
     delete = delegate(writing.delete)

@@ -657,9 +657,11 @@ class Index:
     def synapse_paths(self, synapse_id: str) -> list[str]:
         return [r["path"] for r in self.query("SELECT path FROM synapses WHERE id = ?", (synapse_id,))]
 
-    def links(self, where: str = "1", params: Sequence[Any] = ()) -> list[LinkRow]:
-        """Wikilinks typed in notes, filtered by a SQL condition over ``links``."""
-        return link_rows(self.query(f"SELECT {LINK_COLUMNS} FROM links WHERE {where} ORDER BY src_path, text", params))
+    def links(self, where: str = "1", params: Sequence[Any] = (), limit: int | None = None) -> list[LinkRow]:
+        """Wikilinks typed in notes, filtered by a SQL condition over ``links``, in path
+        order (the first ``limit`` of them, when given)."""
+        tail = "" if limit is None else f" LIMIT {int(limit)}"
+        return link_rows(self.query(f"SELECT {LINK_COLUMNS} FROM links WHERE {where} ORDER BY src_path, text{tail}", params))
 
     def bad_files(self) -> list[BadFile]:
         marks = ",".join("?" * len(BAD_KINDS))

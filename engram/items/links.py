@@ -237,18 +237,29 @@ def synapses(
 @dataclass(frozen=True, slots=True)
 class WikiLinks:
     """The wikilinks a note holds (``outgoing``, every one, resolved or not) and the
-    resolved ones that point at it (``incoming``); derived from the text, not synapses."""
+    resolved ones that point at it (``incoming``, in the linking notes' path order, all
+    of them or the first ``limit``); derived from the text, not synapses.
+    ``incoming_notes`` counts the notes that link to it, however many ``incoming`` holds."""
 
     outgoing: tuple[LinkRow, ...]
     incoming: tuple[LinkRow, ...]
+    incoming_notes: int = 0
 
 
-def wikilinks(state: VaultState, ref: str) -> WikiLinks:
-    """The ``links_to`` edges typed in notes around one item (see :class:`WikiLinks`).
-    Raises NotFound or InvalidInput (an ambiguous reference)."""
+_INCOMING = "target_id = ? AND status = 'ok' AND src_id != target_id"
+
+
+def wikilinks(state: VaultState, ref: str, *, limit: int | None = None) -> WikiLinks:
+    """The ``links_to`` edges typed in notes around one item (see :class:`WikiLinks`);
+    ``limit`` bounds the incoming ones read (a note can have thousands: a page shows a
+    few hundred). Raises NotFound or InvalidInput (an ambiguous reference, a negative limit)."""
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise InvalidInput(f"limit must be 0 or more, not {limit!r}.", field="limit", hint="e.g. 200")
     state.ensure_fresh()
     item_id = state.resolve_id(ref)
-    return WikiLinks(
-        tuple(state.index.links("src_id = ?", (item_id,))),
-        tuple(state.index.links("target_id = ? AND status = 'ok' AND src_id != target_id", (item_id,))),
-    )
+    incoming = tuple(state.index.links(_INCOMING, (item_id,), limit))
+    if limit is None or len(incoming) < limit:
+        notes = len({row.source_id for row in incoming})
+    else:
+        notes = int(state.index.query(f"SELECT count(DISTINCT src_id) AS n FROM links WHERE {_INCOMING}", (item_id,))[0]["n"])
+    return WikiLinks(tuple(state.index.links("src_id = ?", (item_id,))), incoming, notes)
