@@ -8,8 +8,10 @@ under ``static/`` with their licences so nothing is fetched at run time.
 
 Modules: :mod:`.app` (routes, error pages), :mod:`.context` (what every page shares),
 :mod:`.pages` (reading), :mod:`.actions` (writing), :mod:`.params` (query parameters),
-:mod:`.render` (templates, Markdown), :mod:`.security` (Host/Origin, token, CSRF,
-headers), :mod:`.health` (doctor in the background), :mod:`.server` (``engram viewer``).
+:mod:`.render` (templates), :mod:`.markup` (Markdown with Obsidian's syntax),
+:mod:`.notes` (a note's links, embeds and properties resolved against the vault),
+:mod:`.security` (Host/Origin, token, CSRF, headers), :mod:`.health` (doctor in the
+background), :mod:`.server` (``engram viewer``).
 """
 
 from engram.viewer.app import build_app

@@ -87,6 +87,7 @@ def build_app(vault: Vault, *, host: str = "127.0.0.1", port: int, token: str | 
         Route("/item/{id}/delete", actions.delete_form, methods=["GET"]),
         Route("/item/{id}/delete", actions.delete, methods=["POST"]),
         Route("/go", pages.go),
+        Route("/attachment", pages.attachment),
         Route("/graph", pages.graph),
         Route("/graph.json", pages.graph_json),
         Route("/search", pages.search),

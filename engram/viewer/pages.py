@@ -11,14 +11,18 @@ so a page costs the same in a 100-item vault and a 100k-item one. Searches run w
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from engram.errors import EngramError
+from engram.index.wikilinks import LINK_KIND
 from engram.store.model import ENGRAM_KINDS, STATUSES, SYNAPSE_KINDS, VISIBILITIES
+from engram.viewer import notes
 from engram.viewer.context import Viewer, viewer_of
 from engram.viewer.health import STALE_LIMIT
+from engram.viewer.markup import parse_wikilink
 from engram.viewer.params import Params
 
 PAGE_SIZES = (25, 50, 100, 200)
@@ -82,10 +86,16 @@ def item(request: Request) -> Response:
     viewer = viewer_of(request)
     vault = viewer.vault
     found = vault.get(request.path_params["id"])
-    around = vault.neighbourhood(found.id, depth=1, include_hidden=True, limit=500)
+    around = vault.neighbourhood(found.id, depth=1, include_hidden=True, synapse_kinds=SYNAPSE_KINDS, limit=500)
     titles = {n.id: n for n in around.nodes}
+    typed = vault.wikilinks(found.id, limit=notes.BACKLINKS_SHOWN)
+    props = vault.properties(found.id)
+    resolver = notes.NoteResolver(vault, found.id, typed.outgoing)
     return viewer.page(
-        request, "item.html", item=found, meta=found.to_meta(), synapses=vault.synapses(found.id),
+        request, "item.html", item=found, synapses=vault.synapses(found.id),
+        body=notes.body_html(vault, found.id, found.content, typed), links=notes.link_lists(vault, found.id, typed),
+        props=props, written=notes.property_rows(props.written, resolver),
+        fields=notes.property_rows(props.fields), derived_fields=notes.property_rows(props.derived, skip_empty=True),
         lineage=vault.lineage(found.id), neighbours=titles, cut=around.truncated,
         derived=vault.derived_section(found.id), history=vault.timeline(found.id),
         proposals=vault.proposals(target=found.id),
@@ -94,10 +104,25 @@ def item(request: Request) -> Response:
 
 
 def go(request: Request) -> Response:
-    """Open the item a wikilink names (path, id or title)."""
+    """Open the item a wikilink names (path, id or title), at the heading or block it
+    names (``Note#Heading``, ``Note#^block``)."""
     viewer = viewer_of(request)
-    ref = Params(request).text("ref") or ""
-    return RedirectResponse(f"/item/{viewer.vault.get(ref).id}", status_code=303)
+    link = parse_wikilink(Params(request).text("ref") or "")
+    return RedirectResponse(notes.item_href(viewer.vault.get(link.target).id, link.anchor), status_code=303)
+
+
+def attachment(request: Request) -> Response:
+    """An image a note embeds, from inside the vault only (see
+    :mod:`engram.items.attachments`); sandboxed, so an SVG's script never runs."""
+    viewer = viewer_of(request)
+    p = Params(request)
+    found = viewer.vault.attachment(p.text("name") or "", p.text("from"))
+    name = found.path.rsplit("/", 1)[-1]
+    return Response(found.data, media_type=found.media_type, headers={
+        "cache-control": "no-store",
+        "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+        "content-disposition": f"inline; filename*=UTF-8''{quote(name, safe='')}",
+    })
 
 
 def _graph_args(p: Params) -> dict[str, Any]:
@@ -119,12 +144,13 @@ def graph(request: Request) -> Response:
     focus = viewer.vault.get(args["ref"]) if args["ref"] else None
     return viewer.page(
         request, "graph.html", focus=focus, depth=args["depth"], kinds=ENGRAM_KINDS,
-        edge_kinds=SYNAPSE_KINDS, data_query=request.url.query,
+        edge_kinds=SYNAPSE_KINDS, link_kind=LINK_KIND, data_query=request.url.query,
     )
 
 
 def graph_json(request: Request) -> Response:
-    """The neighbourhood as Cytoscape.js elements; ``contradicts`` edges are warnings."""
+    """The neighbourhood as Cytoscape.js elements: typed synapses (``contradicts`` ones are
+    warnings) and the wikilinks typed in notes (``wikilink``: drawn apart)."""
     viewer = viewer_of(request)
     found = viewer.vault.neighbourhood(**_graph_args(Params(request)))
     nodes = [
@@ -135,11 +161,13 @@ def graph_json(request: Request) -> Response:
     ]
     edges = [
         {"data": {"id": e.id, "source": e.source, "target": e.target, "kind": e.kind,
-                  "weight": e.weight, "warning": e.kind == "contradicts"}}
+                  "weight": e.weight, "warning": e.kind == "contradicts", "wikilink": e.wikilink}}
         for e in found.edges
     ]
+    links = sum(1 for e in found.edges if e.wikilink)
     return JSONResponse(
-        {"focus": found.focus, "truncated": found.truncated, "nodes": nodes, "edges": edges},
+        {"focus": found.focus, "truncated": found.truncated, "nodes": nodes, "edges": edges,
+         "synapses": len(edges) - links, "wikilinks": links},
         headers={"cache-control": "no-store"},
     )
 

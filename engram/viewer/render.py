@@ -3,12 +3,11 @@
 - Templates (``templates/``) are rendered by Jinja2 with autoescaping on for every
   template, so a title like ``<script>alert(1)</script>`` is text, wherever it appears.
   Nothing is marked safe except the output of :func:`markdown`.
-- :func:`markdown` renders an item body with markdown-it-py in CommonMark mode plus
-  tables and strikethrough, with raw HTML **off** (a ``<script>`` in a body is shown as
-  text) and markdown-it's own link check (no ``javascript:``/``vbscript:``/``data:`` links).
-  Obsidian wikilinks — the derived ``[[path|Title · kind]]`` lines and a person's own
-  ``[[Note]]`` — become links to ``/go?ref=…``, which opens the item they name (by path,
-  id or title, as everywhere in engram).
+- :func:`markdown` renders Markdown with :mod:`engram.viewer.markup` (raw HTML **off**, no
+  ``javascript:`` links, Obsidian's syntax) when no note is at hand: the derived
+  ``[[path|Title · kind]]`` lines become links to ``/go?ref=…``, which opens the item
+  they name (by path, id or title, as everywhere in engram). An item's own body is
+  rendered with its links resolved by :mod:`engram.viewer.notes`.
 """
 
 from __future__ import annotations
@@ -19,48 +18,16 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
 from markupsafe import Markup
 
 from engram.store.model import instant
-
-
-def _wikilink(state: StateInline, silent: bool) -> bool:
-    src, start = state.src, state.pos
-    if not src.startswith("[[", start):
-        return False
-    end = src.find("]]", start + 2)
-    if end < 0 or "\n" in src[start:end]:
-        return False
-    inner = src[start + 2 : end]
-    target, _, label = inner.partition("|")
-    target = target.strip()
-    if not target:
-        return False
-    if not silent:
-        opening = state.push("link_open", "a", 1)
-        opening.attrs = {"href": "/go?" + urlencode({"ref": target}), "class": "wikilink"}
-        text = state.push("text", "", 0)
-        text.content = (label or target).strip()
-        state.push("link_close", "a", -1)
-    state.pos = end + 2
-    return True
-
-
-def _markdown_engine() -> MarkdownIt:
-    engine = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    engine.enable(["table", "strikethrough"])
-    engine.inline.ruler.before("link", "wikilink", _wikilink)
-    return engine
-
-
-_ENGINE = _markdown_engine()
+from engram.viewer.markup import render
 
 
 def markdown(text: str) -> Markup:
-    """An item body as HTML; raw HTML in it is escaped, wikilinks open items."""
-    return Markup(_ENGINE.render(text))  # noqa: S704 - markdown-it escapes; raw HTML is off
+    """Markdown as HTML with no vault at hand (see :mod:`engram.viewer.markup`): raw HTML
+    in it is escaped, comments are hidden, wikilinks open items through ``/go``."""
+    return Markup(render(text))  # noqa: S704 - markdown-it escapes; raw HTML is off
 
 
 def when(stamp: str | None) -> str:

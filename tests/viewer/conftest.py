@@ -1,17 +1,29 @@
-"""A real viewer on a real port, over the demo vault plus what the queues need.
+"""A real viewer on a real port, over the demo vault plus what the queues need, and one
+over an adopted Obsidian vault.
 
-The vault is ``engram demo``'s, with an item titled ``<script>alert(1)</script>``, an
+The demo vault is ``engram demo``'s, with an item titled ``<script>alert(1)</script>``, an
 item flagged by a real three-way merge (two edits of one line); the demo itself has a
 ``contradicts`` edge. The server is the real app under uvicorn in a thread of the test process,
 listening on a loopback port; the tests talk to it over HTTP (``http.client``) or
 through headless Chromium (``test_browser.py``). Modules share one vault and server, so
 tests that write pick their own items.
+
+The Obsidian vault (:func:`obsidian_vault`, fixture ``obsidian``) is a copy, in a temp
+folder, of kepano's real vault from ``../shared/datasets/vaults`` (103 notes linked by
+wikilinks in bodies and properties, an image in ``Attachments/``), adopted in place with
+``Vault.init``, plus notes that use what kepano's does not: heading, block and alias
+links, note, section and image embeds, an embed cycle and a chain deeper than the bound,
+``%% comments %%``, empty properties, and a note whose name, heading, alias and property
+are HTML meant to run, with an SVG that holds a script and a symlink pointing out of the
+vault; and two items an agent wrote, joined by a typed synapse and linking notes.
 """
 
 from __future__ import annotations
 
 import http.client
+import os
 import re
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -29,7 +41,7 @@ from engram.demo import build_demo
 from engram.loopback import bind
 from engram.vault import Vault
 from engram.viewer import build_app
-from tests.conftest import ROOT, hermetic_environ
+from tests.conftest import ROOT, VAULTS, hermetic_environ, shared
 from tests.team.test_conflicts import flag_by_merge
 
 XSS = "<script>alert(1)</script>"
@@ -75,7 +87,10 @@ class Viewer:
         reply = conn.getresponse()
         text = reply.read().decode("utf-8", errors="replace")
         conn.close()
-        return Response(reply.status, {k.lower(): v for k, v in reply.getheaders()}, text)
+        got: dict[str, str] = {}
+        for key, value in reply.getheaders():  # a repeated header is one list, as HTTP says
+            got[key.lower()] = f"{got[key.lower()]}, {value}" if key.lower() in got else value
+        return Response(reply.status, got, text)
 
     def get(self, path: str, **headers: str) -> Response:
         return self.request("GET", path, headers=headers)
@@ -207,6 +222,115 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
         for key, value in hermetic_environ(home).items():
             mp.setenv(key, value)
         vault, ids = demo_vault(tmp_path_factory.mktemp("viewer") / "demo")
+        viewer = start(vault, ids)
+        yield viewer
+        stop(viewer)
+        vault.close()
+
+
+HOSTILE = '<img src=x onerror=alert(1)>'
+HOSTILE_HEADING = '<script>alert(2)</script> & "quoted"'
+#: Notes added to the kepano copy: path → text (written as a person would, in Obsidian).
+OBSIDIAN_NOTES = {
+    "Notes/Reading list.md": """---
+categories:
+  - "[[Books]]"
+aliases:
+  -
+status:
+tags:
+  - reading
+---
+# Reading list
+
+Start with [[Out of Control#Ideas|the ideas in Out of Control]], then [[Kevin Kelly]].
+The [[Reading list#Ideas|ideas below]] and [[#Cover]] on this page; one line: [[Idea log#^remix]].
+A note not written yet: [[Someday maybe]]. %% a private aside %%
+
+%%
+A whole block the owner hid.
+[[Hidden link]]
+%%
+
+## Cover
+![[out-of-control.jpg|120]]
+
+## Embedded
+![[Kevin Kelly]]
+
+![[Idea log#Second idea]]
+
+![[Daily.base#Monthly]]
+
+## Ideas
+Everything is a remix. ^remix
+""",
+    "Notes/Idea log.md": """# Idea log
+
+## First idea
+Everything is a remix, says [[Kevin Kelly]]. ^remix
+
+## Second idea
+Creativity is combinatory uniqueness.
+
+- a list item with a block id ^listed
+
+## Third idea
+Not embedded anywhere. ![the cover](../Attachments/out-of-control.jpg) ![gone](nowhere.png)
+""",
+    "Notes/Loop A.md": "Loop A embeds Loop B:\n\n![[Loop B]]\n",
+    "Notes/Loop B.md": "Loop B embeds Loop A:\n\n![[Loop A]]\n",
+    **{f"Notes/Depth {n}.md": f"Level {n}.\n\n![[Depth {n + 1}]]\n" for n in range(1, 6)},
+    f"Notes/{HOSTILE}.md": f"""---
+who: "[[<b>bold</b>]]"
+---
+## {HOSTILE_HEADING}
+Text under the heading. ^blk
+
+[[Kevin Kelly|" onmouseover="alert(3)]] and ![[evil.svg]] and ![[escape.png]]
+""",
+    "Notes/Links to the hostile note.md": f"""See [[{HOSTILE}#{HOSTILE_HEADING}]].
+
+![[{HOSTILE}#{HOSTILE_HEADING}]]
+""",
+}
+EVIL_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40">'
+    '<script>alert(4)</script><rect width="40" height="40" fill="red"/></svg>\n'
+)
+
+
+def obsidian_vault(root: Path) -> tuple[Vault, dict[str, str]]:
+    """A copy of kepano's vault plus :data:`OBSIDIAN_NOTES`, adopted in place; ids by title."""
+    shutil.copytree(shared(VAULTS / "kepano-obsidian"), root)
+    for path in root.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    root.chmod(0o755)
+    for rel, text in OBSIDIAN_NOTES.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "Attachments" / "evil.svg").write_text(EVIL_SVG, encoding="utf-8")
+    os.symlink("/etc/hostname", root / "Attachments" / "escape.png")
+    (root / ".trash").mkdir()
+    (root / ".trash" / "hidden.png").write_bytes((root / "Attachments" / "out-of-control.jpg").read_bytes())
+    Vault.init(root).close()
+    vault = Vault.open(root)
+    # an agent's two items beside the person's notes: a typed synapse, and wikilinks in a body
+    books = vault.create("Kevin Kelly's books, as an agent noted them", "[[Kevin Kelly]] wrote [[Out of Control]].",
+                         domain=["agents"], kind="observation").id
+    parts = vault.create("Emergence needs many small parts", "Seen in [[Out of Control]].",
+                         domain=["agents"], kind="pattern").id
+    vault.link(books, "exemplifies", parts, evidence="the book argues it")
+    return vault, {i.title: i.id for i in vault.list(include_hidden=True)}
+
+
+@pytest.fixture(scope="package")
+def obsidian(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
+    """A viewer over :func:`obsidian_vault` (read only: no test writes to it)."""
+    home = tmp_path_factory.mktemp("obsidian-home")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in hermetic_environ(home).items():
+            mp.setenv(key, value)
+        vault, ids = obsidian_vault(tmp_path_factory.mktemp("obsidian") / "kepano")
         viewer = start(vault, ids)
         yield viewer
         stop(viewer)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.viewer.conftest import XSS, Viewer, browse, shot
+from tests.viewer.conftest import HOSTILE, XSS, Viewer, browse, shot
 
 
 @pytest.fixture
@@ -159,3 +159,94 @@ def test_the_script_item_renders_as_text(page: Page, running: Viewer) -> None:
     expect(page.locator("#graph")).to_have_attribute("data-ready", "1")
     page.goto("/search?q=script+alert")
     expect(page.locator("ol.hits")).to_contain_text(XSS)
+
+
+# ---------------------------------------------------------------------- an adopted Obsidian vault
+
+#: Pixels of the graph's canvases drawn in one colour (Cytoscape draws on canvases).
+COUNT_COLOUR = """([r, g, b]) => {
+  let n = 0;
+  for (const c of document.querySelectorAll('#graph canvas')) {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 3] > 0 && Math.abs(d[i] - r) < 20 && Math.abs(d[i + 1] - g) < 20 && Math.abs(d[i + 2] - b) < 20) n++;
+    }
+  }
+  return n;
+}"""
+WIKILINK_BLUE = [0x3B, 0x82, 0xC4]
+
+
+@pytest.fixture
+def vault_page(browser: Browser, obsidian: Viewer) -> Iterator[Page]:
+    with browse(browser, obsidian.url) as opened:
+        yield opened
+
+
+def test_an_adopted_vaults_graph_draws_the_wikilinks(vault_page: Page, obsidian: Viewer) -> None:
+    page = vault_page
+    page.goto("/graph?limit=500")
+    graph = page.locator("#graph")
+    expect(graph).to_have_attribute("data-ready", "1", timeout=30_000)
+    drawn = int(graph.get_attribute("data-wikilinks") or 0)
+    everything = obsidian.vault.neighbourhood(None, limit=500)
+    assert drawn == len([e for e in everything.edges if e.wikilink]) >= 80
+    expect(page.locator("#graph-status")).to_contain_text(f"{len(everything.nodes)} item(s), {drawn} wikilink(s), 1 synapse(s)")
+    expect(page.locator("#graph-legend")).to_contain_text("wikilink (typed in a note)")
+    assert page.evaluate(COUNT_COLOUR, WIKILINK_BLUE) > 2_000  # the edges are on the canvas, in their own colour
+    shot(page, "obsidian-graph")
+    page.goto(f"/graph?focus={obsidian.ids['Kevin Kelly']}&depth=2")
+    expect(graph).to_have_attribute("data-ready", "1")
+    assert int(graph.get_attribute("data-nodes") or 0) >= 10 and int(graph.get_attribute("data-wikilinks") or 0) >= 10
+    expect(graph).to_have_attribute("data-synapses", "1")  # the agent's typed synapse, beside them
+    assert page.evaluate(COUNT_COLOUR, WIKILINK_BLUE) > 200
+    shot(page, "obsidian-graph-focus")
+
+
+def test_an_adopted_notes_page_lists_links_and_follows_them(vault_page: Page, obsidian: Viewer) -> None:
+    page = vault_page
+    ids = obsidian.ids
+    page.goto(f"/item/{ids['Kevin Kelly']}")
+    incoming = {row.source_id for row in obsidian.vault.wikilinks(ids["Kevin Kelly"]).incoming}
+    expect(page.locator("#backlinks li")).to_have_count(len(incoming))
+    for title in ("Out of Control", "Reading list", "Idea log"):
+        expect(page.locator("#backlinks")).to_contain_text(title)
+    expect(page.locator("#links")).to_contain_text("People")
+    expect(page.locator("#link-counts")).to_contain_text(f"{len(incoming)} backlink(s)")
+    shot(page, "obsidian-item")
+    page.locator("#backlinks").get_by_role("link", name="Reading list").click()
+    expect(page.locator("h1#item-title")).to_have_text("Reading list")
+    body = page.locator("#body")
+    expect(body).not_to_contain_text("private aside")
+    expect(body).not_to_contain_text("%%")
+    cover = body.locator("img.embed-image").first
+    expect(cover).to_be_visible()
+    assert cover.evaluate("i => i.complete && i.naturalWidth") > 0  # the image came from the vault
+    expect(body.locator(".embed").first).to_contain_text("Kevin Kelly")
+    expect(page.locator("#properties")).to_contain_text("categories")
+    expect(page.locator("#properties")).not_to_contain_text("null")
+    shot(page, "obsidian-embeds")
+    page.get_by_role("link", name="ideas below").click()
+    expect(page).to_have_url(re.compile(r"#h-ideas$"))
+    expect(page.locator("#h-ideas")).to_be_in_viewport()
+    page.get_by_role("link", name="Idea log > ^remix").click()
+    expect(page).to_have_url(re.compile(rf"/item/{ids['Idea log']}#block-remix$"))
+    expect(page.locator("#block-remix")).to_be_in_viewport()
+    expect(page.locator("h1#item-title")).to_have_text("Idea log")
+    shot(page, "obsidian-block-link")
+
+
+def test_a_hostile_note_runs_nothing(vault_page: Page, obsidian: Viewer) -> None:
+    page = vault_page
+    page.goto(f"/item/{obsidian.ids['Links to the hostile note']}")
+    expect(page.locator("#body")).to_contain_text("Text under the heading.")
+    page.locator("#body a.wikilink").first.click()
+    expect(page.locator("h1#item-title")).to_have_text(HOSTILE)
+    heading = page.locator("#body h2").first
+    expect(heading).to_have_text('<script>alert(2)</script> & "quoted"')
+    expect(heading).to_be_in_viewport()
+    svg = page.locator('#body img[alt="evil.svg"]')
+    expect(svg).to_be_visible()
+    assert svg.evaluate("i => i.complete && i.naturalWidth") > 0
+    assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
+    shot(page, "obsidian-hostile")

@@ -1,6 +1,8 @@
 // The graph view: fetch a bounded neighbourhood from /graph.json and draw it with
 // Cytoscape.js (force-directed "cose" layout). Labels are set as text by Cytoscape,
-// never parsed as HTML. `contradicts` edges are drawn red and dashed: warnings.
+// never parsed as HTML. Two sorts of edge, drawn apart: wikilinks typed in notes (thin,
+// blue, unlabelled) and typed synapses (grey, labelled with their kind); `contradicts`
+// synapses are drawn red and dashed: warnings.
 (function () {
   "use strict";
   var box = document.getElementById("graph");
@@ -25,11 +27,14 @@
     .then(function (data) {
       var nodes = data.nodes.length, edges = data.edges.length;
       var warnings = data.edges.filter(function (e) { return e.data.warning; }).length;
-      status.textContent = nodes + " item(s), " + edges + " synapse(s)" +
+      var links = data.edges.filter(function (e) { return e.data.wikilink; }).length;
+      status.textContent = nodes + " item(s), " + links + " wikilink(s), " + (edges - links) + " synapse(s)" +
         (warnings ? ", " + warnings + " contradiction(s)" : "") +
         (data.truncated ? " — cut at the limit; focus on an item to see its neighbourhood" : "");
       box.dataset.nodes = String(nodes);
       box.dataset.edges = String(edges);
+      box.dataset.wikilinks = String(links);
+      box.dataset.synapses = String(edges - links);
       box.dataset.warnings = String(warnings);
       var cy = cytoscape({
         container: box,
@@ -48,6 +53,9 @@
             "target-arrow-shape": "triangle", "target-arrow-color": "#9aa5b1", "arrow-scale": 0.8,
             "label": "data(kind)", "font-size": 8, "color": "#667", "text-rotation": "autorotate" } },
           { selector: "edge[kind = 'similar_to'], edge[kind = 'contradicts']", style: { "target-arrow-shape": "none" } },
+          { selector: "edge[?wikilink]", style: {
+            "width": 1.2, "line-color": "#3b82c4", "target-arrow-color": "#3b82c4", "target-arrow-shape": "vee",
+            "arrow-scale": 0.7, "label": "", "opacity": 0.8 } },
           { selector: "edge[?warning]", style: {
             "line-color": "#d62728", "line-style": "dashed", "width": 3, "color": "#d62728", "label": "⚠ contradicts" } }
         ],
