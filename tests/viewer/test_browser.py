@@ -28,7 +28,7 @@ def page(browser: Browser, running: Viewer) -> Iterator[Page]:
 def test_every_page_opens_from_the_menu(page: Page) -> None:
     page.goto("/")
     expect(page.locator("h1")).to_have_text("Overview")
-    expect(page.locator("#health-status")).to_contain_text("problem", timeout=20_000)
+    expect(page.locator("#health-status")).to_contain_text("problem", timeout=120_000)  # doctor: slow on a busy machine
     shot(page, "overview")
     for label, heading in (("Items", "Items"), ("Graph", "Graph"), ("Search", "Search"),
                            ("Conflicts", "Conflicts"), ("Proposals", "Proposals"),
