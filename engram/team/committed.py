@@ -45,6 +45,7 @@ class History:
         self.root = root
         self._repo: GitRepo | None = None
         self._ready = False
+        self._bytes: dict[tuple[str, str], bytes] = {}  # (commit, path) → the blob read
 
     def __enter__(self) -> History:
         return self
@@ -63,6 +64,11 @@ class History:
                     self._repo = None
         return self._repo
 
+    def reference_bytes(self, rel: str) -> bytes | None:
+        """The bytes of the yardstick version of ``rel`` (see :meth:`reference`)."""
+        found = self.reference(rel)
+        return None if found is None else self._bytes.get((found[0], found[1]))
+
     def reference(self, rel: str) -> tuple[str, str, str] | None:
         """(commit, repository path, content) of the yardstick version of ``rel``."""
         repo = self._open()
@@ -78,9 +84,11 @@ class History:
             if not listed:
                 continue
             try:
-                meta, content, _ = codec.parse_engram(repo.read_blob(listed))
+                data = repo.read_blob(listed)
+                meta, content, _ = codec.parse_engram(data)
             except (codec.CodecError, GitError):
                 continue
+            self._bytes[(commit, path)] = data
             if newest is None:
                 newest = (commit, path, content)
             if meta.get("contentHash") == codec.content_hash(content):

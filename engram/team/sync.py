@@ -58,9 +58,10 @@ from engram.store.fsio import VaultLock
 from engram.store.paths import STATE_PREFIX
 from engram.team import authorship, held, precommit
 from engram.team import remote as wire
+from engram.team.committed import History
 from engram.team.gitstore import EMPTY_TREE, GitRepo, RawChange, unrelated_branches
 from engram.team.journal import Journal, recover
-from engram.team.settle import Settled, between, keep_in_trash
+from engram.team.settle import Settled, between, keep_in_trash, settle
 from engram.team.staging import Held, commit_local, uncommitted
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver.records import append_records
@@ -299,6 +300,7 @@ class _Run:
         with self.state.lock.hold():
             # Links that name an item a person renamed or moved follow it (it keeps its path).
             follow_moves(self.state)
+            report.absorb(self._record_committed_edits())
         self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
@@ -370,6 +372,25 @@ class _Run:
         report.joined += staged.joined
         report.flagged += [path for path in staged.flagged if path not in report.flagged]
         report.absorb(staged.settled)
+
+    def _record_committed_edits(self) -> Settled | None:
+        """Items edited outside engram and committed with plain git on a clone without the
+        hooks: no merge or staging ever looks at them again, so their hash stayed stale
+        for good. They are settled here as a merge settles a pulled edit — the hash only
+        (every clone that does it writes the same bytes), and content cut off inside a
+        line against the last version whose hash vouched for it stays stale for doctor.
+        Files with uncommitted changes are left to staging, which records them."""
+        self.state.ensure_fresh()
+        stale = [row["path"] for row in self.state.index.query(
+            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path")]
+        if not stale:
+            return None
+        dirty = uncommitted(self.repo, self.prefix, self.repo.rev("HEAD"))
+        stale = [rel for rel in stale if rel not in dirty]
+        if not stale:
+            return None
+        with History(self.state.root) as history:
+            return settle(self.state, stale, previous=history.reference_bytes)
 
     def _push_for_review(self, report: SyncReport, refused: wire.Answer) -> None:
         """The branch refused the push: push HEAD for review instead (engram.team.remote)."""

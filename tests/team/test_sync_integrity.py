@@ -203,3 +203,26 @@ def test_a_pulled_item_cut_off_inside_a_line_is_still_never_blessed(pair: tuple[
     assert text.endswith("line th\n") and meta["contentHash"] != codec.content_hash(text)
     (problem,) = bob.doctor().problems
     assert problem.code == "lost-content" and problem.consent and "-line three" in (problem.diff or "")
+
+
+def test_an_edit_committed_with_plain_git_on_a_clone_without_hooks_is_recorded_by_its_next_sync(
+    pair: tuple[Vault, Vault],
+) -> None:
+    """Nobody else syncs after it: the clone that committed a person's edit with plain git
+    (no hooks) pushed a stale hash, and before, no later sync of its own ever looked at it
+    again — doctor said "the next sync records the edit" for ever."""
+    alice, bob = pair
+    rel = shared_item(alice, bob)
+    edit(alice, rel, "line two\n", "line two, made clearer\n")
+    git(alice.root, "commit", "-qam", "a person's edit")
+    git(alice.root, "push", "-q", "origin", "main")
+    alice.refresh()
+    assert alice.adoption().edited_outside == (rel,)
+    report = alice.sync()
+    assert report.pushed and report.restamped == 1
+    meta, text, _ = codec.parse_engram((alice.root / rel).read_bytes())
+    assert meta["contentHash"] == codec.content_hash(text) and "made clearer" in text
+    assert alice.adoption().edited_outside == ()
+    assert clean(alice.root) and alice.doctor().problems == ()
+    bob.sync()
+    assert tracked(alice.root) == tracked(bob.root)
