@@ -13,6 +13,11 @@ that implements each one::
     result = vault.create("Use pg_repack, not VACUUM FULL", "…", domain=["ops", "postgres"])
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from engram.errors import (
     AlreadyExists,
     BinaryFile,
@@ -35,8 +40,10 @@ from engram.errors import (
     VaultNotFound,
     VersionConflict,
 )
-from engram.store.model import Engram, Evidence, Synapse
-from engram.vault import CreateResult, Vault
+
+if TYPE_CHECKING:
+    from engram.store.model import Engram, Evidence, Synapse
+    from engram.vault import CreateResult, Vault
 
 __all__ = [
     "AlreadyExists",
@@ -70,3 +77,20 @@ __version__ = "0.1.0"
 #: the import package is ``engram`` and the console script ``engram``. (``engram-vault`` on
 #: PyPI is an unrelated project.)
 DISTRIBUTION = "engram-team-memory"
+
+#: Public names loaded on first use (PEP 562), so ``import engram`` — which every
+#: ``engram`` command and git hook pays — does not import every layer: ``engram --version``
+#: needs none of them. The errors above are cheap and stay eager.
+_LAZY = {
+    "CreateResult": "engram.vault", "Vault": "engram.vault",
+    "Engram": "engram.store.model", "Evidence": "engram.store.model", "Synapse": "engram.store.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engram' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # resolved once; later lookups skip this function
+    return value

@@ -16,7 +16,10 @@ DOCS = ROOT / "docs"
 
 
 def commands(group: click.Group, prefix: str = "engram") -> Iterator[tuple[str, click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)  # the root group loads its commands lazily: ask it, not .commands
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         path = f"{prefix} {name}"
         if isinstance(command, click.Group):
             yield from commands(command, path)

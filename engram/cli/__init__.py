@@ -3,7 +3,12 @@
 The root group takes ``--vault`` (or ``ENGRAM_VAULT``) and ``--actor`` (else
 ``ENGRAM_ACTOR``, git's ``user.name``, the login name: see
 :func:`engram.items.state.resolve_actor`) and hands commands a lazily opened vault. Commands live in one module
-per concern, each exporting ``COMMANDS``; :data:`COMMAND_MODULES` lists them.
+per concern, each exporting ``COMMANDS``; :data:`COMMAND_MODULES` lists them. The root
+group imports a command's module only when that command runs (``get_command``): the
+table :data:`engram.cli.catalog.COMMANDS` names the module for each command and the
+summary ``engram --help`` lists, so ``--version`` and ``--help`` import no command module
+and no layer of the core, and ``engram search`` imports the search commands only. A test
+keeps the table equal to what the modules export.
 
 Everything a command prints goes through :mod:`engram.cli.terminal`, which escapes
 control characters, so stored text cannot drive the terminal it is printed on.
@@ -17,27 +22,51 @@ and is reported as such, with the traceback hidden unless ``ENGRAM_DEBUG=1``.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
 
-from engram import DISTRIBUTION
+from engram import __version__
 from engram.cli._common import AppContext
+from engram.cli.catalog import COMMANDS
 from engram.cli.terminal import escaped_output
 from engram.errors import EngramError
 
 #: Modules under ``engram.cli`` that contribute commands (each exports ``COMMANDS``).
-COMMAND_MODULES = (
-    "items", "adopt", "maintenance", "serve", "search", "quality", "gitcmds", "scopes", "viewer", "lifecycle", "trust",
-)
+COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
 class EngramGroup(click.Group):
-    """A group that renders engram errors, and makes what it prints safe, in one place."""
+    """A group that renders engram errors, and makes what it prints safe, in one place;
+    it imports a command's module when the command is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS.keys() | self.commands.keys())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self._load(COMMANDS[cmd_name][0])
+        return self.commands.get(cmd_name)
+
+    def _load(self, module: str) -> None:
+        for command in importlib.import_module(f"engram.cli.{module}").COMMANDS:
+            _add_late_options(command)
+            self.add_command(command)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing, with the summary from the table for a command not loaded yet
+        (the same text click derives from the command's help; the test checks it)."""
+        rows = [
+            (name, self.commands.get(name) or click.Command(name, help=COMMANDS[name][1]))
+            for name in self.list_commands(ctx)
+        ]
+        rows = [(name, command) for name, command in rows if not command.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in rows])
 
     def invoke(self, ctx: click.Context) -> Any:
         with escaped_output():  # stored text never drives the terminal (engram.cli.terminal)
@@ -70,6 +99,8 @@ class EngramGroup(click.Group):
                 err=True,
             )
             if os.environ.get("ENGRAM_TRACEBACK_FILE"):
+                import traceback  # only on this path: start-up stays cheap
+
                 with open(os.environ["ENGRAM_TRACEBACK_FILE"], "a", encoding="utf-8") as fh:
                     traceback.print_exc(file=fh)
             ctx.exit(70)
@@ -77,6 +108,8 @@ class EngramGroup(click.Group):
 
 def _render_error(exc: EngramError, *, wants_json: bool) -> None:
     if wants_json:
+        import json
+
         payload = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
         click.echo(json.dumps(payload, ensure_ascii=False), err=True)
     else:
@@ -97,7 +130,10 @@ def _render_error(exc: EngramError, *, wants_json: bool) -> None:
     help="Who is writing (recorded in createdBy/updatedBy and the audit log); default: "
     "ENGRAM_ACTOR, else `git config user.name` of the vault's repository, else the login name.",
 )
-@click.version_option(package_name=DISTRIBUTION, prog_name="engram")
+# The version is the package's own (pyproject.toml's, a test keeps them equal), not read
+# from the installed distribution's metadata: importlib.metadata alone would double the
+# cost of `engram --version`.
+@click.version_option(version=__version__, prog_name="engram")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None, actor: str | None) -> None:
     """engram: team memory for AI agents and people, kept as plain Markdown in git.
@@ -138,12 +174,6 @@ def _add_late_options(command: click.Command) -> None:
                              ("--actor", "actor", "Same as the global --actor.")):
         if name not in taken:  # `engram audit --actor NAME` filters by actor instead
             command.params.append(_late_option(name, attr, text))
-
-
-for _name in COMMAND_MODULES:
-    for _command in importlib.import_module(f"engram.cli.{_name}").COMMANDS:
-        _add_late_options(_command)
-        cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,19 +10,18 @@ Output goes through :func:`emit`: human text by default, one JSON document with
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from engram.store.model import Engram, Synapse
-from engram.team.gitstore import ensure_merge_driver
-from engram.team.setup import RemoteSetup
-from engram.vault import Vault
+if TYPE_CHECKING:  # imported where used: `engram --help` must not load the vault's layers
+    from engram.store.model import Engram, Synapse
+    from engram.team.setup import RemoteSetup
+    from engram.vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,6 +35,9 @@ class AppContext:
 
     def vault(self) -> Vault:
         if self._vault is None:
+            from engram.team.gitstore import ensure_merge_driver
+            from engram.vault import Vault
+
             self._vault = Vault.open(self.vault_path, actor=self.actor)
             if ensure_merge_driver(self._vault.root):  # a fresh `git clone` works at once
                 click.echo(
@@ -88,6 +90,8 @@ json_option = click.option(
 
 
 def emit_json(data: Any) -> None:
+    import json  # imported here: the root group and `--help` never need it
+
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 

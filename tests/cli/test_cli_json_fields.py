@@ -24,7 +24,10 @@ from tests.git_helpers import bare_origin, git
 
 
 def json_commands(group: click.Group, prefix: str = "") -> Iterator[str]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)  # the root group loads its commands lazily: ask it, not .commands
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         path = f"{prefix}{name}"
         if isinstance(command, click.Group):
             yield from json_commands(command, path + " ")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
+
 from engram.cli import cli
 from engram.cli.lifecycle import COMMANDS
 from engram.mcp import tools_lifecycle
@@ -31,7 +33,7 @@ def test_every_lifecycle_command_is_listed_and_exists() -> None:
     documented, _ = lists()
     ours = {f"engram {c.name}" for c in COMMANDS}
     assert ours <= documented
-    assert {c.removeprefix("engram ") for c in documented} <= set(cli.commands)
+    assert {c.removeprefix("engram ") for c in documented} <= set(cli.list_commands(click.Context(cli)))
 
 
 def test_every_lifecycle_tool_is_listed_and_exists() -> None:
