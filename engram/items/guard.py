@@ -24,14 +24,17 @@ UTF-8 text are left to the checks that own them (doctor, sync's own parsing).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from engram.errors import SensitiveData
-from engram.items.state import VaultState
 from engram.store.model import Engram, now
 from engram.trust import policy
 from engram.trust.policy import Admission
 from engram.trust.secrets import Detection, scan_text
 from mergedriver import codec
+
+if TYPE_CHECKING:  # the pre-commit hook imports this module and needs no index
+    from engram.items.state import VaultState
 
 #: Larger files are left to the size checks that own them (engram refuses to write them).
 MAX_BYTES = 4_000_000

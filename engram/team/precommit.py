@@ -32,14 +32,13 @@ from typing import TYPE_CHECKING
 
 from engram.errors import EngramError, GitError
 from engram.items.guard import Change, GuardReport, admit_changes, item_of, text_of
-from engram.items.state import VaultState
 from engram.store.paths import MACHINE_LOCAL, machine_local
-from engram.team.gitstore import split_batch
 from engram.trust import policy
 from engram.trust.policy import TrustSettings
 from engram.trust.secrets import scan_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the hook runs this module: it imports no index, no vault, no GitPython
+    from engram.items.state import VaultState
     from engram.team.gitstore import GitRepo
 
 __all__ = ["check_local_changes", "main", "screen_incoming", "staged_findings", "staged_machine_state"]
@@ -56,6 +55,8 @@ def _git(root: Path, *args: str, data: bytes | None = None) -> bytes:
 
 
 def _blobs(root: Path, shas: Iterable[str]) -> dict[str, bytes]:
+    from engram.team.gitstore import split_batch
+
     wanted = sorted(set(shas))
     if not wanted:
         return {}

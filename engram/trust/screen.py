@@ -42,6 +42,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from engram.store.lazyre import LazyPattern
 from engram.trust.prefilter import GATES, MENTION_WEIGHT, foreign, quoted_mention
 from engram.trust.text import Views, views
 from engram.trust.verdict import THRESHOLD as THRESHOLD
@@ -108,10 +109,10 @@ _CLS_VERB = (
     r"|return|output|respond|reply|answer|say|decide|conclude|regard|score|record|verdict)"
 )
 _ALWAYS = r"(?:always|never|must|regardless|every time|no matter|in all cases|unconditionally|without exception)"
-_NEGATION = re.compile(
+_NEGATION = LazyPattern(
     r"(?:\b(?:never|not|don't|dont|do not|must not|mustn't|shouldn't|should not|avoid|stop|no one should|nobody should)\s+(?:\w+\s+){0,2})$"
 )
-_NOT_NEGATION = re.compile(r"(?:forget|fail|hesitate|neglect)\s+to\s+$|(?:forget|fail|hesitate|neglect)\s+to\s+\w+\s+$")
+_NOT_NEGATION = LazyPattern(r"(?:forget|fail|hesitate|neglect)\s+to\s+$|(?:forget|fail|hesitate|neglect)\s+to\s+\w+\s+$")
 
 _SENSITIVE = (
     r"(?:\$\{?[a-z_][a-z0-9_]*\}?|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:key|keys|token|tokens|secret|secrets|password|passwd"
@@ -145,7 +146,7 @@ class Rule:
     id: str
     category: str
     weight: float
-    pattern: re.Pattern[str]
+    pattern: LazyPattern  # compiled on first use: importing the screen costs no compile
     #: Some rules look at the plain view only (multilingual ones: folding would break them).
     plain_only: bool = False
     #: Substrings the pattern cannot match without: every group needs one of its strings
@@ -171,7 +172,7 @@ def _r(
     rule_id: str, category: str, weight: float, pattern: str, *, plain_only: bool = False, foreign: bool = False
 ) -> Rule:
     return Rule(
-        f"screen.{rule_id}", category, weight, re.compile(pattern, re.MULTILINE), plain_only,
+        f"screen.{rule_id}", category, weight, LazyPattern(pattern, re.MULTILINE), plain_only,
         GATES.get(rule_id, ()), foreign,
     )
 
@@ -564,13 +565,13 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-_EXFIL_VERB = re.compile(_TRANSFER)
-_EXFIL_SENSITIVE = re.compile(_SENSITIVE)
-_EXFIL_DEST = re.compile(_DEST)
-_SECRET_QUERY = re.compile(
+_EXFIL_VERB = LazyPattern(_TRANSFER)
+_EXFIL_SENSITIVE = LazyPattern(_SENSITIVE)
+_EXFIL_DEST = LazyPattern(_DEST)
+_SECRET_QUERY = LazyPattern(
     r"https?://\S*[?&][\w-]+=\s*(?:\$\{?[a-z_]*(?:key|token|secret|pass|pwd|credential|url|dsn|cookie|session)|\$\(|`)"
 )
-_SHELL_EXFIL = re.compile(
+_SHELL_EXFIL = LazyPattern(
     r"\b(?:curl|wget|nc|ncat|netcat|httpie|invoke-webrequest|iwr|invoke-restmethod|irm|fetch)\b[^\n]{0,200}?"
     r"(?:(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-data|--post-file|--body-file|-body"
     r"|--data-ascii)\s*[\"']?(?:[\w-]+=)?@?(?:\$\(|`|~/|/etc/(?:passwd|shadow)|\$\{?[a-z_]*(?:key|token|secret|pass|pwd"
@@ -579,13 +580,13 @@ _SHELL_EXFIL = re.compile(
     r"|\b(?:env|printenv|set|history|cat\s+\S*(?:\.ssh|\.aws|\.env|\.netrc|\.npmrc|\.pgpass|passwd|shadow|credentials"
     r"|id_rsa|id_ed25519|kubeconfig)\S*)\s*\|\s*(?:base64\s*\|\s*)?(?:curl|wget|nc|ncat|netcat|mail|sendmail)\b"
 )
-_TEMPLATE_URL = re.compile(
+_TEMPLATE_URL = LazyPattern(
     r"https?://[^\s)\"'>]*[?&/][\w-]*=?\s*(?:\{\{?|\$\{|%7b|<|\[|(?<==)(?:insert|put|paste|fill|add|append|replace|include)[_-])"
     r"[^\s}>\]]{0,40}(?:key|token|secret|password|credential"
     r"|conversation|history|prompt|chat|message|data|context|answer|question|input|query|summary|memory|user|email"
     r"|session|cookie|env)"
 )
-_MD_IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\(\s*https?://[^)\s]*[?&][^)\s]*=[^)\s]*\)")
+_MD_IMAGE = LazyPattern(r"!\[[^\]\n]{0,200}\]\(\s*https?://[^)\s]*[?&][^)\s]*=[^)\s]*\)")
 
 
 def _exfiltration(text: str) -> list[tuple[str, float, int, int]]:
@@ -636,18 +637,18 @@ _DEST_HINTS = ("http", "@", "webhook", "pastebin", "requestbin", "ngrok", "colla
                "query string", "query param",
                *(f"{d} {w}" for d in ("this", "that", "the following") for w in ("url", "address", "endpoint", "server",
                                                                                  "email")))
-_IP_HINT = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+_IP_HINT = LazyPattern(r"\d\.\d{1,3}\.\d{1,3}\.\d")
 _SHELL_HINTS = ("curl", "wget", "nc", "netcat", "http", "invoke-", "iwr", "irm", "fetch", "env", "set", "history",
                 "cat ")
-_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|\n|$)")
-_HAS_VERDICT = re.compile(r"\b" + _VERDICT)
-_CLS = re.compile(r"\b" + _CLS_VERB + r"\b")
-_MEM_T = re.compile(r"\b" + _MEM_TARGET + r"\b|\b" + _CLASSIFIER + r"\b")
-_OBJECTLESS = re.compile(
+_SENTENCE = LazyPattern(r"(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|\n|$)")
+_HAS_VERDICT = LazyPattern(r"\b" + _VERDICT)
+_CLS = LazyPattern(r"\b" + _CLS_VERB + r"\b")
+_MEM_T = LazyPattern(r"\b" + _MEM_TARGET + r"\b|\b" + _CLASSIFIER + r"\b")
+_OBJECTLESS = LazyPattern(
     r"\b" + _CLS_VERB + r"\s+(?:it\s+|them\s+|everything\s+|anything\s+|all\s+|each\s+|both\s+)?(?:as|with|=|:|to be)"
     r"\s*[\"'`]?(?:a |an |the )?" + _VERDICT
 )
-_ALWAYS_RE = re.compile(r"\b" + _ALWAYS + r"\b")
+_ALWAYS_RE = LazyPattern(r"\b" + _ALWAYS + r"\b")
 
 
 def _sentences(text: str) -> Iterable[tuple[int, str]]:
@@ -656,7 +657,7 @@ def _sentences(text: str) -> Iterable[tuple[int, str]]:
 
 
 #: Verdict labels written in capitals ("output UPDATE"): a label, not the English word.
-_CAPS_VERDICT = re.compile(r"\b(?:DUPLICATE|NOVEL|NEW|UPDATE|CONTRADICTS?|SUPERSEDES?|SAME|KEEP|MERGE|INSERT|REINFORCE)\b")
+_CAPS_VERDICT = LazyPattern(r"\b(?:DUPLICATE|NOVEL|NEW|UPDATE|CONTRADICTS?|SUPERSEDES?|SAME|KEEP|MERGE|INSERT|REINFORCE)\b")
 
 
 def _classifier(text: str, labels: re.Pattern[str] | None) -> list[tuple[str, float, int, int]]:
