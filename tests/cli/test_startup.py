@@ -1,0 +1,134 @@
+"""Start-up (issue 30): each command imports what it uses, and nothing drifts for it.
+
+The root group imports a command's module only when the command runs, from the table in
+:mod:`engram.cli.catalog`; these tests keep that table equal to what the modules export
+and assert the *import set* of cheap commands and of the pre-commit hook in a fresh
+process (never a time: the machines that run this are shared).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+import engram
+import engram.cli
+from engram.cli import catalog
+from tests.conftest import ROOT
+from tests.git_helpers import git
+
+#: What a command that needs no vault must not import: the core's layers and the adapters' libraries.
+HEAVY = ("engram.vault", "engram.index", "engram.items.state", "engram.trust.screen", "engram.recall",
+         "engram.team.gitstore", "sqlite3", "yaml", "git", "mcp", "networkx", "importlib.metadata")
+
+
+def modules_after(code: str, cwd: Path | None = None) -> set[str]:
+    """``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json as _j, sys as _s\nprint(_j.dumps(sorted(_s.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def run_cli(*args: str) -> str:
+    return f"from engram.cli import main\ntry:\n    main({list(args)!r})\nexcept SystemExit:\n    pass"
+
+
+def loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_the_command_table_is_what_the_modules_export() -> None:
+    """Derived from the modules, not trusted: a command added, renamed, moved or reworded
+    fails here, with the table to paste into engram/cli/catalog.py."""
+    exported: dict[str, tuple[str, str]] = {}
+    for info in pkgutil.iter_modules(engram.cli.__path__):
+        if info.name == "catalog":  # the table itself
+            continue
+        module = importlib.import_module(f"engram.cli.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            assert command.name not in exported, f"{command.name} is defined twice"
+            exported[command.name] = (info.name, command.get_short_help_str(10_000))
+    table = "".join(
+        f"    {json.dumps(n)}: ({json.dumps(m)}, {json.dumps(h, ensure_ascii=False)}),\n"
+        for n, (m, h) in sorted(exported.items())
+    )
+    assert exported == catalog.COMMANDS, f"engram/cli/catalog.py should read:\n{table}"
+
+
+def test_help_lists_each_command_as_click_would_from_the_command_itself() -> None:
+    """The summary drawn from the table, shortened to any width, is the command's own."""
+    ctx = click.Context(engram.cli.cli)
+    for name, (_, summary) in catalog.COMMANDS.items():
+        real = engram.cli.cli.get_command(ctx, name)
+        assert real is not None and not real.hidden and not real.deprecated, name
+        stand_in = click.Command(name, help=summary)
+        for limit in range(8, 200, 3):
+            assert stand_in.get_short_help_str(limit) == real.get_short_help_str(limit), (name, limit)
+
+
+def test_help_in_a_fresh_process_matches_help_with_every_command_loaded() -> None:
+    lazy = subprocess.run([sys.executable, "-c", run_cli("--help")], capture_output=True, text=True, check=True,
+                          env={"COLUMNS": "80", "PATH": "/usr/bin:/bin", **_pythonpath()})
+    ctx = click.Context(engram.cli.cli)
+    for name in engram.cli.cli.list_commands(ctx):
+        engram.cli.cli.get_command(ctx, name)  # every module loaded in this process
+    eager = CliRunner().invoke(engram.cli.cli, ["--help"], prog_name="engram", terminal_width=78)  # click: COLUMNS - 2
+    assert eager.exit_code == 0
+    assert "Commands:" in lazy.stdout and lazy.stdout == eager.stdout
+
+
+def _pythonpath() -> dict[str, str]:
+    return {"PYTHONPATH": str(ROOT)}
+
+
+def test_version_and_help_import_no_layer_and_no_command_module() -> None:
+    """Written to fail on the old code, where `engram --version` imported every layer."""
+    for args in (("--version",), ("--help",), ("-h",)):
+        modules = modules_after(run_cli(*args))
+        assert loaded(modules, HEAVY) == [], args
+        commands = {f"engram.cli.{m}" for m, _ in catalog.COMMANDS.values()}
+        assert sorted(commands & modules) == [], args
+
+
+def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
+    modules = modules_after(run_cli("search", "--help"))
+    assert "engram.cli.search" in modules
+    others = {f"engram.cli.{m}" for m, _ in catalog.COMMANDS.values()} - {"engram.cli.search"}
+    assert sorted(others & modules) == []
+    assert loaded(modules, ("mcp", "networkx", "git", "engram.viewer", "engram.mcp")) == []
+
+
+def test_the_pre_commit_hook_imports_no_index_no_vault_and_no_gitpython(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    assert CliRunner().invoke(engram.cli.cli, ["init", str(vault)]).exit_code == 0
+    assert "engram.team.precommit" in (vault / ".git" / "hooks" / "pre-commit").read_text(encoding="utf-8")
+    (vault / "note.md").write_text("A note.\n", encoding="utf-8")
+    git(vault, "add", "note.md")
+    code = "from engram.team.precommit import main\nassert main(['--vault', '.']) == 0"
+    modules = modules_after(code, cwd=vault)
+    assert "engram.trust.secrets" in modules  # it did check the commit
+    assert loaded(modules, ("engram.vault", "engram.index", "engram.items.state", "engram.recall", "sqlite3",
+                            "git", "engram.lifecycle", "engram.team.sync")) == []
+
+
+def test_the_package_names_load_on_first_use() -> None:
+    assert loaded(modules_after("import engram"), ("engram.vault", "engram.store.model")) == []
+    assert "engram.vault" in modules_after("from engram import Vault")
+    from engram.store.model import Engram
+    from engram.vault import CreateResult, Vault
+
+    assert (engram.Vault, engram.CreateResult, engram.Engram) == (Vault, CreateResult, Engram)
+    assert all(hasattr(engram, name) for name in engram.__all__)
+
+
+def test_the_version_is_the_projects() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == engram.__version__
