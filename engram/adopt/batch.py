@@ -6,7 +6,13 @@ links to other records) plus, for engram-format sources, synapses carried as the
 and :func:`run` writes it:
 
 1. Each record is checked as ``create`` will check it; a bad record is counted, reported
-   with where it came from, and skipped — never the whole batch.
+   with where it came from, and skipped — never the whole batch. A record that holds
+   personal data (an email, a home-folder path — often a placeholder like
+   ``/Users/yourusername/…``) bound for a shared file, which the vault's ``trust``
+   settings refuse, is ``HELD``: reported with what was found where, and brought in by a
+   person's choice for the run (``personal_data``: ``private``, ``redact`` or ``keep`` —
+   :func:`engram.items.writing.create`), never dropped in silence. Secrets are never
+   held for a choice: such a record is bad.
 2. A record this source already gave the vault (the same importer, source and key in
    an item's ``source``) is ``SKIPPED``: nothing is written, nothing reinforced, even if
    the item was edited since. Otherwise ``create`` runs with ``reinforce=False`` (an
@@ -32,16 +38,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from engram.errors import EngramError, Forbidden, InvalidInput, NotFound
+from engram.errors import EngramError, Forbidden, InvalidInput, NotFound, SensitiveData
 from engram.items import links as item_links
 from engram.items import writing
 from engram.items.state import VaultState
 from engram.store.dedup import LineCounts
 from engram.store.model import SYNAPSE_KINDS, Synapse
 from engram.trust import roles
+from engram.trust.policy import PERSONAL_CHOICES
 
-Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
-OUTCOMES: tuple[Outcome, ...] = ("NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD")
+Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "HELD", "BAD"]
+OUTCOMES: tuple[Outcome, ...] = ("NEW", "DUPLICATE", "UPDATE", "SKIPPED", "HELD", "BAD")
 _CHUNK = 200
 
 
@@ -127,6 +134,7 @@ class ImportReport:
             f"{c['SKIPPED']:,} already imported",
             f"{c['DUPLICATE']:,} duplicate(s) of items the vault holds",
             f"{c['UPDATE']:,} near-duplicate(s) not written",
+            *((f"{c['HELD']:,} held back for personal data (not written)",) if c["HELD"] else ()),
             f"{c['BAD']:,} bad (skipped)",
         ]
         line = f"{n:,} {self.unit}(s) from {self.origin}: " + ", ".join(parts)
@@ -172,10 +180,18 @@ def run(
     dedupe: bool = True,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
+    personal_data: str | None = None,
 ) -> ImportReport:
     """Write ``batch`` into the vault (see the module docstring); return what happened.
+    ``personal_data`` (``private``, ``redact``, ``keep``) is what becomes of records that
+    hold personal data (default: the vault's ``trust`` settings; refused ones are HELD).
     Raises Forbidden for a reader, dry run or not: a dry run answers whether the import
-    would go through."""
+    would go through; InvalidInput for another ``personal_data``."""
+    if personal_data is not None and personal_data not in PERSONAL_CHOICES:
+        raise InvalidInput(
+            f"personal data can be imported private, redacted or kept, not {personal_data!r}.",
+            field="personal_data", hint=f"Use one of: {', '.join(PERSONAL_CHOICES)}.",
+        )
     with state.refusals_audited("import", batch.origin):
         roles.require_writer(state.actor, state.role, "import notes")
     seen = imported_keys(state, batch.importer)
@@ -188,7 +204,8 @@ def run(
     for start in range(0, len(batch.records), _CHUNK):
         with state.lock.hold():
             for record in batch.records[start : start + _CHUNK]:
-                result = _one(state, batch, record, seen, shared, written, dedupe=dedupe, dry_run=dry_run)
+                result = _one(state, batch, record, seen, shared, written, dedupe=dedupe, dry_run=dry_run,
+                              personal_data=personal_data)
                 results.append(result)
                 if result.id is not None:
                     ids.setdefault(record.key, result.id)
@@ -213,6 +230,7 @@ def _one(
     *,
     dedupe: bool,
     dry_run: bool,
+    personal_data: str | None,
 ) -> RecordResult:
     if record.problem is not None:
         return RecordResult(record.key, record.where, "BAD", message=record.problem)
@@ -231,20 +249,25 @@ def _one(
                 writing.check_path(kwargs["path"])
             fields = {k: v for k, v in kwargs.items() if k not in ("path", "title", "content")}
             item = writing.build(state, kwargs.get("title", ""), kwargs.get("content", ""), **fields)
-            item = writing.admit_new(state, item).item  # a secret refuses the record here too
+            item = writing.admit_new(state, item, personal_data).item  # a secret refuses the record here too
             found = writing.classify(state, item, shared) if dedupe else None
             if found is None:
                 return RecordResult(record.key, record.where, "NEW")
             return RecordResult(record.key, record.where, cast(Outcome, found.outcome), found.id, found.item.path, found.similarity)
-        made = writing.create(state, dedupe=dedupe, reinforce=False, boilerplate=shared, **kwargs)
+        made = writing.create(state, dedupe=dedupe, reinforce=False, boilerplate=shared,
+                              personal_data=personal_data, **kwargs)
         if made.outcome != "NEW" and "path" in kwargs and made.id in written:
             # Two files of one folder: each is a note people link to by its path, so both
             # come in; the repeat is reported, not dropped.
             repeated = made
-            made = writing.create(state, dedupe=False, **kwargs)
+            made = writing.create(state, dedupe=False, personal_data=personal_data, **kwargs)
             written.add(made.id)
             return RecordResult(record.key, record.where, "NEW", made.id, made.item.path, repeated.similarity,
                                 f"repeats {repeated.item.path} of the same source")
+    except SensitiveData as exc:
+        if any(rule.startswith("secret.") for rule in exc.rule.split(",")):
+            return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
+        return RecordResult(record.key, record.where, "HELD", message="; ".join(exc.findings))
     except EngramError as exc:
         return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
     if made.outcome == "NEW":

@@ -16,6 +16,7 @@ from engram.errors import InvalidInput
 from engram.items.trash import parse_age
 from engram.store.fsio import atomic_write
 from engram.store.paths import split_domain
+from engram.trust.policy import PERSONAL_CHOICES
 from engram.vault import Vault
 
 
@@ -28,10 +29,14 @@ from engram.vault import Vault
 @click.option("--rename", is_flag=True, help="Use engram's own paths (domain/slug.md) instead of the source's file names.")
 @click.option("--no-dedupe", is_flag=True, help="Write near-duplicates and duplicates too.")
 @click.option("--dry-run", is_flag=True, help="Read and check everything; write nothing.")
+@click.option("--personal-data", "personal_data", type=click.Choice(PERSONAL_CHOICES), default=None,
+              help="Notes holding personal data (emails, home-folder paths) that the vault's trust settings "
+              "would hold back: import them private (this machine only), redacted, or as they are (keep).")
 @json_option
 @pass_vault
 def import_(
-    vault: Vault, source: Path, fmt: str, domain: str, rename: bool, no_dedupe: bool, dry_run: bool, as_json: bool
+    vault: Vault, source: Path, fmt: str, domain: str, rename: bool, no_dedupe: bool, dry_run: bool,
+    personal_data: str | None, as_json: bool,
 ) -> None:
     """Import notes, records or another tool's memory from SOURCE (a folder, a file, or - for stdin).
 
@@ -39,11 +44,15 @@ def import_(
     names kept, so wikilinks keep resolving), a basic-memory project, a Co-Engram
     repository, the MCP memory server's memory.jsonl, JSON / JSON Lines records. A
     second run of the same import writes nothing. Bad records are listed and skipped;
-    the exit code is then 1. A progress bar shows on a terminal.
+    the exit code is then 1. A note holding personal data a shared file must not get
+    (an email, a home-folder path such as /Users/yourusername/…) is held back and listed
+    with what was found, exit code 1, unless --personal-data says what to do with it.
+    A progress bar shows on a terminal.
 
     \b
     Examples:
       engram import ~/Obsidian/Work --dry-run
+      engram import ~/Obsidian/Work --personal-data redact
       engram import ~/.config/memory.jsonl --domain people
       engram import decisions.jsonl --domain team/decisions
     """
@@ -54,14 +63,15 @@ def import_(
     show_bar = not as_json and sys.stderr.isatty() and len(batch.records) > 1
     if show_bar:
         with click.progressbar(length=len(batch.records), label=f"importing {batch.origin}", file=raw_stderr()) as bar:
-            report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run, progress=bar.update)
+            report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run, progress=bar.update,
+                                      personal_data=personal_data)
     else:
-        report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run)
+        report = vault.run_import(batch, dedupe=not no_dedupe, dry_run=dry_run, personal_data=personal_data)
     if as_json:
         emit_json(report_json(report))
     else:
         _show(report)
-    if report.counts["BAD"]:
+    if report.counts["BAD"] or report.counts["HELD"]:
         sys.exit(1)
 
 
@@ -85,6 +95,16 @@ def report_json(report: ImportReport) -> dict[str, object]:
 
 
 def _show(report: ImportReport, shown: int = 10) -> None:
+    # Every held note is named with what was found: each is a choice for a person to make.
+    held = [r for r in report.results if r.outcome == "HELD"]
+    for r in held:
+        click.echo(f"  {r.where}: held back, personal data: {r.message}", err=True)
+    if held:
+        click.echo(
+            f"  ({len(held)} note(s) held back: the vault's trust settings keep personal data out of shared "
+            "files. Import them with --personal-data private (this machine only), redact, or keep (as they are).)",
+            err=True,
+        )
     for outcome, label in (("BAD", "bad, skipped"), ("UPDATE", "near-duplicate, not written")):
         hits = [r for r in report.results if r.outcome == outcome]
         for r in hits[:shown]:

@@ -87,6 +87,7 @@ def create(
     path: str | None = None,
     preserve: Mapping[str, Any] | None = None,
     boilerplate: Collection[int] = (),
+    personal_data: str | None = None,
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
@@ -97,11 +98,14 @@ def create(
     ``steps``, ``verificationStatus``, …) validated as an update's are. Importers may also
     pass ``path`` (vault-relative: keep the source's layout; a taken path gets an id
     suffix), ``preserve`` (frontmatter keys of :data:`engram.store.rules.PRESERVABLE`: the
-    id and history of an exported item) and ``boilerplate`` (line keys a batch shares, see
-    :class:`engram.store.dedup.LineCounts`). Instruction-shaped text is written with status
-    ``quarantined`` and never deduplicated: the result carries the screen's verdict in
-    ``quarantine`` and says so in ``note``. Raises InvalidInput / UnknownKind / SensitiveData / Forbidden /
-    AlreadyExists (a preserved id is taken) before writing anything.
+    id and history of an exported item), ``boilerplate`` (line keys a batch shares, see
+    :class:`engram.store.dedup.LineCounts`) and ``personal_data`` (``private``, ``redact``
+    or ``keep``: what becomes of personal data in this item, in place of the vault's
+    ``trust.personalData``; a person's choice for one import). Instruction-shaped text is
+    written with status ``quarantined`` and never deduplicated: the result carries the
+    screen's verdict in ``quarantine`` and says so in ``note``. Raises InvalidInput /
+    UnknownKind / SensitiveData / Forbidden / AlreadyExists (a preserved id is taken)
+    before writing anything.
     """
     item = build(
         state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
@@ -113,7 +117,7 @@ def create(
     wanted = check_path(path) if path is not None else None
     with state.refusals_audited("create", item.id):
         roles.require_writer(state.actor, state.role, "create items")
-        admission = admit_new(state, item)
+        admission = admit_new(state, item, personal_data)
     item = admission.item
     with state.lock.hold():
         state.ensure_indexed()
@@ -139,9 +143,18 @@ def create(
         return CreateResult("NEW", item, note=held_message(held, rel) if held else None, quarantine=held)
 
 
-def admit_new(state: VaultState, item: Engram) -> Admission:
-    """What a new item becomes under the vault's trust settings (raises SensitiveData)."""
-    return policy.admit(item, None, state.trust)
+def admit_new(state: VaultState, item: Engram, personal_data: str | None = None) -> Admission:
+    """What a new item becomes under the vault's trust settings (raises SensitiveData);
+    ``personal_data`` overrides ``trust.personalData`` for this item (see ``create``)."""
+    trust = state.trust
+    if personal_data is not None:
+        if personal_data not in policy.PERSONAL_CHOICES:
+            raise InvalidInput(
+                f"personal data can be imported private, redacted or kept, not {personal_data!r}.",
+                field="personal_data", hint=f"Use one of: {', '.join(policy.PERSONAL_CHOICES)}.",
+            )
+        trust = replace(trust, personal_data=personal_data)
+    return policy.admit(item, None, trust)
 
 
 def record_admission(state: VaultState, admission: Admission, rel: str) -> None:

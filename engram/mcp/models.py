@@ -446,10 +446,10 @@ class SyncOut(_Out):
 
 class ImportedRecord(_Out):
     where: str = Field(description="Where the record was: 'line 3', 'entities[2]', a file path.")
-    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "BAD"]
+    outcome: Literal["NEW", "DUPLICATE", "UPDATE", "SKIPPED", "HELD", "BAD"]
     id: str | None = Field(default=None, description="The item written, matched or already imported.")
     path: str | None = None
-    message: str | None = Field(default=None, description="Why a record is BAD or SKIPPED.")
+    message: str | None = Field(default=None, description="Why a record is BAD, HELD (personal data found) or SKIPPED.")
 
 
 class ImportOut(_Out):

@@ -12,7 +12,11 @@
 :func:`admit` is pure: given the item about to be written and the version it replaces
 (None for a new item), it returns the item to write — unchanged, quarantined, redacted
 or made private — and the events to audit, or raises
-:class:`~engram.errors.SensitiveData` when the setting is ``refuse``.
+:class:`~engram.errors.SensitiveData` when the setting is ``refuse``. One import may
+override ``personalData`` for its notes (``engram import --personal-data
+private|redact|keep``); ``keep`` writes the personal data as it is and audits that a
+person chose so (``keep-personal-data``). It is never a setting, and never applies to
+secrets.
 
 - Secrets and personal data are looked for only when the item will live in a shared
   (committed) file: visibility ``team`` or ``org``. A private item stays on the machine
@@ -41,6 +45,11 @@ from engram.trust.secrets import Detection, ScanOptions, field_texts, redact, sc
 
 Action = Literal["refuse", "private", "redact"]
 ACTIONS: tuple[str, ...] = ("refuse", "private", "redact")
+#: Personal data written as it is: never a setting, only a person's choice for one import
+#: (``engram import --personal-data keep``), and audited as such. Secrets are never kept.
+KEEP = "keep"
+#: What ``engram import --personal-data`` may choose for the notes that hold personal data.
+PERSONAL_CHOICES: tuple[str, ...] = ("private", "redact", KEEP)
 SHARED = frozenset({"team", "org"})
 #: Fields the detectors read, and the ones a redaction may rewrite.
 TEXT_FIELDS = ("title", "summary", "content")
@@ -193,6 +202,19 @@ def admit(
 
 
 def _handle_sensitive(
+    item: Engram, detections: tuple[Detection, ...], settings: TrustSettings
+) -> tuple[Engram, list[Event]]:
+    kept = [d for d in detections if d.kind != "secret" and settings.action_for(d) == KEEP]
+    events = [Event("keep-personal-data", ",".join(dict.fromkeys(d.rule for d in kept)),
+                    "; ".join(d.describe() for d in kept))] if kept else []
+    detections = tuple(d for d in detections if d not in kept)
+    if not detections:
+        return item, events
+    item, more = _handle_rest(item, detections, settings)
+    return item, events + more
+
+
+def _handle_rest(
     item: Engram, detections: tuple[Detection, ...], settings: TrustSettings
 ) -> tuple[Engram, list[Event]]:
     actions = {settings.action_for(d) for d in detections}

@@ -4,6 +4,7 @@ whitespace kept, and a second run that writes nothing."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -154,3 +155,62 @@ def test_two_files_that_repeat_each_other_both_come_in(vault: Vault, tmp_path: P
     assert outcomes["b/2021.md"] == ("NEW", "repeats a/2021.md of the same source")
     assert outcomes["b/Freeze 1.md"][0] == "UPDATE"  # near the item the vault already held
     assert "2 new (1 repeating another note of the source)" in report.summary()
+
+
+# ------------------------------------------------------------- personal data (issue 28)
+
+HANDBOOK = {
+    "Setup.md": "# Setup\nInstall to /Users/yourusername/Library/Application Support/app.\n",
+    "Credits.md": "# Credits\nFixed by Jane Doe <jane.doe@gmail.com>.\n",
+    "Usage.md": "# Usage\nRun it daily.\n",
+    "Keys.md": "# Keys\nDeploy with AKIAIOSFODNN7EXAMPLF and nothing else.\n",
+}
+
+
+def handbook(tmp_path: Path) -> Path:
+    source = tmp_path / "handbook"
+    source.mkdir()
+    for name, text in HANDBOOK.items():
+        (source / name).write_text(text, encoding="utf-8")
+    return source
+
+
+def test_notes_with_personal_data_are_held_back_by_name_never_dropped_in_silence(vault: Vault, tmp_path: Path) -> None:
+    """The reproduction: an import of a folder of Markdown dropped the notes holding a
+    placeholder home path or a contributor's email, which adoption in place keeps."""
+    source = handbook(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source)])
+    assert result.exit_code == 1
+    err = result.stderr
+    assert "  Setup.md: held back, personal data: Home folder path in content line 2" in err
+    assert "  Credits.md: held back, personal data: Email address in content line 2" in err
+    assert "Import them with --personal-data private (this machine only), redact, or keep" in err
+    assert "  Keys.md: bad, skipped:" in err and "secret" in err  # a credential is never a choice
+    assert "1 new, 0 already imported" in result.stdout and "2 held back for personal data" in result.stdout
+    assert [i.path for i in vault.list()] == ["Usage.md"]
+    as_json = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source), "--dry-run", "--json"])
+    held = {r["key"]: r["message"] for r in json.loads(as_json.stdout)["results"] if r["outcome"] == "HELD"}
+    assert set(held) == {"Setup.md", "Credits.md"} and "Home folder path" in held["Setup.md"]
+
+
+def test_one_flag_imports_them_private_redacted_or_as_they_are(tmp_path: Path) -> None:
+    source = handbook(tmp_path)
+    found: dict[str, dict[str, str]] = {}
+    for choice in ("private", "redact", "keep"):
+        root = tmp_path / choice
+        Vault.init(root).close()
+        result = CliRunner().invoke(cli, ["--vault", str(root), "import", str(source), "--personal-data", choice])
+        assert result.exit_code == 1 and "Keys.md: bad, skipped" in result.stderr  # the secret, whatever the flag
+        assert "held back" not in result.stderr and "3 new" in result.stdout
+        with Vault.open(root) as vault:
+            found[choice] = {i.path or "": i.content for i in vault.list(include_hidden=True)}
+            if choice == "keep":
+                kept = [e for e in vault.audit() if e.action == "keep-personal-data"]
+                assert sorted(e.path or "" for e in kept) == ["Credits.md", "Setup.md"]
+    assert set(found["private"]) == {"Usage.md", "private/Setup.md", "private/Credits.md"}
+    assert found["private"]["private/Setup.md"] == HANDBOOK["Setup.md"]
+    assert set(found["redact"]) == set(found["keep"]) == {"Usage.md", "Setup.md", "Credits.md"}
+    assert "/Users/yourusername" not in found["redact"]["Setup.md"] and "[redacted" in found["redact"]["Setup.md"]
+    assert "gmail" not in found["redact"]["Credits.md"]
+    assert found["keep"]["Setup.md"] == HANDBOOK["Setup.md"] and found["keep"]["Credits.md"] == HANDBOOK["Credits.md"]

@@ -45,7 +45,7 @@ def test_mcp_memory_server_graph(vault: Vault) -> None:
     source = DATA / "memory-server" / "memory.jsonl"
     report = vault.run_import(vault.read_import(source))
     assert report.importer == "memory-server"
-    assert report.counts == {"NEW": 3, "DUPLICATE": 0, "UPDATE": 0, "SKIPPED": 0, "BAD": 2}
+    assert report.counts == {"NEW": 3, "DUPLICATE": 0, "UPDATE": 0, "SKIPPED": 0, "HELD": 0, "BAD": 2}
     bad = {r.where: r.message for r in report.results if r.outcome == "BAD"}
     assert bad["line 6"].startswith("not valid JSON") and bad["line 7"] == "relation from unknown entity 'Ghost'"
     john = vault.get("John_Smith")

@@ -29,7 +29,7 @@ def jsonl(records: list[dict[str, object]]) -> str:
 
 def test_jsonl_import_creates_links_and_records_provenance(vault: Vault) -> None:
     report = vault.run_import(parse(jsonl(RECORDS), "decisions.jsonl"))
-    assert report.counts == {"NEW": 2, "DUPLICATE": 1, "UPDATE": 0, "SKIPPED": 0, "BAD": 0}
+    assert report.counts == {"NEW": 2, "DUPLICATE": 1, "UPDATE": 0, "SKIPPED": 0, "HELD": 0, "BAD": 0}
     repack = vault.get("Adopt pg_repack")
     assert repack.source["importer"] == "jsonl" and repack.source["from"] == "decisions.jsonl"
     assert repack.extra["ticket"] == "OPS-7" and repack.source_type == "imported"
@@ -95,7 +95,7 @@ def test_cli_import_summary_json_exit_codes_and_stdin(vault: Vault, tmp_path: Pa
     assert dry.exit_code == 0 and "nothing was written" in dry.stdout and vault.list() == []
     done = runner.invoke(cli, ["--vault", str(vault.root), "import", str(path), "--json"])
     data = json.loads(done.stdout)
-    assert data["counts"] == {"NEW": 2, "DUPLICATE": 1, "UPDATE": 0, "SKIPPED": 0, "BAD": 0}
+    assert data["counts"] == {"NEW": 2, "DUPLICATE": 1, "UPDATE": 0, "SKIPPED": 0, "HELD": 0, "BAD": 0}
     assert [r["where"] for r in data["results"]] == ["line 1", "line 2", "line 3"]
     second = runner.invoke(cli, ["--vault", str(vault.root), "import", str(path)])
     assert second.exit_code == 0

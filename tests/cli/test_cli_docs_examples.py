@@ -82,6 +82,12 @@ def test_the_cli_reference_examples_run_as_written(tmp_path: Path, hermetic: Pat
     (work / "Archive").mkdir()
     (work / "Archive" / "Atlas.md").write_text("See [[Standup]].\n", encoding="utf-8")  # a repeat
     (work / "diagram.png").write_bytes(b"\x89PNG\r\n")
+    # A handbook whose notes hold personal data (`engram import --personal-data`).
+    handbook = hermetic / "Downloads" / "handbook"
+    handbook.mkdir(parents=True)
+    (handbook / "Setup.md").write_text("# Setup\nInstall to /Users/yourusername/Library/app.\n", encoding="utf-8")
+    (handbook / "Credits.md").write_text("# Credits\nFixed by jane.doe@gmail.com.\n", encoding="utf-8")
+    (handbook / "Usage.md").write_text("# Usage\nRun it daily.\n", encoding="utf-8")
 
     real_id = ""
     ran = 0
@@ -111,6 +117,7 @@ def test_the_cli_reference_examples_run_as_written(tmp_path: Path, hermetic: Pat
     assert vault.get("Client timeouts").content == "ALB idle timeout is 60 s; clients use 55 s.\n"
     assert [s.kind for s in vault.synapses("Prefer immutable values")] == ["extends"]
     assert vault.get("Projects/Atlas.md").title == "Atlas"
+    assert "[redacted: home folder path]" in vault.get("Setup.md").content
     vault.close()
 
 
