@@ -7,7 +7,8 @@ asked to set up). A user's own ``.gitignore`` is not touched: ``.engram/`` ignor
 with a ``.gitignore`` of its own, and ``private/`` gets one when the first private item
 is written (:func:`engram.store.fsio.ensure_ignored`). In a folder that already holds
 Markdown notes (an Obsidian vault being adopted) the template's ``README.md`` is not laid
-either: it would be a new note in the person's vault. It runs ``git init`` when the
+either: it would be a new note in the person's vault; nor are its ``.obsidian/``
+settings, which would change how Obsidian behaves there — they are for a new vault. It runs ``git init`` when the
 folder is not inside a work tree, creates ``.engram/``, registers the merge driver and
 installs the pre-commit hook that refuses commits carrying secrets
 (:mod:`engram.team.hooks`; a user's own hook is chained).
@@ -34,6 +35,10 @@ from engram.store.settings import MAX_SETTINGS_BYTES
 _LINE_MERGED = frozenset({".gitattributes"})
 #: Template files not laid into a folder that already holds notes.
 _NOT_FOR_NOTES = frozenset({"README.md"})
+#: Obsidian settings: laid only into a new, empty vault. In a folder of notes they would
+#: change how Obsidian behaves for the person who opens it later (links not updated on
+#: rename, new links relative), so adoption never adds them.
+_OBSIDIAN = ".obsidian/"
 _SKIP = frozenset({"__init__.py", "__pycache__"})
 
 
@@ -67,7 +72,7 @@ def init_vault(path: Path) -> Path:
     adopting = has_notes(root)
     for rel, data in sorted(template_files().items()):
         target = root / rel
-        if adopting and rel in _NOT_FOR_NOTES:
+        if adopting and (rel in _NOT_FOR_NOTES or rel.startswith(_OBSIDIAN)):
             continue
         if adopting and rel == "engram.yaml":
             data = _for_notes(data)

@@ -38,6 +38,25 @@ def test_init_creates_a_git_repo_with_the_template(tmp_path: Path) -> None:
     assert status.current and status.routed and "-m mergedriver %O %A %B %L %P" in (status.command or "")
 
 
+def test_adoption_lays_no_obsidian_settings_a_new_vault_gets_them(tmp_path: Path) -> None:
+    """A folder of Markdown notes with no .obsidian/ is being adopted: settings laid there
+    would turn off link updates on rename and make new links relative for the person
+    who opens it in Obsidian later (issue 28). A new, empty vault gets them."""
+    notes = tmp_path / "notes"
+    (notes / "ideas").mkdir(parents=True)
+    (notes / "ideas" / "Alpha.md").write_text("# Alpha\nSee [[Beta]].\n")
+    Vault.init(notes).close()
+    assert not (notes / ".obsidian").exists()
+    assert sorted(p.name for p in notes.iterdir()) == [
+        ".engram", ".git", ".gitattributes", ".gitignore", "engram.yaml", "ideas",
+    ]
+    Vault.init(notes).close()  # and not on a second run either
+    assert not (notes / ".obsidian").exists()
+    fresh = tmp_path / "fresh"
+    Vault.init(fresh).close()
+    assert (fresh / ".obsidian" / "app.json").is_file()
+
+
 def test_init_is_idempotent_and_never_clobbers(tmp_path: Path) -> None:
     root = tmp_path / "existing"
     root.mkdir()
