@@ -91,6 +91,8 @@ from engram.recall.settings import recall_settings
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
+from engram.store.notes import unadopted
+from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import MACHINE_LOCAL
 from engram.store.settings import SETTINGS_FILE
 from engram.team import authorship, conflicts
@@ -362,6 +364,8 @@ def _item_problems(state: VaultState, progress: Progress | None = None) -> list[
 
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
+    if unadopted(item):
+        return _persons_note(rel, item)
     lost = None
     if item.content_hash != codec.content_hash(item.content):
         lost = _lost_content(state, rel, item, history)
@@ -392,6 +396,20 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
             )
         )
     return problems
+
+
+def _persons_note(rel: str, item: Engram) -> list[Problem]:
+    """A note its owner has not adopted is never rewritten or moved by a fix: its derived
+    section, if it has one, is the person's text; a private one outside ``private/`` is
+    theirs to move."""
+    if item.visibility == "private" and not rel.startswith("private/"):
+        return [Problem(
+            "path-drift", rel,
+            "its visibility property is private but the file is outside private/ (it would be committed); "
+            "it is a note you have not adopted, so move it into private/ yourself (or change the property)",
+            fixable=False,
+        )]
+    return []
 
 
 def _lost_content(state: VaultState, rel: str, item: Engram, history: History) -> Problem | None:

@@ -20,7 +20,8 @@ translated into this tree once, in the module that uses the library, and chained
      │    └── VaultNotFound
      ├── Conflict                    exit 4   the vault changed under the caller
      │    ├── VersionConflict                 update with a stale expected version
-     │    └── AlreadyExists
+     │    ├── AlreadyExists
+     │    └── NotAdopted                      a write into a person's note they have not adopted
      ├── FormatError                 exit 5   a file that is not valid engram format
      │    ├── UnsafeFile                      not a regular file inside the vault (a symlink…)
      │    ├── FileTooLarge                    above a read limit; refused before parsing
@@ -116,6 +117,23 @@ class VersionConflict(Conflict):
 
 class AlreadyExists(Conflict):
     code = "already_exists"
+
+
+class NotAdopted(Conflict):
+    """A write would change a note a person wrote and has not adopted (``engram adopt``).
+
+    Such a note changes only when its owner asks; what engram records about it (counters,
+    typed links) is kept beside it. Nothing was changed.
+    """
+
+    code = "not_adopted"
+
+    def __init__(self, path: str, what: str = "engram writes into it only when you ask", *, hint: str | None = None):
+        self.path = path
+        super().__init__(
+            f"{path} is a note you wrote and have not adopted: {what}.",
+            hint=hint or f"Adopt it first (`engram adopt {path}`), or change it yourself.",
+        )
 
 
 class FormatError(EngramError):

@@ -9,7 +9,8 @@ even when two items share a file name.
 The section is derived data: excluded from ``contentHash``, never merged (regenerated
 after a merge), and rebuilt on every synapse write. Lines are sorted so the same edges
 always give the same bytes. A shared item never links to a private one: a private
-neighbour's title must not leak into a committed file.
+neighbour's title must not leak into a committed file. A note a person has not adopted
+gets no section: its typed links are shown on the other end only (and in the index).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engram.store.model import SYMMETRIC_KINDS, Engram
+from engram.store.notes import unadopted
 
 if TYPE_CHECKING:
     from engram.index.catalog import Index
@@ -33,7 +35,10 @@ def link_line(arrow: str, path: str, title: str, kind: str) -> str:
 
 
 def lines_for(index: Index, item: Engram) -> list[str]:
-    """The derived lines for ``item`` from the synapses and neighbours in the index."""
+    """The derived lines for ``item`` from the synapses and neighbours in the index (none
+    for a note its owner has not adopted: it is never written into)."""
+    if unadopted(item):
+        return []
     rows = index.query(
         "SELECT s.source, s.target, s.kind, i.path, i.title, i.visibility"
         " FROM synapses s JOIN items i"

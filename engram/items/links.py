@@ -4,6 +4,13 @@ Functions of a :class:`~engram.items.state.VaultState`. An edge is one YAML file
 by the hash of its endpoints and kind, so creating an existing edge merges its evidence
 instead of duplicating it. Edges that touch a private item are stored under
 ``private/`` and never named in a shared file's derived section.
+
+A note a person has not adopted is written into only when a caller asks for a link that
+names it (``engram link``, ``synapse_create``: the note is adopted first, see
+:meth:`~engram.items.state.VaultState.claim`). A link engram makes on its own — a learn
+decision, an import — passes ``adopt=False``: the synapse file names the note's derived
+id and the note gets no derived section (the other end shows the link). Adopting the
+note later re-points such links to its new id.
 """
 
 from __future__ import annotations
@@ -30,16 +37,20 @@ def link(
     weight: float | None = None,
     evidence: str | None = None,
     confidence: float | None = None,
+    adopt: bool = True,
 ) -> Synapse:
     """Create the edge ``source --kind--> target``, or merge into the existing one.
 
     Re-creating an edge adds the new evidence (a set, keyed by description and
     author) instead of duplicating the edge; a given ``weight`` replaces the old one.
     Re-creating it with nothing new writes nothing. A writer may not supersede an item
-    someone else created. Raises UnknownKind, NotFound (either endpoint), InvalidInput (a
-    self-link), Forbidden, SensitiveData and InstructionShaped (the evidence).
+    someone else created. ``adopt``: the caller asked for this link, so a note that is
+    not adopted is adopted first; False (a link engram makes on its own) names such a note
+    by its derived id and leaves it alone. Raises UnknownKind, NotFound (either
+    endpoint), InvalidInput (a self-link), Forbidden, SensitiveData and
+    InstructionShaped (the evidence).
     """
-    return _link(state, source_ref, kind, target_ref, weight, evidence, confidence)[0]
+    return _link(state, source_ref, kind, target_ref, weight, evidence, confidence, adopt)[0]
 
 
 def ensure(
@@ -52,8 +63,9 @@ def ensure(
     evidence: str | None = None,
 ) -> bool:
     """:func:`link`, for importers: True when it wrote something (a new edge, new
-    evidence or a new weight), False when the edge was already so."""
-    return _link(state, source_ref, kind, target_ref, weight, evidence, None)[1]
+    evidence or a new weight), False when the edge was already so. A person's note that
+    is not adopted is linked beside it (``adopt=False``)."""
+    return _link(state, source_ref, kind, target_ref, weight, evidence, None, False)[1]
 
 
 def _link(
@@ -64,6 +76,7 @@ def _link(
     weight: float | None,
     evidence: str | None,
     confidence: float | None,
+    adopt: bool,
 ) -> tuple[Synapse, bool]:
     if kind not in SYNAPSE_KINDS:
         raise UnknownKind(kind, SYNAPSE_KINDS, "synapse kind")
@@ -75,9 +88,11 @@ def _link(
             state.lock.hold():
         roles.require_writer(state.actor, state.role, "link items")
         state.ensure_indexed()
-        # A typed link names both ends by id: a note with only a derived id is adopted.
-        source = state.claim(state.resolve(source_ref))
-        target = state.claim(state.resolve(target_ref))
+        # A typed link names both ends by id: a note with only a derived id is adopted
+        # when the caller asked for this link, else named by its derived id (see above).
+        end = state.claim if adopt else (lambda rel: state.read(rel)[0])
+        source = end(state.resolve(source_ref))
+        target = end(state.resolve(target_ref))
         if source.id == target.id:
             raise InvalidInput(
                 f"an item cannot link to itself ({source.id}).", hint="Link two different items."

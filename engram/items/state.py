@@ -38,6 +38,7 @@ from engram.errors import (
     Forbidden,
     FormatError,
     InvalidInput,
+    NotAdopted,
     NotFound,
     SensitiveData,
     StorageError,
@@ -46,13 +47,22 @@ from engram.errors import (
 )
 from engram.index.catalog import FreshnessSettings, Index, RefreshStats
 from engram.index.settings import IndexSettings
-from engram.items import derived
+from engram.items import derived, sidecar
 from engram.store.audit import AuditLog
 from engram.store.dedup import DedupSettings
 from engram.store.format import read_bytes, read_engram, read_synapse, write_note, write_synapse
 from engram.store.fsio import VaultLock, atomic_write, ensure_ignored, prune_empty_dirs, remove
-from engram.store.model import SYNAPSE_KINDS, Engram, Synapse, new_id, now
-from engram.store.notes import read_note
+from engram.store.model import (
+    SYMMETRIC_KINDS,
+    SYNAPSE_KINDS,
+    Engram,
+    Synapse,
+    new_id,
+    now,
+    synapse_id,
+)
+from engram.store.notes import DERIVED_PREFIX, derived_id, read_note, unadopted
+from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
 from engram.store.surgical import edit_frontmatter
@@ -344,6 +354,12 @@ class VaultState:
                 return found
             if attempt == 0:
                 self.refresh()
+        if ref.startswith(DERIVED_PREFIX):
+            # A note adopted since something named it by its derived id (a proposal, a
+            # journal line): that id is still the hash of the note's path.
+            for row in self.index.query("SELECT path FROM items WHERE identity = 'file'"):
+                if derived_id(row["path"]) == ref:
+                    return str(row["path"])
         raise NotFound(
             f"no item matches {ref!r}.",
             ref=ref,
@@ -384,19 +400,36 @@ class VaultState:
         return read_engram(self.abspath(rel), rel)
 
     def claim(self, rel: str) -> Engram:
-        """The item at ``rel``, ready for an engram write.
+        """The item at ``rel``, ready for a write its owner asked for.
 
-        A note that has only a derived id (see :mod:`engram.store.notes`) is adopted
-        first: a new ULID is written into its frontmatter and nothing else changes, so
-        whatever this write records under the id (a synapse, a version) survives
-        renames and reaches every clone. Raises FormatError when the note's frontmatter
-        cannot be edited in place (it is not YAML).
+        A note that has only a derived id (see :mod:`engram.store.notes`) is adopted first:
+        a new ULID is written into its frontmatter and nothing else changes, so whatever
+        this write records under the id (a synapse, a version) survives renames and
+        reaches every clone. Only a write that names the note as its subject comes here
+        (``engram adopt``, an update, a typed link a caller asked for); any other write
+        leaves such a note alone (the writer refuses it: :mod:`engram.store.format`).
+
+        What was kept beside the note follows the new id: its counters
+        (:mod:`engram.items.sidecar`) and the typed links that named its derived id, which
+        are re-pointed — the note then gets their derived section, as every adopted note
+        with typed links has. Raises FormatError when the frontmatter cannot be edited in
+        place (it is not YAML), NotAdopted for an Obsidian template (an id in it would be
+        copied into every note made from it).
         """
         path = self.abspath(rel)
         data = read_bytes(path, rel)
         note = read_note(data, rel)
         if note.adopted:
             return note.item
+        folder = in_folders(rel, template_folders(self.root))
+        if folder is not None:
+            raise NotAdopted(
+                rel,
+                f"it is an Obsidian template (the templates folder {folder}/), and an id written into it would be "
+                "copied into every note made from it, so engram never writes one",
+                hint="Write to the notes made from it instead; to keep templates out of the index, add "
+                f"'{folder}/' to index.ignore in engram.yaml.",
+            )
         adopted = replace(note.item, id=new_id())
         try:
             atomic_write(path, edit_frontmatter(data, {"id": adopted.id}))
@@ -404,7 +437,30 @@ class VaultState:
             raise FormatError(rel, f"cannot be given an id in place: {exc}") from exc
         self.index.put_item(rel, adopted, note.derived)
         self.audit.record(self.actor, "adopt", adopted.id, path=rel, fields=("id",))
+        sidecar.move(self.state_dir, note.item.id, adopted.id)
+        if self._repoint(note.item.id, adopted.id):
+            self.refresh_derived(adopted.id)
         return adopted
+
+    def _repoint(self, old: str, new: str) -> builtins.list[str]:
+        """Move the typed links that name ``old`` (a derived id) to ``new``: each is a new
+        synapse file (its name is a hash of its ends), the old file goes. Returns the ids
+        of the items at their other ends."""
+        others: builtins.list[str] = []
+        for syn in self.incident(old):
+            source = new if syn.source == old else syn.source
+            target = new if syn.target == old else syn.target
+            if syn.kind in SYMMETRIC_KINDS:
+                source, target = sorted((source, target))
+            moved = replace(syn, id=synapse_id(source, target, syn.kind), source=source, target=target)
+            for rel in self.index.synapse_paths(syn.id):
+                remove(self.abspath(rel))
+                prune_empty_dirs(self.abspath(rel).parent, self.root)
+                self.index.drop(rel)
+            rel = self.store_synapse(moved)
+            self.audit.record(self.actor, "relink", moved.id, target="synapse", path=rel, note=f"was {syn.id}")
+            others.append(moved.other(new))
+        return others
 
     def place(self, item: Engram, current: str | None = None) -> str:
         """The path for ``item``: its natural path, or with an id suffix when taken."""
@@ -488,6 +544,8 @@ class VaultState:
                 item, old = self.read(row.path)
             except (FileNotFoundError, FormatError):
                 continue
+            if unadopted(item):
+                continue  # a person's note: its links show on the other ends only
             lines = derived.lines_for(self.index, item)
             if "\n".join(lines) != old:
                 self.write_item(item, lines)

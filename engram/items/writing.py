@@ -7,8 +7,10 @@ the invariants in :mod:`engram.items.state`) and records what it did in the audi
 Deduplication (:mod:`engram.store.dedup`): an item whose title and content equal an
 existing one's once case, punctuation and whitespace are ignored is a ``DUPLICATE``
 and reinforces the original (unless the caller says not to: an import run twice must
-change nothing); one at least ``dedup.nearThreshold`` similar, boilerplate lines left
-out, is an ``UPDATE`` proposal (nothing written); anything else is ``NEW``.
+change nothing) — in its file, or beside it when the original is a note its owner has
+not adopted (:mod:`engram.items.sidecar`: such a note never changes unasked); one at
+least ``dedup.nearThreshold`` similar, boilerplate lines left out, is an ``UPDATE``
+proposal (nothing written); anything else is ``NEW``.
 
 ``create`` is the one way an item comes into being — typed by a person, sent by an
 agent, or read by an importer (which may ask for a path of its own and carry the item's
@@ -28,11 +30,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engram.errors import AlreadyExists, FormatError, InvalidInput
+from engram.items import sidecar
 from engram.items.state import VaultState, settled
 from engram.store import rules
 from engram.store.dedup import boilerplate as boilerplate_of
 from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.model import Engram, new_id, now
+from engram.store.notes import unadopted
 from engram.store.paths import RESERVED_TOP, id_suffix
 from engram.trust import policy, roles
 from engram.trust.policy import Admission, Event, held_message
@@ -130,9 +134,10 @@ def create(
             found = classify(state, item, boilerplate)
             if found is not None:
                 if found.outcome == "DUPLICATE" and reinforce and found.item.path is not None:
-                    # A note with only a derived id is given one first (see VaultState.claim),
-                    # so the reinforcement is recorded under an id that lasts.
-                    found = replace(found, item=_reinforce(state, state.claim(found.item.path)))
+                    if unadopted(found.item):
+                        found = replace(found, note=reinforce_beside(state, found.item))
+                    else:
+                        found = replace(found, item=_reinforce(state, found.item))
                 return found
         rel = _place_at(state, item, wanted) if wanted else state.place(item)
         item = replace(item, path=rel)
@@ -264,6 +269,19 @@ def _place_at(state: VaultState, item: Engram, wanted: str) -> str:
         return rel
     stem = rel[: -len(".md")]
     return state.abspath(f"{stem}-{id_suffix(item.id)}.md").relative_to(state.root).as_posix()
+
+
+def reinforce_beside(state: VaultState, note: Engram) -> str:
+    """Reinforce a note its owner has not adopted: the count is kept beside it
+    (:mod:`engram.items.sidecar`), never written into it. Returns what to tell the caller."""
+    sidecar.add(state.state_dir, note.id, sidecar.Kept(reinforcement=1.0))
+    state.audit.record(state.actor, "reinforce", note.id, path=note.path, fields=("reinforcementScore",),
+                       note="kept in .engram/: a note its owner has not adopted")
+    return (
+        f"Identical to {note.id} ({note.path}), a note a person wrote and has not adopted: nothing was written;"
+        f" its reinforcement is kept beside it, in .engram/ on this machine (`engram adopt {note.path}` lets"
+        " engram record such counters in the note)."
+    )
 
 
 def _reinforce(state: VaultState, original: Engram) -> Engram:

@@ -7,7 +7,8 @@ feedback does not race writers or dirty the git tree. :func:`fold` (``engram flu
 ``engram maintain light``, and ``engram sync`` before it commits) folds the usage
 journal and this one into frontmatter in one batch, under the vault lock, without a
 version bump: these are counters and the merge driver adds them across machines
-(``importance`` adds both sides' deltas).
+(``importance`` adds both sides' deltas). A note its owner has not adopted keeps them
+beside it instead (:mod:`engram.items.sidecar`), never in the note.
 
 The step, for feedback with confidence ``c`` (0–1, the caller's certainty or measured
 effectiveness) and the lifecycle ``feedbackStep`` ``s``:
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engram.errors import FormatError, InvalidInput
+from engram.items import sidecar
 from engram.items.repair import rewrite_item
 from engram.items.state import VaultState
 from engram.lifecycle import proposals
@@ -48,6 +50,7 @@ from engram.recall.usage import flush as flush_usage
 from engram.store import rules
 from engram.store.fsio import append_line
 from engram.store.model import Engram, instant, now
+from engram.store.notes import derived_id
 from mergedriver.codec import CodecError, format_time
 
 JOURNAL = "feedback.jsonl"
@@ -321,6 +324,14 @@ def fold(state: VaultState) -> FoldStats:
             rows = state.index.item_rows("id = ?", (item_id,))
             if not rows:
                 missing += 1
+            if any(row.id == derived_id(row.path) for row in rows):
+                # A note its owner has not adopted: the feedback is kept beside it.
+                sidecar.add(state.state_dir, item_id, sidecar.Kept(
+                    effective=change.effective, failed=change.failed, importance=change.importance,
+                    last_effective=change.last_effective, last_failed=change.last_failed,
+                ))
+                items += 1
+                rows = []
             for row in rows:
                 try:
                     item, _ = state.read(row.path)

@@ -25,6 +25,11 @@ session) serialise and each sees the last one's result:
                 when a conflict was seen but not trusted enough to act on)
    ============ ==============================================================================
 
+   A note a person wrote and has not adopted is never written into: a duplicate
+   reinforces it beside the note (:mod:`engram.items.sidecar`), an extension becomes an
+   item of its own linked ``extends`` to it, a contradiction a ``disputed`` draft for a
+   person to decide; links name the note's derived id (:func:`engram.items.links.link`).
+
 4. one audit entry ``learn`` per call, whose note states the verdict, the action, the
    target and who decided — so the log accounts for every call, even a duplicate.
 
@@ -50,6 +55,7 @@ from engram.lifecycle.succession import may_overturn, supersede
 from engram.recall.search import run as recall_run
 from engram.store import rules
 from engram.store.model import Engram, Synapse, now
+from engram.store.notes import unadopted
 from engram.trust import policy
 from engram.trust.policy import Event
 
@@ -271,6 +277,10 @@ def _hold(state: VaultState, verdict: Verdict, near: Engram | None, spec: _Spec)
 
 
 def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec) -> LearnResult:
+    if target is not None and unadopted(target) and verdict.relation in ("duplicate", "extends"):
+        return _beside(state, verdict, target, spec)
+    if target is not None and unadopted(target) and verdict.relation == "contradicts":
+        return _dispute(state, verdict, target, spec)  # a person's note is never superseded unasked
     if verdict.relation in ("duplicate", "extends") and target is not None:
         return _reinforce(state, verdict, target, spec)
     if verdict.relation == "contradicts" and target is not None:
@@ -287,7 +297,8 @@ def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec
     if target is None:
         return LearnResult("inserted", verdict, new, None, message=f"New knowledge: recorded as {new.path}.")
     kind = "contradicts" if verdict.warn else "similar_to"
-    edge = links.link(state, new.id, kind, target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000])
+    edge = links.link(state, new.id, kind, target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000],
+                      adopt=False)
     note = (
         f"possibly contradicts {target.id} — linked as a warning for a person to check"
         if verdict.warn else f"related to {target.id} ({target.path}), linked similar_to"
@@ -298,12 +309,35 @@ def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec
     )
 
 
-def _reinforce(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
+def _fresh(verdict: Verdict, target: Engram, spec: _Spec) -> list[str]:
+    """The lesson's sentences that are new detail against ``target``: a sentence is new
+    detail when it brings content words the item lacks — one for an extension, two for a
+    duplicate (a reworded word is not detail)."""
     known = analyse(compared_text(target)).stems
-    # A sentence is new detail when it brings content words the item lacks: one for an
-    # extension, two for a duplicate (a reworded word is not detail).
     least = 1 if verdict.relation == "extends" else 2
-    fresh = [s for s in sentences(spec.content) if len(analyse(s).stems - known) >= least]
+    return [s for s in sentences(spec.content) if len(analyse(s).stems - known) >= least]
+
+
+def _beside(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
+    """A duplicate or an extension of a note its owner has not adopted: the note is never
+    written into. The reinforcement is kept beside it; new detail becomes an item of its
+    own, linked ``extends`` to the note (the link names its derived id)."""
+    kept = writing.reinforce_beside(state, target)
+    fresh = _fresh(verdict, target, spec)
+    if not fresh:
+        return LearnResult("reinforced", verdict, target, target, message=f"Already known: {kept} {_why(verdict)}")
+    new = spec.insert(state, target)
+    edge = links.link(state, new.id, "extends", target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000],
+                      adopt=False)
+    return LearnResult(
+        "linked", verdict, state.read(new.path or "")[0], target, edge,
+        message=f"Extends {target.id} ({target.path}), a note a person wrote and has not adopted, so it is left as"
+        f" it is: recorded as {new.path} and linked extends to it. {_why(verdict)}",
+    )
+
+
+def _reinforce(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
+    fresh = _fresh(verdict, target, spec)
     changes: dict[str, Any] = {"reinforcement_score": round(target.reinforcement_score + 1.0, 6)}
     if fresh:
         addition = "\n".join(fresh)
@@ -322,7 +356,8 @@ def _reinforce(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec)
 
 def _dispute(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
     new = spec.insert(state, target, {"status": "draft", "verification_status": "disputed"})
-    edge = links.link(state, new.id, "contradicts", target.id, weight=0.5, evidence="; ".join(verdict.reasons)[:2000])
+    edge = links.link(state, new.id, "contradicts", target.id, weight=0.5,
+                      evidence="; ".join(verdict.reasons)[:2000], adopt=False)
     proposal, _ = proposals.propose(
         state, "dispute", [target.id, new.id],
         title=f"Does {new.title!r} overturn {target.title!r}?",

@@ -21,6 +21,8 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    + semantic·max(0, cos(query, item)) when the optional model is on
    (:mod:`engram.recall.semantic`; weights from the ``recall`` section of ``engram.yaml``, see
    :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
+   A note its owner has not adopted adds the counters kept beside it
+   (:mod:`engram.items.sidecar`) to those its file gives.
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
@@ -44,6 +46,8 @@ from typing import Any
 
 from engram.errors import InvalidInput
 from engram.index.query import ParsedQuery, parse
+from engram.items import sidecar
+from engram.items.sidecar import Kept
 from engram.items.state import VaultState
 from engram.recall.disclosure import disclose
 from engram.recall.graph import EdgeCache, SpreadSettings, spread
@@ -176,8 +180,9 @@ def run(
             complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()
+    beside = sidecar.load(state.state_dir)  # the counters of notes their owners have not adopted
     for cand in cands.values():
-        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when)
+        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when, beside.get(cand.id))
     sense = meaning(query, s.semantic) if not raw else None
     if sense is not None:
         sense.apply(state.index, cands.values())
@@ -188,7 +193,7 @@ def run(
         kept = sorted((c.score for c in cands.values() if raw or (c.relevance or 0.0) >= floor), reverse=True)
         cutoff = kept[limit - 1] if len(kept) >= limit else -math.inf
         _expand(
-            state, cands, where, params, at, s, now_ts, pending, edges,
+            state, cands, where, params, at, s, now_ts, pending, edges, beside,
             current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor,
             bonus=sense.weight if sense else 0.0,
         )
@@ -265,7 +270,7 @@ def _succession(
 
 def _score(
     cand: Candidate, s: RecallSettings, now_ts: float, usage: Usage | None,
-    complete: bool = False, when: tuple[Period, ...] = (),
+    complete: bool = False, when: tuple[Period, ...] = (), kept: Kept | None = None,
 ) -> None:
     row = cand.row
     recency = 0.0
@@ -275,6 +280,14 @@ def _score(
     signal = float(row["reinforcement"]) + 0.5 * int(row["effective_retrievals"]) - int(row["failed_uses"])
     count = int(row["retrieval_count"]) + (usage.count if usage else 0)
     last = row["retrieved_ts"]
+    importance = float(row["importance"])
+    if kept is not None:  # a note's counters kept beside it (engram.items.sidecar)
+        signal += kept.reinforcement + 0.5 * kept.effective - kept.failed
+        count += kept.retrievals
+        importance = min(1.0, max(0.0, importance + kept.importance))
+        kept_ts = _epoch(kept.last_retrieved) if kept.last_retrieved else None
+        if kept_ts is not None and (last is None or kept_ts > last):
+            last = kept_ts
     if usage:
         pending_ts = _epoch(usage.last_at)
         if pending_ts is not None and (last is None or pending_ts > last):
@@ -286,7 +299,7 @@ def _score(
     cand.parts = {
         "relevance": round(s.relevance * cand.lexical, 4),
         "recency": round(s.recency * recency, 4),
-        "importance": round(s.importance * float(row["importance"]), 4),
+        "importance": round(s.importance * importance, 4),
         "reinforcement": round(s.reinforcement * math.tanh(signal / 3), 4),
         "heat": round(s.heat * heat, 4),
         "complete": s.complete if complete else 0.0,
@@ -313,6 +326,7 @@ def _expand(
     now_ts: float,
     pending: Mapping[str, Usage],
     edges: EdgeCache,
+    kept: Mapping[str, Kept],
     *,
     current: bool,
     cutoff: float,
@@ -360,7 +374,7 @@ def _expand(
             if row is None:
                 continue
             cand = cands[node] = Candidate(row)
-            _score(cand, s, now_ts, pending.get(node))
+            _score(cand, s, now_ts, pending.get(node), kept=kept.get(node))
         cand.activation = activation
         cand.parts["graph"] = round(s.graph * activation.value, 4)
         cand.score = round(sum(cand.parts.values()), 4)

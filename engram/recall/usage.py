@@ -10,7 +10,8 @@ and never touches Markdown. :func:`flush` (``engram flush``, and ``engram sync``
 commits) folds the journal into the items in one batch: ``retrievalCount`` grows by the
 number of retrievals and ``lastRetrievedAt`` moves to the latest one, written through the
 vault's canonical writer under the vault lock, without a version bump (counters are not
-content; the merge driver adds them up across machines). The same flush adds the actor
+content; the merge driver adds them up across machines) — or, for a note its owner has
+not adopted, beside it (:mod:`engram.items.sidecar`). The same flush adds the actor
 to ``recalledBy`` and the UTC date to ``recallDays`` — the evidence that earns an item
 promotion to a wider scope (:mod:`engram.scopes.promotion`); both are sets the merge
 unions, and each stops growing at :data:`MAX_MARKS` entries (enough for any threshold).
@@ -43,10 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.errors import FormatError, StorageError
+from engram.items import sidecar
 from engram.items.repair import rewrite_item
 from engram.items.state import VaultState
 from engram.store.fsio import append_line, atomic_write
 from engram.store.model import instant, now
+from engram.store.notes import derived_id
 
 JOURNAL = "usage.jsonl"
 FLUSHING = "usage.flushing.jsonl"
@@ -256,12 +259,16 @@ def flush(state: VaultState) -> FlushStats:
         for item_id, usage in sorted(pending.items()):
             if item_id in done:
                 continue
-            # A note with only a derived id is not rewritten for being recalled.
-            rows = state.index.item_rows("id = ? AND identity = 'file'", (item_id,))
+            rows = state.index.item_rows("id = ?", (item_id,))
             if not rows:
                 missing += 1
                 journal.mark_done(item_id)
                 continue
+            if any(row.id == derived_id(row.path) for row in rows):
+                # A note its owner has not adopted is never rewritten for being recalled:
+                # its retrievals are kept beside it.
+                sidecar.add(state.state_dir, item_id, sidecar.Kept(retrievals=usage.count, last_retrieved=usage.last_at))
+                rows = []
             for row in rows:
                 try:
                     item, _ = state.read(row.path)

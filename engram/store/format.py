@@ -13,6 +13,13 @@ are the canonical rendering of what it says) is rewritten canonically; any other
 a person's Obsidian note, a Dendron note, one ``engram adopt`` gave an id — is edited in
 place by :mod:`engram.store.surgical`, which changes only the keys whose values changed
 (and the body only when the content or derived section did), keeping every other byte.
+
+A note a person wrote and has not adopted (no ``id`` in its file: it is indexed under a
+derived id) is never rewritten here under that derived id: the writer raises
+:class:`~engram.errors.NotAdopted`, whoever called it. Only a write that gives the note
+an id of its own edits it — its owner's request, through
+:meth:`engram.items.state.VaultState.claim` (the id line and nothing else); what other
+writes record about such a note is kept beside it.
 """
 
 from __future__ import annotations
@@ -22,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.errors import FormatError
+from engram.errors import FormatError, NotAdopted
 from engram.store.fsio import atomic_write, read_regular
 from engram.store.model import Engram, Synapse
-from engram.store.notes import Note, format_error, read_note
+from engram.store.notes import Note, format_error, is_derived_id, read_note
 from engram.store.surgical import edit_frontmatter
 from mergedriver import codec
 
@@ -79,7 +86,8 @@ def write_engram(
     path: Path, item: Engram, derived_lines: Iterable[str] = (), previous: Path | None = None
 ) -> bool:
     """Write ``item`` at ``path`` (moved from ``previous`` when given); True if the bytes
-    changed. Raises FormatError when a person's note cannot be edited in place."""
+    changed. Raises FormatError when a person's note cannot be edited in place, NotAdopted
+    when it is one its owner has not adopted."""
     return _write(path, item, list(derived_lines), previous)[0]
 
 
@@ -133,6 +141,8 @@ def is_canonical(data: bytes) -> bool:
 def _write_into(old: bytes, item: Engram, lines: list[str]) -> bytes:
     rel = item.path or "note.md"
     note = read_note(old, rel)
+    if not note.adopted and is_derived_id(item.id):
+        raise NotAdopted(rel)  # only a write that gives the note an id of its own may edit it
     before, after = note.item.to_meta(), item.to_meta()
     changes = {k: v for k, v in after.items() if before.get(k, _ABSENT) != v}
     removals = [k for k in before if k not in after and k in note.properties]

@@ -97,6 +97,20 @@ def derived_id(rel: str) -> str:
     return DERIVED_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
+_DERIVED_ID = re.compile(r"note-[0-9a-f]{16}")
+
+
+def is_derived_id(value: str) -> bool:
+    """Whether ``value`` has the shape of a derived id (whatever path it came from)."""
+    return _DERIVED_ID.fullmatch(value) is not None
+
+
+def unadopted(item: Engram) -> bool:
+    """Whether ``item`` is a note whose id is derived from its path (none in its file):
+    a person's note they have not adopted, which engram never writes into unasked."""
+    return item.path is not None and item.id == derived_id(item.path)
+
+
 def note_name(rel: str) -> str:
     """The name Obsidian shows for a note: its file name without ``.md``."""
     name = PurePosixPath(rel).name

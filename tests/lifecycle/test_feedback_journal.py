@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.errors import InvalidInput, NotFound
+from engram.items import sidecar
 from engram.lifecycle.feedback import DONE, FLUSHING, JOURNAL, pending
 from engram.vault import Vault
 from tests.conftest import ROOT, snapshot
@@ -153,9 +154,17 @@ def test_fold_keeps_the_body_and_a_persons_own_properties_byte_for_byte(vault: V
     item = vault.list()[0]
     vault.feedback(item.id, "helped")
     vault.fold()
+    # Not adopted: the note is not written at all; its counters are kept beside it (issue 28).
+    assert note.read_bytes() == (head + body).encode("utf-8")
+    kept = sidecar.load(vault.state.state_dir)[item.id]
+    assert kept.effective == 1 and kept.importance == pytest.approx(0.05)
+    # Adopted, it takes its counters in place, its own properties and body byte for byte.
+    ((_, new_id),) = vault.adopt(["notes/hand.md"]).adopted
+    vault.feedback(new_id, "helped")
+    vault.fold()
     text = note.read_bytes().decode("utf-8")
-    assert text.startswith(head) and text.endswith(body)
-    assert "effectiveRetrievals: 1" in text and vault.get(item.id).importance == pytest.approx(0.55)
+    assert text.startswith(head + f"id: {new_id}\n") and text.endswith(body)
+    assert "effectiveRetrievals: 1" in text and vault.get(new_id).importance == pytest.approx(0.55)
 
 
 def test_an_interrupted_fold_resumes_without_counting_anything_twice(vault: Vault) -> None:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.errors import BinaryFile, FileTooLarge, FormatError, UnsafeFile
+from engram.errors import BinaryFile, FileTooLarge, FormatError, NotAdopted, UnsafeFile
 from engram.store.format import (
     is_canonical,
     parse_engram,
@@ -274,21 +274,42 @@ def test_an_edit_to_a_persons_note_changes_only_the_keys_that_changed(tmp_path: 
     assert write_engram(path, back) is False
 
 
-def test_a_content_change_to_a_persons_note_keeps_the_frontmatter_bytes(tmp_path: Path) -> None:
+def adopted_note(tmp_path: Path) -> tuple[Path, Engram]:
+    """The person's note once its owner adopted it (an id line added, as `engram adopt` does)."""
     path, item = person_note(tmp_path)
+    assert write_engram(path, item.with_changes(id=ADOPTED)) is True
+    return path, read_engram(path, "Notes/Pool.md")[0]
+
+
+ADOPTED = "01JABCDEFGHJKMNPQRSTVWXYZ0"
+
+
+def test_a_persons_note_not_adopted_is_never_written_under_its_derived_id(tmp_path: Path) -> None:
+    path, item = person_note(tmp_path)
+    for change in ({"content": "New body.\n"}, {"retrieval_count": 3}, {"tags": ("x",)}):
+        with pytest.raises(NotAdopted):
+            write_engram(path, item.with_changes(**change))
+    with pytest.raises(NotAdopted):
+        write_engram(path, item, ["- → [[a/b|B · extends]]"])
+    assert path.read_bytes() == PERSON_NOTE.encode()
+
+
+def test_a_content_change_to_a_persons_note_keeps_the_frontmatter_bytes(tmp_path: Path) -> None:
+    path, item = adopted_note(tmp_path)
     write_engram(path, item.with_changes(content="New body.\n"))
     data = path.read_bytes().decode()
     front = PERSON_NOTE.split("---\r\n", 2)[1]
-    assert data.startswith("---\r\n" + front + "---\r\n")
+    assert data.startswith("---\r\n" + front.replace("Due date: 2026-05-01\r\n", f"Due date: 2026-05-01\r\nid: {ADOPTED}\r\n") + "---\r\n")
     assert read_engram(path, "Notes/Pool.md")[0].content == "New body.\n"
 
 
 def test_a_move_carries_the_persons_style_to_the_new_path(tmp_path: Path) -> None:
-    path, item = person_note(tmp_path)
+    path, item = adopted_note(tmp_path)
+    before = path.read_bytes()
     target = tmp_path / "Archive" / "Pool.md"
     assert write_engram(target, item.with_changes(summary="moved"), previous=path) is True
     assert "# my own comment\r\n" in target.read_bytes().decode()
-    assert path.read_bytes() == PERSON_NOTE.encode()  # removing the old file is the caller's job
+    assert path.read_bytes() == before  # removing the old file is the caller's job
 
 
 def test_a_note_that_cannot_be_edited_in_place_is_a_format_error_and_untouched(tmp_path: Path) -> None:
@@ -436,7 +457,7 @@ def test_an_id_with_a_trailing_newline_is_not_taken_as_the_notes_id() -> None:
 
 
 def test_a_new_body_in_a_crlf_note_keeps_crlf_throughout(tmp_path: Path) -> None:
-    path, item = person_note(tmp_path)
+    path, item = adopted_note(tmp_path)
     assert write_engram(path, item.with_changes(content="First line.\nSecond line.\n"), ["- → [[a/b|B · extends]]"]) is True
     data = path.read_bytes()
     assert data.count(b"\n") == data.count(b"\r\n")  # no bare LF anywhere
@@ -447,7 +468,7 @@ def test_a_new_body_in_a_crlf_note_keeps_crlf_throughout(tmp_path: Path) -> None
 
 def test_a_new_body_in_an_lf_note_stays_lf(tmp_path: Path) -> None:
     path = tmp_path / "lf.md"
-    path.write_bytes(b"---\naliases: [x]\n---\nold\n")
+    path.write_bytes(b"---\naliases: [x]\nid: 01JABCDEFGHJKMNPQRSTVWXYZ0\n---\nold\n")
     item, _ = read_engram(path, "lf.md")
     write_engram(path, item.with_changes(content="new\nlines\n"))
     assert b"\r" not in path.read_bytes()
