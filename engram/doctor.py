@@ -12,8 +12,11 @@ Checks (each problem has a stable ``code``):
 - ``binary-file`` — a ``.md`` or synapse file with NUL bytes: not text, not read.
 - ``bad-settings`` — ``engram.yaml`` could not be taken (not a regular file, too large,
   not UTF-8, not valid YAML): commands that need a setting refuse until it is fixed.
-- ``duplicate-id`` — two files claim one id (a copied file). Fix: the copies whose path
-  sorts later get new ids; the first keeps the id and its edges.
+- ``duplicate-id`` — two files claim one id (a copied file). Fix: the copies get new
+  ids; the original — the file whose id entered git's history first (an uncommitted copy
+  never has) — keeps the id and its edges. When nothing is committed, the file engram
+  last wrote under the id (the audit log) is the original; failing both, the path that
+  sorts first.
 - ``dangling-synapse`` — an edge to an item that does not exist. Fix: moved to trash.
 - ``misnamed-synapse`` — a synapse file whose name or folder does not match its
   endpoints and kind. Fix: rewritten at the right path.
@@ -283,18 +286,42 @@ def _duplicate_ids(state: VaultState) -> list[Problem]:
     for row in rows:
         by_id[row["id"]].append(row["path"])
     problems = []
-    for item_id, paths in by_id.items():
-        for copy in paths[1:]:
-            problems.append(
-                Problem(
-                    "duplicate-id",
-                    copy,
-                    f"shares id {item_id} with {paths[0]}",
-                    fixable=True,
-                    _fix=partial(repair.reassign_id, state, copy),
+    templates = template_folders(state.root)
+    with History(state.root) as history:
+        for item_id, paths in by_id.items():
+            original, why = _original(state, history, item_id, paths)
+            if in_folders(original, templates) is not None:
+                why += (" — it is an Obsidian template: take its id line out, or every note made from it will "
+                        "share the id again")
+            for copy in paths:
+                if copy == original:
+                    continue
+                problems.append(
+                    Problem(
+                        "duplicate-id",
+                        copy,
+                        f"shares id {item_id} with {original}, {why}: this file is the copy and gets a new id",
+                        fixable=True,
+                        _fix=partial(repair.reassign_id, state, copy),
+                    )
                 )
-            )
     return problems
+
+
+def _original(state: VaultState, history: History, item_id: str, paths: list[str]) -> tuple[str, str]:
+    """Which of ``paths`` (sharing ``item_id``) is the original, and why: the one whose id
+    git has held longest; when git cannot tell (nothing committed), the one this
+    machine's audit log last wrote under the id; else the first path in sort order."""
+    seen = {path: history.first_seen(path, item_id) for path in paths}
+    dated = sorted((since, path) for path, since in seen.items() if since is not None)
+    if dated and (len(dated) == 1 or dated[0][0][0] < dated[1][0][0]):
+        (_, commit), path = dated[0]
+        return path, f"which has carried it since commit {commit[:12]} (git's history)"
+    if not dated:
+        written = [e.path for e in state.audit.entries(item_id) if e.path in paths]
+        if written:
+            return str(written[-1]), "which engram wrote under that id (this machine's audit log)"
+    return paths[0], "and neither git's history nor the audit log tells which came first, so the path that sorts first keeps it"
 
 
 def _synapse_problems(state: VaultState) -> list[Problem]:

@@ -9,8 +9,11 @@ byte stays). Writes that need an id (a typed link, an update) adopt the notes th
 on their own.
 
 Invariants: a dry run writes nothing; a note whose frontmatter is not YAML is skipped
-with the reason, never half-edited; running ``adopt`` twice adopts nothing the second
-time. Every adoption is audited (``adopt``) like any other write.
+with the reason, never half-edited; an Obsidian template (a note in the templates
+folder ``.obsidian/templates.json`` or Templater's settings name,
+:mod:`engram.store.obsidian`) is skipped and said so — every note made from it would
+copy its id; running ``adopt`` twice adopts nothing the second time. Every adoption is
+audited (``adopt``) like any other write.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from engram.errors import EngramError, InvalidInput
 from engram.items.state import VaultState
 from engram.store.format import read_bytes
 from engram.store.notes import read_note
+from engram.store.obsidian import in_folders, template_folders
 from engram.trust import roles
 
 
@@ -90,9 +94,14 @@ def adopt(state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False
         adopted: list[tuple[str, str]] = []
         skipped: list[tuple[str, str]] = []
         already = 0
+        templates = template_folders(state.root)
         for rel, identity in wanted:
             if identity == "file":
                 already += 1
+                continue
+            folder = in_folders(rel, templates)
+            if folder is not None:
+                skipped.append((rel, template_reason(folder)))
                 continue
             try:
                 note = read_note(read_bytes(state.abspath(rel), rel), rel)
@@ -106,6 +115,12 @@ def adopt(state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False
             except (EngramError, FileNotFoundError) as exc:
                 skipped.append((rel, str(exc)))
         return AdoptReport(tuple(adopted), tuple(skipped), already, dry_run)
+
+
+def template_reason(folder: str) -> str:
+    """Why ``adopt`` leaves a template alone."""
+    return (f"an Obsidian template (the templates folder {folder}/): every note made from it would copy an id"
+            " written here, so it gets none")
 
 
 def _relative(state: VaultState, ref: str) -> str:
@@ -145,8 +160,10 @@ def summary(state: VaultState) -> Adoption:
         if found.get("clashes"):
             clashes.append((r["path"], ", ".join(found["clashes"])))
     derived = counts.get("derived", 0)
+    templates = template_folders(state.root)
     not_adoptable = sum(
-        1 for r in index.query("SELECT findings FROM items WHERE identity = 'derived' AND findings LIKE '%\"frontmatter\"%'")
+        1 for r in index.query("SELECT path, findings FROM items WHERE identity = 'derived'")
+        if in_folders(r["path"], templates) is not None or '"frontmatter"' in (r["findings"] or "")
     )
     edited = [
         r["path"]

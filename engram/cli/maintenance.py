@@ -119,7 +119,9 @@ def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) ->
 
     Only the `id` key is added; every other byte of each note stays as it was. Notes
     are searchable and linkable without this: an id in the file keeps a note's identity
-    across renames made outside engram and on every clone.
+    across renames made outside engram and on every clone. Obsidian templates (the
+    templates folder of .obsidian/templates.json or Templater) are skipped, and said so:
+    every note made from a template would copy its id.
 
     \b
     Example:

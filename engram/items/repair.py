@@ -13,7 +13,7 @@ from typing import Any
 
 from engram.items import derived
 from engram.items.state import VaultState, settled
-from engram.store.format import write_engram
+from engram.store.format import is_canonical, read_bytes, write_engram
 from engram.store.model import Engram, new_id, now
 from engram.store.paths import slugify
 
@@ -66,10 +66,14 @@ def relocate(state: VaultState, rel: str) -> str:
 
 
 def reassign_id(state: VaultState, rel: str) -> str:
-    """Give the item at ``rel`` a new id (a copy that shares another item's id)."""
+    """Give the item at ``rel`` a new id (a copy that shares another item's id). A person's
+    note (not in engram's canonical form) has its ``id`` line changed and nothing else."""
     with state.lock.hold():
         item, _ = state.read(rel)
-        fresh = replace(item, id=new_id(), version=item.version + 1, updated_at=now(), updated_by=state.actor)
+        if is_canonical(read_bytes(state.abspath(rel), rel)):
+            fresh = replace(item, id=new_id(), version=item.version + 1, updated_at=now(), updated_by=state.actor)
+        else:
+            fresh = replace(item, id=new_id())
         state.write_item(fresh, None)
         state.audit.record(
             state.actor, "reassign-id", fresh.id, path=rel, old_version=item.version,

@@ -129,10 +129,17 @@ def _note_of(data: bytes, rel: str, meta: Mapping[str, Any] | None = None) -> No
         return None
 
 
+#: Keys every file engram writes carries. A person's note whose frontmatter is only the
+#: ``id`` line ``engram adopt`` gave it renders the same bytes, but it is still theirs.
+_WRITTEN_KEYS = frozenset({"id", "title", "createdAt"})
+
+
 def is_canonical(data: bytes) -> bool:
-    """Whether ``data`` is exactly what engram's canonical writer makes of it."""
+    """Whether ``data`` is an engram file exactly as engram's canonical writer makes it."""
     try:
         meta, content, derived = codec.parse_engram(data)
+        if not meta.keys() >= _WRITTEN_KEYS:
+            return False
         return codec.render_engram(meta, content, derived.split("\n") if derived else []) == data
     except codec.CodecError:
         return False

@@ -8,6 +8,9 @@ content with it: content that is the yardstick cut off inside a line (see
 :func:`engram.team.settle.stopped_mid_line`) is a loss, shown as a diff for a person to
 accept or undo. Whole lines added, changed or deleted are a person's edit, as staging
 and settle judge them: doctor does not ask about what sync records without asking.
+
+:meth:`History.first_seen` tells an original from its copy when two files carry one id
+(``duplicate-id``): the file whose id entered git's history first keeps it.
 """
 
 from __future__ import annotations
@@ -94,6 +97,25 @@ class History:
             if meta.get("contentHash") == codec.content_hash(content):
                 return commit, path, content
         return newest
+
+    def first_seen(self, rel: str, text: str) -> tuple[int, str] | None:
+        """(commit time, commit) of the oldest commit that put ``text`` (an id) into the
+        file at ``rel``; None when git never held it there (a file not committed yet, or a
+        copy whose id came in the working tree) or there is no git. Renames are not
+        followed: git's ``--follow`` mixed with ``-S`` reports another file's commits for
+        a path it never held, and a rename is usually newer than the copy anyway."""
+        repo = self._open()
+        if repo is None:
+            return None
+        lead = self.root.resolve().relative_to(repo.top).as_posix()
+        path = rel if lead == "." else f"{lead}/{rel}"
+        out = repo.run("log", "--format=%ct %H", f"-S{text}", "--", path, check=False)
+        lines = [line.split() for line in out.out.splitlines() if line.strip()] if out.status == 0 else []
+        if not lines or len(lines[-1]) != 2 or not lines[-1][0].isdigit():
+            return None
+        if not repo.run("rev-parse", "--verify", "--quiet", f"HEAD:{path}", check=False).out.strip():
+            return None  # the id is in history only at a path this file no longer is
+        return int(lines[-1][0]), lines[-1][1]
 
     def loss(self, rel: str, content: str) -> Loss | None:
         """What ``content`` lost against the yardstick version of ``rel``, if anything."""

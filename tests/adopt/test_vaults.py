@@ -115,7 +115,10 @@ def test_doctor_has_no_problem_and_summarises_adoption(adopted: tuple[Path, dict
     if root.name == "dendron-site":  # Dendron notes carry their own ids
         assert a.with_id >= 1000 and a.indexed_only <= 2
     else:
-        assert a.indexed_only == a.items and a.adoptable == a.items - len(a.not_yaml) > 0
+        # Templates/ (kepano's .obsidian/templates.json) is never adoptable, YAML or not.
+        templates = sum(1 for rel in notes_of(root) if rel.startswith("Templates/"))
+        outside = sum(1 for rel in a.not_yaml if not rel.startswith("Templates/"))
+        assert a.indexed_only == a.items and a.adoptable == a.items - templates - outside > 0
     assert checksums(root) == {**checksums(root), **before}  # doctor changed nothing either
 
 
@@ -229,7 +232,11 @@ def test_adopt_adds_one_id_line_per_note_and_nothing_else(copy: Path) -> None:
                 assert rest == old
             assert vault.get(rel).id == item_id
         for rel, why in report.skipped:
-            assert "not YAML" in why and (copy / rel).read_bytes() == originals[rel]
+            assert ("not YAML" in why or "Obsidian template" in why) and (copy / rel).read_bytes() == originals[rel]
+        # kepano's .obsidian/templates.json names Templates/: no template gets an id (issue 28).
+        templates = sorted(rel for rel in originals if rel.startswith("Templates/"))
+        assert bool(templates) == (copy.name == "kepano-obsidian")
+        assert {rel for rel, why in report.skipped if "Obsidian template" in why} == set(templates)
         assert report.already + len(report.adopted) + len(report.skipped) == len(originals)
         again = vault.adopt()
         assert again.adopted == () and again.already == report.already + len(report.adopted)

@@ -71,6 +71,8 @@ def test_a_copied_file_with_a_colliding_id_is_a_doctor_finding_and_a_clear_error
         vault.update(item.id, {"tags": ["db"]})
     assert "doctor --fix" in (err.value.hint or "")
     (problem,) = [p for p in vault.doctor().problems if p.code == "duplicate-id"]
-    assert problem.path == "pool-sizes.md" and problem.fixable  # the copy whose path sorts later
+    # The copy gets the new id, though its path sorts first (engram wrote the original: issue 28).
+    assert problem.path == "copy-of-pool-sizes.md" and problem.fixable
+    assert "audit log" in problem.message
     vault.doctor(fix=True)
     assert len({i.id for i in vault.list()}) == 2
