@@ -33,6 +33,7 @@ through the vault's own file lock.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -107,6 +108,21 @@ def check_agent_id(value: str) -> str:
             hint="e.g. 'claude-code@alice-laptop'.",
         )
     return agent
+
+
+def suggest_agent_id(name: str, host: str) -> str:
+    """An agent id for ``name`` (a person's or login name) on ``host``, shaped like the
+    examples (``dana-ortiz-agent@laptop``): letters, digits, ``.``, ``_`` and ``-`` only,
+    so it needs no quoting in ``ENGRAM_ACTOR``, ``--actor`` or ``roles``, and always
+    within what :func:`check_agent_id` accepts."""
+
+    def word(text: str, most: int) -> str:
+        kept = "".join(c if c.isalnum() or c in "._-" else "-" for c in text.casefold())
+        return re.sub(r"-{2,}", "-", kept).strip("-.")[:most].strip("-.")
+
+    place = word(host, 40) or "localhost"
+    suffix = f"-agent@{place}"
+    return check_agent_id((word(name, MAX_AGENT_ID_CHARS - len(suffix)) or "someone") + suffix)
 
 
 class VaultHolder:

@@ -21,7 +21,7 @@ from typing import Annotated
 from pydantic import Field
 
 from engram.errors import EngramError, InvalidInput
-from engram.mcp.context import DERIVED_SOURCES, VaultHolder
+from engram.mcp.context import DERIVED_SOURCES, VaultHolder, suggest_agent_id
 from engram.mcp.models import Gap, SetupOut, StatusOut, WireOut
 from engram.mcp.overview import domain_counts, synapse_count
 from engram.mcp.profiles import Profile
@@ -45,6 +45,14 @@ _ACTOR_LABELS = {
 }
 
 
+def _actor_label(holder: VaultHolder) -> str:
+    """Where the agent id came from, truthfully: with no vault yet, git was asked in the
+    server's working folder, not in a vault's repository."""
+    if holder.actor_source == "git" and holder.vault is None:
+        return "git config user.name in the server's working folder (there is no vault yet)"
+    return _ACTOR_LABELS[holder.actor_source]
+
+
 def _call(vault_path: str, agent_id: str | None = None) -> str:
     args = f"vault_path={vault_path!r}"
     if agent_id:
@@ -56,7 +64,7 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
     """Everything ``status`` reports; also the guidance of unconfigured tools."""
     vault = holder.vault
     gaps: list[Gap] = []
-    suggested_agent = f"{holder.actor}-agent@{socket.gethostname()}"
+    suggested_agent = suggest_agent_id(holder.actor, socket.gethostname())
     unnamed = holder.actor_source in DERIVED_SOURCES  # nobody chose an id for this agent
     agent_fix = suggested_agent if unnamed else None
     extra: dict[str, object] = {}
@@ -122,7 +130,7 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
             Gap(
                 setting="agent_id",
                 problem=f"no agent id is set; writes are attributed to {holder.actor!r} "
-                f"(from {_ACTOR_LABELS[holder.actor_source]})",
+                f"(from {_actor_label(holder)})",
                 cost="teammates and the audit log cannot tell this agent's writes from the "
                 "person's or from other agents'",
                 fix=_call(str(vault.root) if vault else holder.requested or SUGGESTED_VAULT, suggested_agent),
@@ -143,7 +151,7 @@ def build_status(holder: VaultHolder, profile: Profile) -> StatusOut:
         vault=str(vault.root) if vault else None,
         vault_source=_SOURCE_LABELS.get(holder.vault_source or ""),
         agent_id=holder.actor,
-        agent_id_source=_ACTOR_LABELS[holder.actor_source],
+        agent_id_source=_actor_label(holder),
         profile=profile,
         config_file=str(holder.config_file),
         gaps=gaps,

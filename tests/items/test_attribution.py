@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -88,3 +89,37 @@ def test_cli_json_has_no_actor_surprises(tmp_path: Path) -> None:
     assert out.exit_code == 0
     with Vault.open(root) as vault:
         assert vault.get(json.loads(out.stdout)["id"]).created_by == "late-actor"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize(
+    "name", ["Dana Ortiz", "  María\tJosé  de la Peña ", "x" * 150, "Ünïcode Nåme", "agent@lab"]
+)
+async def test_first_contact_suggests_an_id_setup_accepts_and_says_where_the_name_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anyio_backend: str, name: str
+) -> None:
+    """Issue 28: with no vault and only git's user.name (with a space in it), the
+    suggested agent id had a space and was said to come from "the vault's repository"."""
+    from engram.mcp.context import check_agent_id
+
+    monkeypatch.delenv("ENGRAM_ACTOR")
+    config = tmp_path / "user.gitconfig"
+    config.write_text(f"[user]\n\tname = {name}\n\temail = dana@example.invalid\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.chdir(tmp_path)  # no vault at or above the working folder
+    async with Client(build_server(None, config_file=tmp_path / "mcp.yaml")) as client:
+        status = ok(await client.call_tool("status", {}))
+        refused = await client.call_tool("engram_list", {})
+    assert status["configured"] is False and status["agent_id"].split() == name.split()
+    assert status["agent_id_source"] == "git config user.name in the server's working folder (there is no vault yet)"
+    fix = next(g for g in status["gaps"] if g["setting"] == "agent_id")["fix"]
+    suggested = fix.split("agent_id='", 1)[1].split("'", 1)[0]
+    assert check_agent_id(suggested) == suggested  # what setup accepts
+    assert re.fullmatch(r"[\w.-]+-agent@[\w.-]+", suggested), suggested  # no quoting needed anywhere
+    assert suggested.startswith(("dana-ortiz-", "maría-josé-de-la-peña-", "xxx", "ünïcode-nåme-", "agent-lab-"))
+    message = refused.content[0].text  # type: ignore[union-attr]
+    assert f"agent_id='{suggested}'" in message and "vault's repository" not in message
+    async with Client(build_server(None, config_file=tmp_path / "mcp.yaml")) as client:
+        done = ok(await client.call_tool("setup", {"vault_path": str(tmp_path / "v"), "agent_id": suggested}))
+    assert done["agent_id"] == suggested and done["agent_id_source"] == "setup"
