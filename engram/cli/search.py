@@ -1,7 +1,16 @@
-"""CLI commands for recall: search, paths, flush."""
+"""CLI commands for recall: search, paths, flush.
+
+``engram search`` prints a digest of each hit for a person (title; id, kind, path and
+relevance; a line or two of the text around the first matched word), not its body:
+bodies come with ``--full`` or an explicit ``--tier``, which print what the tier
+carries. ``--json`` is the same answer an agent gets (``--tier auto`` by default),
+whatever a person's view shows.
+"""
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Sequence
 
 import click
@@ -12,36 +21,93 @@ from engram.store.model import ENGRAM_KINDS, STATUSES, VISIBILITIES
 from engram.vault import Vault
 
 
-def _render_hit(rank: int, hit: SearchHit, explain: bool) -> list[str]:
+def _title_line(rank: int, hit: SearchHit) -> str:
     flag = "" if hit.status == "active" else f" [{hit.status}]"
     via = "" if hit.via == "lexical" else "  (linked)"
     if hit.scope != "team":
         via += f"  ({hit.scope})"
-    lines = [f"{rank:>2}. {hit.title}{flag}{via}", f"    {hit.id}  {hit.kind}  {hit.path}  score {hit.score:.3f}"]
+    return f"{rank:>2}. {hit.title}{flag}{via}"
+
+
+def _warning_lines(hit: SearchHit) -> list[str]:
+    return [f"    ! contradicted by {w.title} ({w.id}, {w.path})" for w in hit.warnings]
+
+
+def _explain_lines(hit: SearchHit) -> list[str]:
+    e = hit.explanation
+    parts = ", ".join(f"{k} {v:+.3f}" for k, v in e.parts.items() if v)
+    rel = f"relevance {hit.relevance:.2f}; " if hit.relevance is not None else ""
+    lines = [f"    why: {rel}{parts}"]
+    if e.matched_terms or e.missing_terms:
+        lines.append(
+            f"    terms: matched {', '.join(e.matched_terms) or '-'}; missing {', '.join(e.missing_terms) or '-'}"
+        )
+    for step in e.path:
+        arrow = f"--{step.kind}-->" if step.direction == "out" else f"<--{step.kind}--"
+        lines.append(f"    path: {step.source} {arrow} {step.target} (x{step.weight:.2f} = {step.activation:.3f})")
+    if e.replaces:
+        lines.append(f"    supersedes: {', '.join(e.replaces)}")
+    return lines
+
+
+def _render_hit(rank: int, hit: SearchHit, explain: bool) -> list[str]:
+    """A hit as its tier carries it: the summary and the whole body when it has one."""
+    lines = [_title_line(rank, hit), f"    {hit.id}  {hit.kind}  {hit.path}  score {hit.score:.3f}"]
     if hit.summary and hit.tier != "catalog" and (hit.content is None or hit.summary not in hit.content):
         lines.append(f"    {hit.summary}")
     if hit.content is not None:
         lines += ["    " + line if line else "" for line in hit.content.rstrip().splitlines()]
-    for warning in hit.warnings:
-        lines.append(f"    ! contradicted by {warning.title} ({warning.id}, {warning.path})")
-    if explain:
-        e = hit.explanation
-        parts = ", ".join(f"{k} {v:+.3f}" for k, v in e.parts.items() if v)
-        rel = f"relevance {hit.relevance:.2f}; " if hit.relevance is not None else ""
-        lines.append(f"    why: {rel}{parts}")
-        if e.matched_terms or e.missing_terms:
-            lines.append(
-                f"    terms: matched {', '.join(e.matched_terms) or '-'}; missing {', '.join(e.missing_terms) or '-'}"
-            )
-        for step in e.path:
-            arrow = f"--{step.kind}-->" if step.direction == "out" else f"<--{step.kind}--"
-            lines.append(f"    path: {step.source} {arrow} {step.target} (x{step.weight:.2f} = {step.activation:.3f})")
-        if e.replaces:
-            lines.append(f"    supersedes: {', '.join(e.replaces)}")
-    return lines
+    return lines + _warning_lines(hit) + (_explain_lines(hit) if explain else [])
 
 
-def _render(result: SearchResult, explain: bool) -> None:
+#: A digest's snippet: about two lines of text around the match.
+SNIPPET_CHARS = 150
+SNIPPET_WIDTH = 76
+#: Tokens an item's body may cost in the digest view (the snippet needs the text, not
+#: the agent's budget): effectively all of it.
+WHOLE = 10**9
+
+
+def _first_match(text: str, terms: Sequence[str]) -> int | None:
+    """Where the earliest matched term starts in ``text``, also in another form of the
+    word (the index stems: "retries" matched "retry"), or None."""
+    best: int | None = None
+    for term in terms:
+        forms = [term] + [term[:n] for n in range(len(term) - 1, max(3, len(term) - 4), -1)]
+        for form in forms:
+            found = re.search(rf"(?<!\w){re.escape(form)}", text, re.IGNORECASE)
+            if found:
+                best = found.start() if best is None else min(best, found.start())
+                break
+    return best
+
+
+def snippet(hit: SearchHit) -> list[str]:
+    """At most two lines: the body around the first matched word, else the summary,
+    else the start of the body."""
+    text = " ".join((hit.content or "").split())
+    where = _first_match(text, hit.explanation.matched_terms)
+    if where is None:
+        text, where = hit.summary or text, 0
+    start = max(0, where - SNIPPET_CHARS // 3)
+    if start:
+        start = text.find(" ", start, where) + 1 or start  # at a word's start
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):
+        end = text.rfind(" ", where, end) if text.rfind(" ", where, end) > where else end
+    shown = ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
+    return textwrap.wrap(shown, SNIPPET_WIDTH)[:2] if text else []
+
+
+def _render_digest(rank: int, hit: SearchHit, explain: bool) -> list[str]:
+    """A hit for a person: title; id, kind, path and relevance; the text around the match."""
+    relevance = f"  relevance {hit.relevance:.2f}" if hit.relevance is not None else ""
+    lines = [_title_line(rank, hit), f"    {hit.id}  {hit.kind}  {hit.path}{relevance}"]
+    lines += ["    " + line for line in snippet(hit)]
+    return lines + _warning_lines(hit) + (_explain_lines(hit) if explain else [])
+
+
+def _render(result: SearchResult, explain: bool, digest: bool = False) -> None:
     if result.status == "no_confident_match":
         best = result.best_relevance or 0.0
         click.echo(
@@ -57,14 +123,17 @@ def _render(result: SearchResult, explain: bool) -> None:
         click.echo(f"nothing matches {result.query!r}.")
         return
     for rank, hit in enumerate(result.hits, start=1):
-        for line in _render_hit(rank, hit, explain):
+        for line in (_render_digest if digest else _render_hit)(rank, hit, explain):
             click.echo(line)
-    notes = [f"{len(result.hits)} hit(s), ~{result.tokens} tokens, {result.elapsed_ms:.1f} ms"]
+    if digest:
+        notes = [f"{len(result.hits)} hit(s), {result.elapsed_ms:.1f} ms; bodies: --full"]
+    else:
+        notes = [f"{len(result.hits)} hit(s), ~{result.tokens} tokens, {result.elapsed_ms:.1f} ms"]
     if result.ignored:
         notes.append(f"ignored: {' '.join(result.ignored)}")
     if result.truncated:
         notes.append("query cut to its first terms")
-    if result.budget_reached:
+    if result.budget_reached and not digest:
         notes.append("token budget reached: the rest as catalog lines (--budget, --tier)")
     if not result.expanded:
         notes.append("graph expansion off")
@@ -82,7 +151,9 @@ def _render(result: SearchResult, explain: bool) -> None:
 @click.option("--all", "include_hidden", is_flag=True, help="Include frozen, forgotten and quarantined items.")
 @click.option("--as-of", default=None, metavar="TIME", help="Recall what the vault held at this instant (ISO-8601).")
 @click.option("--limit", "-n", type=click.IntRange(1, 200), default=None, help="At most this many hits (default 10).")
-@click.option("--tier", type=click.Choice(TIERS), default="auto", show_default=True, help="How much of each hit to show.")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Print what this tier carries: catalog, digest, content (bodies) or auto (bodies while --budget lasts; the default of --full and --json).")
+@click.option("--full", is_flag=True, help="Print the hits' bodies (--tier auto) instead of a digest of each.")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Token budget for --tier auto (default 2000).")
 @click.option("--explain", is_flag=True, help="Show why each hit ranks where it does.")
 @click.option("--no-expand", is_flag=True, help="Lexical hits only: do not follow synapses.")
@@ -101,7 +172,8 @@ def search(
     include_hidden: bool,
     as_of: str | None,
     limit: int | None,
-    tier: str,
+    tier: str | None,
+    full: bool,
     budget: int | None,
     explain: bool,
     no_expand: bool,
@@ -110,14 +182,17 @@ def search(
 ) -> None:
     """Search the vault: ranked, graph-expanded recall with honest abstention.
 
-    Exits 0 with hits, 1 with no confident match.
+    Prints each hit's title, id, path, relevance and the text around the match;
+    --full prints bodies. Exits 0 with hits, 1 with no confident match.
 
     \b
     Examples:
       engram search "vacuum full lock"
+      engram search "vacuum full lock" --full
       engram search db_url_v2 --tier catalog --explain
       engram search "retry policy" --domain engineering --as-of 2026-01-01
     """
+    digest = not (as_json or full or tier)
     result = vault.search(
         query,
         limit=limit,
@@ -129,15 +204,15 @@ def search(
         min_importance=min_importance,
         include_hidden=include_hidden,
         as_of=as_of,
-        tier=tier,
-        budget=budget,
+        tier="content" if digest else tier or "auto",
+        budget=WHOLE if digest else budget,
         expand=not no_expand,
         raw=raw,
     )
     if as_json:
         emit_json(result.to_json())
     else:
-        _render(result, explain)
+        _render(result, explain, digest)
     if result.status != "ok":
         raise click.exceptions.Exit(1)
 
