@@ -198,6 +198,8 @@ def demo(app: AppContext, path: str) -> None:
     found = vault.search("charge a customer twice", tier="catalog", limit=4, record=False)
     for n, hit in enumerate(found.hits, 1):
         how = "matched words" if hit.via == "lexical" else "reached through a link"
+        if hit.relevance is not None and hit.relevance < found.floor:
+            how = f"one word in common: relevance {hit.relevance:.2f}, below the {found.floor:.2f} floor"
         say(f"  {n}. {hit.title}  ({how})")
     say('\n$ engram add "Use pg_repack instead of VACUUM FULL on live tables" ... (same text again)')
     again = vault.create(target.title, target.content, domain=list(target.domain_tags))

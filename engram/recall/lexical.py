@@ -9,7 +9,8 @@ candidate has lexical relevance 1. :func:`judge` then computes each judged candi
 *relevance*: the IDF-weighted share of the query's terms it holds, where the query's
 IDF mass counts up to :data:`SATURATION` rare words' worth (the abstention signal and
 the coverage factor of the ranking), asking the index only about terms the candidate
-query did not already prove.
+query did not already prove. A candidate holding one word of a question of several
+counts only what it holds beyond chance (:func:`beyond_chance`).
 
 Candidates are mutable :class:`Candidate` records that :mod:`engram.recall.search` goes on to
 score, expand and disclose.
@@ -328,11 +329,11 @@ def judge(
     for (term, _), rowset in zip(specs, found, strict=True):
         matched[term] |= rowset
 
-    def idf(term: Term) -> float:
-        n = df.get(term.text, len(matched.get(term, ()))) if term.kind != "substring" else len(matched.get(term, ()))
-        return math.log(1 + (total - n + 0.5) / (n + 0.5))
+    def holding(term: Term) -> int:
+        return df.get(term.text, len(matched.get(term, ()))) if term.kind != "substring" else len(matched.get(term, ()))
 
-    weights = {t: idf(t) for t in matched}
+    counts = {t: holding(t) for t in matched}
+    weights = {t: math.log(1 + (total - n + 0.5) / (n + 0.5)) for t, n in counts.items()}
     # Evidence saturates: matching about SATURATION rare words' worth of the query is a
     # whole answer, so a long question whose best item holds its rarest words is
     # confident, while a short one must be matched nearly whole.
@@ -344,11 +345,29 @@ def judge(
         for rid in own:
             got = tuple(t for t in matched if rid in matched[t])
             share = sum(weights[t] for t in got) / denominator
+            if len(got) == 1 and len(matched) > 1:
+                share = beyond_chance(share, got[0], weights, counts, total, denominator)
             if share > best[0]:
                 best = (share, got)
         cand.matched = tuple(t.text for t in best[1])
         cand.missing = tuple(t.text for t in matched if t not in best[1])
         cand.relevance = round(min(1.0, best[0]), 4)
+
+
+def beyond_chance(
+    share: float, held: Term, weights: Mapping[Term, float], counts: Mapping[Term, int], total: int,
+    denominator: float,
+) -> float:
+    """The ``share`` of an item holding one word (``held``) of a question of several,
+    beyond what chance gives any item: the share of the query the vault's *other* items
+    hold on average (each term weighted by the fraction of them holding it), rescaled so
+    a whole answer stays 1. In a vault of twelve, "twice" held by two items is 0.28 of
+    "charge a customer twice" but 0.20 beyond chance, below the default floor; the only
+    item holding a word keeps its weight for it (its own word is not chance)."""
+    others = max(total - 1, 1)
+    chance = sum(w * max(0, counts[t] - (t == held)) for t, w in weights.items()) / others / denominator
+    chance = min(chance, 0.5)  # a question of words most items hold keeps half its scale
+    return max(0.0, share - chance) / (1 - chance)
 
 
 def informative(terms: Sequence[Term], df: Mapping[str, int], total: int, most: int = 32) -> list[Term]:

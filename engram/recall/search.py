@@ -30,7 +30,9 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    contains (the query counting up to four rare words' worth). When no lexical hit
    reaches ``minRelevance`` the answer is ``no_confident_match`` with the closest items
    as ``near_misses``. The floor decides the answer, never the list: a confident answer
-   keeps its weaker hits, so ``limit`` N returns N whenever N items match.
+   keeps its weaker hits, so ``limit`` N returns N whenever N items match; a hit that
+   shares one word with a question of several and is below the floor comes after the
+   items expansion reached (:func:`_lone_words_after_links`).
 7. Tiers (:mod:`engram.recall.disclosure`): ``catalog``, ``digest``, ``content``, or
    ``auto``, which upgrades hits in rank order while a token budget lasts; past the
    budget hits come as catalog lines, never fewer hits.
@@ -200,6 +202,8 @@ def run(
         if sense is not None:  # the items expansion reached
             sense.apply(state.index, cands.values())
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    if not raw:
+        ranked = _lone_words_after_links(ranked, floor)
     best: float | None = None
     if not raw:
         best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
@@ -221,6 +225,25 @@ def run(
         tokens=shown.tokens, budget_reached=shown.budget_reached,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+def _lone_words_after_links(ranked: list[Candidate], floor: float) -> list[Candidate]:
+    """``ranked`` with each hit that shares one word with a question of several and is
+    below the floor moved after the last item reached through a link: a link from a
+    confident hit is a reason, one word in common is what chance gives (the demo's
+    "twice"). Still listed: ``limit`` N returns N. Without links, nothing moves."""
+    linked = [i for i, c in enumerate(ranked) if c.lexical_rank is None]
+    if not linked:
+        return ranked
+    head = ranked[: linked[-1] + 1]
+
+    def lone(c: Candidate) -> bool:
+        return (
+            c.lexical_rank is not None and c.activation is None and len(c.matched) == 1
+            and bool(c.missing) and (c.relevance or 0.0) < floor
+        )
+
+    return [c for c in head if not lone(c)] + [c for c in head if lone(c)] + ranked[linked[-1] + 1 :]
 
 
 def _retired(row: Mapping[str, Any], at: str) -> bool:
