@@ -11,9 +11,9 @@ Two sources, read where they live (nothing to export):
   history* of ``claims.json`` instead (every commit since the last sweep), so such a
   churning claim is still captured, once.
 - **context-keeper** (``context-keeper-mcp``): ``.context/decisions.json`` and
-  ``constraints.json``. Each active decision (summary, problem, why chosen, trade-offs,
-  alternatives) and constraint (rule, reason, incident, enforcement) becomes an item
-  that keeps its id (``dec-001``) in ``source``; an entry later marked ``superseded``
+  ``constraints.json``. Each active decision and constraint becomes an item that renders
+  every field of context-keeper's schema readably (lists as lists, never a repr) and
+  keeps its id (``dec-001``) and ``origin`` in ``source``; an entry later marked ``superseded``
   or ``deprecated`` retires its copy (``superseded`` with ``supersededBy`` the successor's
   copy, or ``archived``); an entry whose text changed updates its copy.
 
@@ -328,7 +328,7 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
         status = str(entry.get("status") or "active")
         key = _key("context-keeper", project, eid)
         if status == "active":
-            made = _decision(kind, entry, project, eid)
+            made = _decision(kind, entry, project, eid, entries)
             if made is not None:
                 title, body, more = made
                 copies[eid] = _put(state, report, key, title, body, **more)
@@ -352,39 +352,87 @@ def _context_keeper(state: VaultState, raw: str, marks: dict[str, Any]) -> Sourc
     return report
 
 
-def _decision(kind: str, e: Mapping[str, Any], project: str, eid: str) -> tuple[str, str, dict[str, Any]] | None:
+def _decision(kind: str, e: Mapping[str, Any], project: str, eid: str,
+              entries: Mapping[str, tuple[str, dict[str, Any]]]) -> tuple[str, str, dict[str, Any]] | None:
+    """The item for one entry, every field of context-keeper's schema (``record_entry``,
+    schema_version 4) rendered as Markdown a person reads: prose fields as labelled
+    paragraphs, list fields (alternatives, constraints created, related entries) as
+    lists, ``origin`` in ``source``. Status and supersession become the item's status."""
+
     def text(*names: str) -> str:
         for name in names:
             value = e.get(name)
             if isinstance(value, str) and value.strip():
                 return value.strip()
             if isinstance(value, list) and value:
-                return "; ".join(str(v) for v in value if str(v).strip())
+                return "; ".join(_plain(v) for v in value if _plain(v))
         return ""
 
     if kind == "decision":
         head = text("summary")
         parts = [("Problem", text("problem")), ("Why", text("why_chosen", "rationale")),
-                 ("Tried", text("what_we_tried")), ("Trade-offs", text("tradeoffs")),
-                 ("Alternatives", text("alternatives"))]
+                 ("Tried", text("what_we_tried")), ("Trade-offs", text("tradeoffs"))]
+        lists = [("Alternatives considered", [_alternative(a) for a in _listed(e, "alternatives")]),
+                 ("Constraints it creates", [_plain(c) for c in _listed(e, "constraints_created")])]
         item_kind = "decision"
     else:
         head = text("rule")
         parts = [("Why", text("reason")), ("Incident", text("triggering_incident")),
-                 ("Enforced by", text("enforced_by"))]
+                 ("Enforced by", text("enforced_by")), ("Scope", text("scope")), ("Hardness", text("hardness"))]
+        lists = []
         item_kind = "fact"
     if not head:
         return None
-    body = "\n\n".join([head, *(f"**{label}:** {value}" for label, value in parts if value)]) + "\n"
+    lists.append(("Related", [_related(r, entries) for r in _listed(e, "related_to")]))
+    blocks = [head, *(f"**{label}:** {value}" for label, value in parts if value)]
+    blocks += [f"**{label}:**\n\n" + "\n".join(f"- {line}" for line in lines)
+               for label, lines in lists if any(lines)]
+    hints = text("retrieval_hints")
+    if hints:
+        blocks.append(f"**Also asked as:** {hints}")
+    body = "\n\n".join(blocks) + "\n"
     tags = ["context-keeper", kind]
     for tag in e.get("tags") or []:
         if isinstance(tag, str) and tag.strip() and len(tag) <= 64:
             tags.append(tag)
     source = {"system": "context-keeper", "project": project, "ref": eid,
               "at": str(e.get("updated_at") or e.get("created_at") or "")}
+    if isinstance(e.get("origin"), str) and e["origin"]:
+        source["origin"] = e["origin"]
     why = text("why_chosen", "rationale", "reason")
     return _title(head), body, dict(
         domain=["decisions" if kind == "decision" else "constraints", project], kind=item_kind,
         tags=tags, summary=(why or head)[:2000], source=source,
     )
 
+
+def _listed(e: Mapping[str, Any], name: str) -> list[Any]:
+    value = e.get(name)
+    return value if isinstance(value, list) else []
+
+
+def _plain(value: Any) -> str:
+    """A scalar as one line; a mapping a hand-edited log put where a string belongs as
+    ``key: value`` pairs — never a Python repr."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_plain(v)}" for k, v in value.items() if _plain(v))
+    if isinstance(value, list):
+        return "; ".join(_plain(v) for v in value if _plain(v))
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def _alternative(alt: Any) -> str:
+    if not isinstance(alt, Mapping):
+        return _plain(alt)
+    option, reason = _plain(alt.get("option")), _plain(alt.get("reason_rejected"))
+    rest = _plain({k: v for k, v in alt.items() if k not in ("option", "reason_rejected")})
+    line = option + (f" — rejected: {reason}" if reason else "")
+    return "; ".join(part for part in (line, rest) if part)
+
+
+def _related(ref: Any, entries: Mapping[str, tuple[str, dict[str, Any]]]) -> str:
+    """A related entry by its context-keeper id and, when the log holds it, its headline."""
+    rid = _plain(ref)
+    found = entries.get(rid)
+    head = _plain(found[1].get("summary") or found[1].get("rule") or found[1].get("name")) if found else ""
+    return f"`{rid}`" + (f": {head}" if head else "") if rid else ""

@@ -155,6 +155,65 @@ def test_distill_from_a_real_board_and_decision_log_twice_writes_nothing_the_sec
     assert vault.distill().written == 0
 
 
+def test_every_field_of_context_keepers_decision_and_constraint_schema_is_rendered_readably(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Issue 29 item 4: ``alternatives`` came out as a Python repr and
+    ``constraints_created``, ``related_to``, ``retrieval_hints``, ``scope``, ``hardness``
+    and ``origin`` were dropped. The log is written by context-keeper itself, using every
+    field its ``record_entry`` schema has for the two kinds distill captures."""
+    project = tmp_path / "payments"
+    project.mkdir()
+    con = keeper(project, "record_entry", {
+        "kind": "constraint", "rule": "Never retry a payment write without its idempotency key",
+        "reason": "A retry without the key charged customers twice during the March incident.",
+        "triggering_incident": "INC-42: 311 customers charged twice on 3 March",
+        "enforced_by": "tests/test_payments.py::test_retry_carries_key",
+        "scope": "src/payments/", "hardness": "advisory", "tags": ["payments"],
+        "retrieval_hints": ["retry safety", "double charge"], "origin": "user",
+    })["id"]
+    dec = decision(
+        project, "Use idempotency keys for payment writes",
+        what_we_tried="Row-level locks for a week; p99 latency tripled.",
+        tradeoffs="Every client must generate and keep a key per logical write.",
+        alternatives=[{"option": "row locks", "reason_rejected": "deadlocks under load"},
+                      {"option": "an exactly-once queue"}],
+        constraints_created=["every payment write carries an idempotency key", "keys live 24 hours"],
+        related_to=[con], tags=["payments", "reliability"], retrieval_hints=["why no locks on payments"],
+        origin="agent",
+    )
+    vault.distill(context_keeper=str(project))
+    made = {i.source["ref"]: i for i in vault.list(kinds=["decision", "fact"])}
+    assert made[dec].content == (
+        "Use idempotency keys for payment writes\n\n"
+        "**Problem:** Two services wrote the same rows and each retried on timeouts, doubling charges.\n\n"
+        "**Why:** An idempotency key makes a retried write a no-op, so retries are safe without locks.\n\n"
+        "**Tried:** Row-level locks for a week; p99 latency tripled.\n\n"
+        "**Trade-offs:** Every client must generate and keep a key per logical write.\n\n"
+        "**Alternatives considered:**\n\n"
+        "- row locks — rejected: deadlocks under load\n"
+        "- an exactly-once queue\n\n"
+        "**Constraints it creates:**\n\n"
+        "- every payment write carries an idempotency key\n"
+        "- keys live 24 hours\n\n"
+        "**Related:**\n\n"
+        f"- `{con}`: Never retry a payment write without its idempotency key\n\n"
+        "**Also asked as:** why no locks on payments\n"
+    )
+    assert made[con].content == (
+        "Never retry a payment write without its idempotency key\n\n"
+        "**Why:** A retry without the key charged customers twice during the March incident.\n\n"
+        "**Incident:** INC-42: 311 customers charged twice on 3 March\n\n"
+        "**Enforced by:** tests/test_payments.py::test_retry_carries_key\n\n"
+        "**Scope:** src/payments/\n\n"
+        "**Hardness:** advisory\n\n"
+        "**Also asked as:** retry safety; double charge\n"
+    )
+    assert made[dec].source["origin"] == "agent" and made[con].source["origin"] == "user"
+    assert {"payments", "reliability"} <= set(made[dec].tags)
+    assert "{'" not in made[dec].content and "[" not in made[dec].content
+
+
 def test_a_teammate_distilling_after_a_sync_writes_nothing(
     tmp_path: Path, board: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
