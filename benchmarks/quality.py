@@ -4,7 +4,8 @@ Every engram figure comes from :func:`benchmarks.mcp_search.stdio_search`: the
 collection is written in the documented on-disk format, indexed, and one ``engram serve``
 session per query set answers the queries through the official ``mcp`` client with
 nothing but ``query``, ``limit`` and (LoCoMo) ``domain`` — default tier, token budget,
-relevance floor, usage recording. Next to it, in the same run on the same documents:
+relevance floor, usage recording (a list deeper than 10 also passes a ``token_budget``
+that carries it: ``tier=auto`` leaves out what its budget cannot carry). Next to it, in the same run on the same documents:
 
 - ``bm25``: plain SQLite FTS5 BM25 — the same Porter tokenizer, title weight 2 (body 1),
   the OR of the query's non-stopword words (each quoted), ranked by ``bm25()``;
@@ -171,6 +172,11 @@ def run_engram(
     with stdio_search(root) as search:
         for q in queries:
             args: dict[str, Any] = {"limit": limit}
+            if limit > 10:
+                # tier=auto bounds an answer by its token budget (issue 29): the default
+                # 2,000 tokens carry ~45 catalog lines, so a deep list is asked with the
+                # budget an answer names for all of its hits (100 tokens a hit covers it).
+                args["token_budget"] = 100 * limit
             if q.group:
                 args["domain"] = f"{domain_prefix}{q.group}"
             started = time.perf_counter()

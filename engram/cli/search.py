@@ -119,6 +119,10 @@ def _render(result: SearchResult, explain: bool, digest: bool = False) -> None:
                 click.echo(f"  - {miss.title}  ({miss.id}, {miss.path})")
         click.echo("Try other words, a broader domain, or `engram paths` to see what the vault covers.")
         return
+    if not result.hits and result.left_out:
+        click.echo(f"{result.left_out} hit(s), none of which fits the token budget: "
+                   f"--budget {result.needed_budget}, or --tier catalog for every hit as one line.")
+        return
     if not result.hits:
         click.echo(f"nothing matches {result.query!r}.")
         return
@@ -133,7 +137,10 @@ def _render(result: SearchResult, explain: bool, digest: bool = False) -> None:
         notes.append(f"ignored: {' '.join(result.ignored)}")
     if result.truncated:
         notes.append("query cut to its first terms")
-    if result.budget_reached and not digest:
+    if result.left_out:
+        notes.append(f"{result.left_out} more hit(s) did not fit the token budget: --budget {result.needed_budget} "
+                     "for every hit, or --tier catalog")
+    elif result.budget_reached and not digest:
         notes.append("token budget reached: the rest as catalog lines (--budget, --tier)")
     if not result.expanded:
         notes.append("graph expansion off")
@@ -154,7 +161,7 @@ def _render(result: SearchResult, explain: bool, digest: bool = False) -> None:
 @click.option("--tier", type=click.Choice(TIERS), default=None,
               help="Print what this tier carries: catalog, digest, content (bodies) or auto (bodies while --budget lasts; the default of --full and --json).")
 @click.option("--full", is_flag=True, help="Print the hits' bodies (--tier auto) instead of a digest of each.")
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Token budget for --tier auto (default 2000).")
+@click.option("--budget", type=click.IntRange(min=1), default=None, help="Tokens the hits may take under --tier auto (default 2000).")
 @click.option("--explain", is_flag=True, help="Show why each hit ranks where it does.")
 @click.option("--no-expand", is_flag=True, help="Lexical hits only: do not follow synapses.")
 @click.option("--raw", is_flag=True, help="Treat QUERY as FTS5 syntax (AND, OR, NEAR, prefix*).")

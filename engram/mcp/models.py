@@ -403,6 +403,9 @@ class SearchOut(_Out):
     budget_reached: Literal[True] | None = Field(
         default=None, description="token_budget ran out: some hits come as catalog lines (engram_get reads one)."
     )
+    left_out: int | None = Field(
+        default=None, description="tier=auto: hits token_budget could not carry (the message says how to get them)."
+    )
     best_relevance: float | None = None
     expanded: bool
     tokens: int

@@ -132,11 +132,11 @@ def register(box: Toolbox) -> None:
             Field(
                 description="catalog: id, title, kind, path, status, version. digest: + summary (or "
                 "the body's start), tags, scores, last change. content: + body, provenance, "
-                "synapses. auto: the deepest that fits token_budget."
+                "synapses. auto: the deepest whose view fits token_budget."
             ),
         ] = "auto",
         token_budget: Annotated[
-            int, Field(ge=50, le=1_000_000, description="Token budget for tier=auto.")
+            int, Field(ge=50, le=1_000_000, description="Tokens the item's view may take under tier=auto.")
         ] = views.DEFAULT_TOKEN_BUDGET,
     ) -> ItemView:
         """Read one item by id, id prefix, path or exact title, at a chosen level of detail.
@@ -161,7 +161,7 @@ def register(box: Toolbox) -> None:
             except NotFound:  # an org item: its links live in the org vault
                 return []
 
-        view = views.item_at_budget(item, tier, token_budget, edges)
+        view = views.item_at_budget(item, tier, token_budget, edges, vault.state.role)
         return views.guarded_view(view, item, vault.state.role, framed=True)
 
     @box.tool("engram_update", title="Change an item", profile="minimal", annotations=CHANGE)

@@ -14,7 +14,6 @@ from engram.index.overview import DomainNode
 from engram.mcp.models import (
     DomainNodeOut,
     ExplanationOut,
-    HitWarningOut,
     SearchHitOut,
     SearchOut,
     StepOut,
@@ -26,25 +25,11 @@ from engram.store.model import ENGRAM_KINDS, STATUSES
 
 
 def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
+    # The brief is what the token budget counted (engram.recall.disclosure): the hit an
+    # agent receives is exactly that, plus the explanation when asked for.
     e = hit.explanation
     return SearchHitOut(
-        id=hit.id,
-        path=hit.path,
-        title=hit.title,
-        kind=hit.kind,
-        status=hit.status if hit.status != "active" else None,
-        score=round(hit.score, 3),  # the order is the ranking; three places tell hits apart
-        relevance=round(hit.relevance, 3) if hit.relevance is not None else None,
-        via="graph" if hit.via == "graph" else None,
-        tier=hit.tier if hit.tier != "content" else None,  # type: ignore[arg-type]  # catalog or digest
-        scope=hit.scope if hit.scope != "team" else None,  # type: ignore[arg-type]  # private or org
-        tags=list(hit.tags) or None,
-        summary=hit.summary or None,
-        content=hit.content,
-        warnings=[
-            HitWarningOut(kind=w.kind, id=w.id, title=w.title, path=w.path, weight=w.weight)
-            for w in hit.warnings
-        ] or None,
+        **hit.brief(),
         explanation=ExplanationOut(
             matched_terms=list(e.matched_terms),
             missing_terms=list(e.missing_terms),
@@ -68,6 +53,9 @@ def search_out(result: SearchResult, explain: bool) -> SearchOut:
             "Nothing in the vault answers this confidently (near_misses are the closest items). "
             "Do not assume the team knows it; if you find out, record it with engram_create."
         )
+    elif not result.hits and result.left_out:
+        message = (f"{result.left_out} hit(s), none of which fits token_budget: ask again with "
+                   f"token_budget={result.needed_budget}, or tier='catalog' for every hit as a one-line entry.")
     elif not result.hits:
         message = "No items match these filters."
     else:
@@ -75,6 +63,10 @@ def search_out(result: SearchResult, explain: bool) -> SearchOut:
         message = f"{len(result.hits)} hit(s), best first."
         if any(h.tier != "content" for h in result.hits):
             message += " engram_get(ref=id) reads one in full."
+        if result.left_out:
+            message += (f" {result.left_out} more hit(s) did not fit token_budget: ask again with "
+                        f"token_budget={result.needed_budget} for every hit, or tier='catalog' for every hit "
+                        "as a one-line entry.")
         if warned:
             message += f" {warned} hit(s) have contradicting items (warnings): weigh both."
     return SearchOut(
@@ -86,6 +78,7 @@ def search_out(result: SearchResult, explain: bool) -> SearchOut:
         ignored=list(result.ignored) or None,
         truncated=True if result.truncated else None,
         budget_reached=True if result.budget_reached else None,
+        left_out=result.left_out or None,
         best_relevance=result.best_relevance,
         expanded=result.expanded,
         tokens=result.tokens,
@@ -126,12 +119,12 @@ def register(box: Toolbox) -> None:
             str,
             Field(
                 description="catalog: id/title/path. digest: plus summary and tags. content: plus the "
-                "body. auto: upgrades hits best-first while token_budget lasts.",
+                "body. auto: as many hits as fit token_budget, upgraded best-first.",
                 json_schema_extra={"enum": ["catalog", "digest", "content", "auto"]},
             ),
         ] = "auto",
         token_budget: Annotated[
-            int | None, Field(ge=1, description="Tokens for tier=auto (default from the vault settings).")
+            int | None, Field(ge=1, description="Tokens the hits may take under tier=auto (default from the vault settings).")
         ] = None,
         expand: Annotated[
             bool, Field(description="Follow synapses to linked items that share no words with the query.")

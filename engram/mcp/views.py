@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
+from engram.errors import InvalidInput
 from engram.index.wikilinks import LINK_KIND, LINK_WEIGHT
 from engram.items.links import WikiLinks
 from engram.mcp.errors import to_json
@@ -84,23 +85,39 @@ def item_view(
 
 
 def item_at_budget(
-    item: Engram, tier: TierArg, budget: int, edges: Callable[[], list[EdgeView]]
+    item: Engram, tier: TierArg, budget: int, edges: Callable[[], list[EdgeView]], role: str
 ) -> ItemView:
-    """The item at ``tier``; for ``auto``, the deepest tier within ``budget`` tokens.
+    """The item at ``tier`` as a session of ``role`` may see it (:func:`guarded_view`),
+    with its ``tokens``; for ``auto``, the deepest tier whose view — ``tokens`` included,
+    the untrusted-data frame every answer carries not — fits ``budget``.
 
     ``edges`` is called only when the content tier is built (it reads neighbours).
-    ``auto`` never returns less than the catalog, even when that exceeds the budget.
-    """
+    Raises InvalidInput when even the catalog view does not fit: the budget is a bound,
+    and the error names the budget that fits and ``tier='catalog'``."""
     candidates: tuple[Tier, ...] = TIERS[::-1] if tier == "auto" else (tier,)
     view = None
     for candidate in candidates:
-        view = item_view(item, candidate, edges() if candidate == "content" else None)
-        tokens = estimate_tokens(to_json(view))
-        view = view.model_copy(update={"tokens": tokens})
-        if tier != "auto" or tokens <= budget:
+        view = _counted(guarded_view(item_view(item, candidate, edges() if candidate == "content" else None),
+                                     item, role))
+        if tier != "auto" or (view.tokens or 0) <= budget:
             return view
     assert view is not None
-    return view
+    raise InvalidInput(
+        f"token_budget={budget} is smaller than this item's smallest view ({view.tokens} tokens).",
+        field="token_budget",
+        hint=f"Ask with token_budget={view.tokens}, or tier='catalog' (no budget).",
+    )
+
+
+def _counted(view: ItemView) -> ItemView:
+    """``view`` with ``tokens`` set to the estimate of itself, that field included."""
+    size = len(json.dumps(to_json(view), ensure_ascii=False, separators=(",", ":")))
+    count = math.ceil(size / 4)
+    while True:  # the count's own digits are part of what it counts
+        total = math.ceil((size + len(',"tokens":') + len(str(count))) / 4)
+        if total == count:
+            return view.model_copy(update={"tokens": count})
+        count = total
 
 
 def edge_views(

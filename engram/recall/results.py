@@ -93,6 +93,36 @@ class SearchHit:
         data["explanation"] = self.explanation.to_json()
         return data
 
+    def brief(self) -> dict[str, Any]:
+        """The hit as an agent receives it (``engram_search`` without ``explain``): what is
+        empty or implied is left out — ``status`` when active, ``via`` for a lexical hit,
+        ``tier`` when the hit carries its body, ``scope`` for a team item, empty lists.
+        The token budget counts hits in this form (:mod:`engram.recall.disclosure`)."""
+        data: dict[str, Any] = {"id": self.id, "path": self.path, "title": self.title, "kind": self.kind}
+        if self.status != "active":
+            data["status"] = self.status
+        data["score"] = round(self.score, 3)  # the order is the ranking; three places tell hits apart
+        if self.relevance is not None:
+            data["relevance"] = round(self.relevance, 3)
+        if self.via == "graph":
+            data["via"] = "graph"
+        if self.tier != "content":
+            data["tier"] = self.tier
+        if self.scope != "team":
+            data["scope"] = self.scope
+        if self.tags:
+            data["tags"] = list(self.tags)
+        if self.summary:
+            data["summary"] = self.summary
+        if self.content is not None:
+            data["content"] = self.content
+        if self.warnings:
+            data["warnings"] = [
+                {"kind": w.kind, "id": w.id, "title": w.title, "path": w.path, "weight": w.weight}
+                for w in self.warnings
+            ]
+        return data
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
@@ -107,8 +137,12 @@ class SearchResult:
     best_relevance: float | None = None
     expanded: bool = True
     tokens: int = 0
-    budget_reached: bool = False  # some hit came as a catalog line for want of budget
+    budget_reached: bool = False  # some hit came at a lower tier, or was left out, for want of budget
     elapsed_ms: float = 0.0
+    #: ``tier=auto``: hits the budget could not carry even as catalog lines, and the
+    #: budget that carries every hit (0 when none was left out).
+    left_out: int = 0
+    needed_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,5 +152,6 @@ class SearchResult:
             "terms": list(self.terms), "ignored": list(self.ignored),
             "truncated": self.truncated, "floor": self.floor,
             "bestRelevance": self.best_relevance, "expanded": self.expanded,
-            "tokens": self.tokens, "budgetReached": self.budget_reached, "elapsedMs": self.elapsed_ms,
+            "tokens": self.tokens, "budgetReached": self.budget_reached, "leftOut": self.left_out,
+            "neededBudget": self.needed_budget or None, "elapsedMs": self.elapsed_ms,
         }

@@ -30,12 +30,14 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    contains (the query counting up to four rare words' worth). When no lexical hit
    reaches ``minRelevance`` the answer is ``no_confident_match`` with the closest items
    as ``near_misses``. The floor decides the answer, never the list: a confident answer
-   keeps its weaker hits, so ``limit`` N returns N whenever N items match; a hit that
-   shares one word with a question of several and is below the floor comes after the
-   items expansion reached (:func:`_lone_words_after_links`).
+   keeps its weaker hits, so ``limit`` N returns N whenever N items match (and, under
+   ``tier=auto``, fit the token budget); a hit that shares one word with a question of
+   several and is below the floor comes after the items expansion reached
+   (:func:`_lone_words_after_links`).
 7. Tiers (:mod:`engram.recall.disclosure`): ``catalog``, ``digest``, ``content``, or
-   ``auto``, which upgrades hits in rank order while a token budget lasts; past the
-   budget hits come as catalog lines, never fewer hits.
+   ``auto``, whose token budget is a bound: catalog lines in rank order while they fit,
+   then upgrades in rank order; hits that do not fit are left out, and the answer says
+   how many and the budget that carries them. An explicit tier lists every hit.
 8. The returned hits are journaled (:mod:`engram.recall.usage`) — never written to Markdown.
 """
 
@@ -213,8 +215,10 @@ def run(
         # The floor decides the answer, not the list: a confident answer keeps its
         # weaker hits (``limit`` N returns N when N match), each with its relevance.
         status, near, ranked = "no_confident_match", ranked[:3], []
-    shown = disclose(state.index, ranked[:limit], tier, budget if budget is not None else s.token_budget, edges)
-    misses = disclose(state.index, near, "catalog", 10**9, edges).hits
+    budget = budget if budget is not None else s.token_budget
+    shown = disclose(state.index, ranked[:limit], tier, budget, edges)
+    # Near misses stand in for hits: under ``auto`` the budget bounds them too.
+    misses = disclose(state.index, near, "catalog", budget, edges, bounded=tier == "auto").hits
     if record and shown.hits:
         journal_for(state).record([(h.id, h.score) for h in shown.hits], now(), by=state.actor)
     return SearchResult(
@@ -222,8 +226,8 @@ def run(
         terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,
         truncated=parsed.truncated, floor=floor,
         best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
-        tokens=shown.tokens, budget_reached=shown.budget_reached,
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        tokens=shown.tokens, budget_reached=shown.budget_reached, left_out=shown.left_out,
+        needed_budget=shown.needed, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
 

@@ -11,8 +11,9 @@ Scores are comparable because both pipelines use the same settings and the same 
 Each pipeline scales lexical relevance to its own best match; the merge rescales the
 relevance part of the scope whose best match covers less of the query (the IDF-weighted
 share of its terms, an absolute measure) by that ratio, so an org vault that only half
-answers a query does not rank its best half-answer level with a full answer here. The token budget
-of ``tier=auto`` is kept over the merged list: hits past it are shown at a lower tier.
+answers a query does not rank its best half-answer level with a full answer here. Each vault
+answers in full and the token budget is kept once, over the merged list, exactly as for one
+vault (:func:`engram.recall.disclosure.fit`).
 
 Cost: the org index is a second SQLite file; a query pays one more pipeline run over it
 (the org clone is kept fresh the same way as the vault: a watcher in long-lived
@@ -30,6 +31,7 @@ from types import MappingProxyType
 from engram.errors import InvalidInput, NotFound
 from engram.items import reading
 from engram.items.state import VaultState
+from engram.recall.disclosure import Fit, fit, hit_chars, shapes_of
 from engram.recall.results import SearchHit, SearchResult
 from engram.recall.search import search as recall_search
 from engram.recall.settings import recall_settings
@@ -38,6 +40,7 @@ from engram.scopes.org import org_state
 from engram.store.model import VISIBILITIES, Engram, now
 
 SCOPES = VISIBILITIES  # private, team, org
+UNBOUNDED = 10**9  # tokens: a vault's answer before the merged list is fitted to the budget
 
 
 def search(
@@ -72,31 +75,39 @@ def search(
                                hint="Use private, team or org.")
     common = dict(
         limit=limit, domain=domain, kinds=kinds, tags=tags, statuses=statuses, min_importance=min_importance,
-        include_hidden=include_hidden, as_of=as_of, tier=tier, budget=budget, expand=expand, raw=raw,
+        include_hidden=include_hidden, as_of=as_of, tier=tier, expand=expand, raw=raw,
         min_relevance=min_relevance,
     )
-    mine = recall_search(state, query, visibility=wanted, record=False, **common)  # type: ignore[arg-type]
     org = org_state(state) if wanted is None or "org" in wanted else None
     if org is None:
+        mine = recall_search(state, query, visibility=wanted, record=False, budget=budget, **common)  # type: ignore[arg-type]
         _journal(state, mine.hits, record)
         return mine
-    theirs = recall_search(org, query, visibility=("team", "org"), record=False, **common)  # type: ignore[arg-type]
+    # Each vault answers in full; the budget is kept once, over the merged list.
+    mine = recall_search(state, query, visibility=wanted, record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
+    theirs = recall_search(org, query, visibility=("team", "org"), record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
     merged = _merge(mine, theirs, limit or recall_settings(state).limit)
     s = recall_settings(state)
-    hits, tokens, stepped_down = _fit(merged, tier, budget if budget is not None else s.token_budget)
+    budget = budget if budget is not None else s.token_budget
+    ok = mine.status == "ok" or theirs.status == "ok"
+    hits, fitted = _fit(merged if ok else [], tier, budget)
     mine_ids = {h.id for h in mine.hits}
     _journal(state, tuple(h for h in hits if h.id in mine_ids), record)
-    ok = mine.status == "ok" or theirs.status == "ok"
+    near: list[SearchHit] = []
+    if not ok:
+        near, _ = _fit(sorted((*mine.near_misses, *_as_org(theirs.near_misses)), key=lambda h: -h.score)[:3],
+                       "catalog", budget, bounded=tier == "auto")
     return replace(
         mine,
         status="ok" if ok else "no_confident_match",
-        hits=tuple(hits) if ok else (),
-        near_misses=() if ok else tuple(sorted((*mine.near_misses, *_as_org(theirs.near_misses)),
-                                                key=lambda h: -h.score)[:3]),
+        hits=tuple(hits),
+        near_misses=tuple(near),
         best_relevance=max((r for r in (mine.best_relevance, theirs.best_relevance) if r is not None), default=None),
         expanded=mine.expanded or theirs.expanded,
-        tokens=tokens,
-        budget_reached=stepped_down or mine.budget_reached or theirs.budget_reached,
+        tokens=fitted.tokens,
+        budget_reached=fitted.reached,
+        left_out=fitted.left_out,
+        needed_budget=fitted.needed,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
@@ -136,37 +147,15 @@ def _merge(mine: SearchResult, theirs: SearchResult, limit: int) -> list[SearchH
     return ranked[:limit]
 
 
-def _tokens(text: str | None) -> int:
-    return 0 if not text else (len(text) + 3) // 4  # as engram.recall.disclosure counts
-
-
-def _line(hit: SearchHit) -> int:
-    return _tokens(f"{hit.id} {hit.title} {hit.path} {hit.kind}") + 4
-
-
-def _fit(hits: list[SearchHit], tier: str, budget: int) -> tuple[list[SearchHit], int, bool]:
-    """Keep ``tier=auto`` within the budget over the merged list, as
-    :func:`engram.recall.disclosure.disclose` does for one list: every hit's catalog line
-    first, then richer tiers in rank order while the rest lasts (the first hit keeps at
-    least its digest). Returns the hits, their tokens, and whether the budget ran out."""
-    used = sum(_line(h) for h in hits)
-    if tier != "auto":
-        return hits, used + sum(_tokens(h.summary) + _tokens(h.content) for h in hits), False
-    spare = budget - used
-    short = False
-    out: list[SearchHit] = []
-    for i, hit in enumerate(hits):
-        if hit.content is not None and _tokens(hit.content) + _tokens(hit.summary) > spare:
-            hit = replace(hit, tier="digest", content=None)
-            short = True
-        if hit.content is None and hit.summary is not None and _tokens(hit.summary) > spare and i > 0:
-            hit = replace(hit, tier="catalog", summary=None, tags=())
-            short = True
-        extra = _tokens(hit.summary) + _tokens(hit.content)
-        spare -= extra
-        used += extra
-        out.append(hit)
-    return out, used, short or used > budget
+def _fit(hits: Sequence[SearchHit], tier: str, budget: int, *, bounded: bool | None = None) -> tuple[
+        list[SearchHit], Fit]:
+    """Keep the token budget over the merged list, as
+    :func:`engram.recall.disclosure.disclose` does for one list (the same
+    :func:`~engram.recall.disclosure.fit`): each vault disclosed its hits within the whole
+    budget, so the merged list steps hits down — or, under ``tier=auto``, leaves them out."""
+    shapes = [shapes_of(h) for h in hits]
+    chosen = fit([{t: hit_chars(h) for t, h in shape.items()} for shape in shapes], tier, budget, bounded=bounded)
+    return [shape[t] for shape, t in zip(shapes, chosen.tiers, strict=False)], chosen
 
 
 def _journal(state: VaultState, hits: Sequence[SearchHit], record: bool) -> None:

@@ -84,7 +84,7 @@ def test_every_note_is_searchable(adopted: tuple[Path, dict[str, str], Vault]) -
         query = " ".join([*re.findall(r"[A-Za-z0-9]{3,}", item.title)[:4], *rare])
         if not re.search(r"[A-Za-z]", query):
             continue
-        ranked = [h.id for h in vault.search(query, limit=50, record=False).hits]
+        ranked = [h.id for h in vault.search(query, limit=50, tier="catalog", record=False).hits]
         if item.id not in ranked:
             missed.append(item.path)
         elif ranked.index(item.id) >= 10:

@@ -98,9 +98,62 @@ async def test_a_search_answer_says_when_the_budget_ran_out(vault: Vault, tmp_pa
         assert len(roomy["hits"]) == 6 and "budget_reached" not in roomy
         assert all("tier" not in h for h in roomy["hits"])  # every hit carries its body
         tight = ok(await c.call_tool("engram_search", {"query": "replica lag", "token_budget": 400}))
-        assert len(tight["hits"]) == 6 and tight["budget_reached"] is True
-        assert "tier" not in tight["hits"][0] and tight["hits"][-1]["tier"] == "catalog"
+        assert len(tight["hits"]) == 6 and tight["budget_reached"] is True and "left_out" not in tight
+        # Every hit's catalog line first; the spare upgrades the best hit as far as it fits.
+        assert tight["hits"][0]["tier"] == "digest" and tight["hits"][-1]["tier"] == "catalog"
         assert "engram_get(ref=id) reads one in full" in tight["message"]
+
+
+def _json_tokens(data: object) -> int:
+    """The project's estimate (``engram.mcp.views.estimate_tokens``), spelled out."""
+    return -(-len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) // 4)
+
+
+async def test_tier_auto_keeps_a_search_answer_within_its_budget_and_says_what_it_left_out(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Issue 29 item 10: 205 tokens were answered for a budget of 120 (every catalog line
+    was always sent). The hits now fit the budget; the answer says how many it left out
+    and the budget that brings them, and that budget does."""
+    for n in range(8):
+        vault.create(f"Replica lag note {n} on the primary cluster", "Replica lag grows when the WAL sender "
+                     "stalls. " * 20, domain=["ops", "postgres"], dedupe=False)
+    async with Client(build_server(vault, config_file=tmp_path / "mcp.yaml")) as c:
+        for budget in (60, 120, 400):
+            tight = ok(await c.call_tool("engram_search", {"query": "replica lag", "token_budget": budget}))
+            assert _json_tokens(tight["hits"]) <= budget and tight["tokens"] <= budget, (budget, tight)
+            assert tight["hits"] and tight["budget_reached"] is True
+            assert len(tight["hits"]) + tight["left_out"] == 8
+            needed = int(re.search(r"token_budget=(\d+)", tight["message"]).group(1))  # type: ignore[union-attr]
+            assert f"{tight['left_out']} more hit(s)" in tight["message"] and "tier='catalog'" in tight["message"]
+            everything = ok(await c.call_tool("engram_search", {"query": "replica lag", "token_budget": needed}))
+            assert len(everything["hits"]) == 8 and "left_out" not in everything
+            assert _json_tokens(everything["hits"]) <= needed
+            # The same ranking: what fitted before comes first, the rest after it.
+            assert [h["id"] for h in everything["hits"][: len(tight["hits"])]] == [h["id"] for h in tight["hits"]]
+        lines = ok(await c.call_tool("engram_search", {"query": "replica lag", "tier": "catalog"}))
+        assert len(lines["hits"]) == 8 and "left_out" not in lines
+
+
+async def test_tier_auto_keeps_engram_get_within_its_budget(vault: Vault, tmp_path: Path) -> None:
+    """Issue 29 item 10: ``engram_get`` auto with a budget of 50 answered 60 tokens. The
+    item's view (all but the untrusted-data frame every answer carries) fits the budget,
+    or the answer is an error naming the budget that fits its smallest view."""
+    long_title = "Replica lag on the primary cluster grows whenever the WAL sender stalls under load"
+    made = vault.create(long_title, "Watch pg_stat_replication. " * 40, domain=["ops", "postgres", "replication"])
+    async with Client(build_server(vault, config_file=tmp_path / "mcp.yaml")) as c:
+        catalog = ok(await c.call_tool("engram_get", {"ref": made.id, "tier": "catalog"}))
+        del catalog["frame"]
+        smallest = _json_tokens(catalog)
+        assert smallest > 50  # the item whose catalog view overran a budget of 50
+        refused = error(await c.call_tool("engram_get", {"ref": made.id, "token_budget": 50}))
+        assert refused.startswith("invalid_input:") and f"token_budget={smallest}" in refused
+        assert "tier='catalog'" in refused
+        for budget in (smallest, 150, 400, 100_000):
+            view = ok(await c.call_tool("engram_get", {"ref": made.id, "token_budget": budget}))
+            del view["frame"]
+            assert _json_tokens(view) <= budget and view["tokens"] == _json_tokens(view), (budget, view)
+        assert view["tier"] == "content"
 
 
 async def test_structured_output_publishes_schemas_and_sends_the_same_json_twice(

@@ -1,7 +1,9 @@
-"""Deep lists: ``limit`` N returns N hits whenever N items match, under every tier and
-every relevance floor; past the token budget the rest come as catalog lines and the
-answer says the budget was reached (issue 14's two collapses: ``tier: auto`` reserving
-more than the budget, and ``minRelevance: 0`` in ``engram.yaml``)."""
+"""Deep lists: ``limit`` N returns N hits whenever N items match, under every explicit
+tier and every relevance floor; past the token budget the rest come as catalog lines and
+the answer says the budget was reached (issue 14's two collapses: ``tier: auto``
+reserving more than the budget, and ``minRelevance: 0`` in ``engram.yaml``). Under
+``tier: auto`` the budget is a bound (issue 29): the hits that fit, and how many were
+left out with the budget that returns all N."""
 
 from __future__ import annotations
 
@@ -49,6 +51,14 @@ def test_limit_n_returns_n_under_every_tier_and_floor(deep: Path, tier: str, flo
                 assert floor == 0.9 and result.hits == () and result.near_misses
                 assert result.best_relevance is not None and result.best_relevance < 0.9
                 continue
+            needed = 2000  # the default budget
+            if tier == "auto":
+                assert result.tokens <= 2000 and len(result.hits) + result.left_out == limit, (floor, limit)
+                if result.left_out:
+                    assert result.budget_reached and result.needed_budget > 2000
+                    needed = result.needed_budget
+                    result = vault.search(QUERY, limit=limit, budget=needed, record=False)
+                    assert result.left_out == 0 and result.tokens <= needed
             assert len(result.hits) == limit, (tier, floor, limit)
             assert len({h.id for h in result.hits}) == limit
             scores = [h.score for h in result.hits]
@@ -60,11 +70,11 @@ def test_limit_n_returns_n_under_every_tier_and_floor(deep: Path, tier: str, flo
                 wanted = "content" if tier == "auto" else tier
                 assert result.hits[0].tier == (wanted if tier != "auto" else result.hits[0].tier)
                 richer = [h for h in result.hits if h.tier != "catalog"]
-                assert richer and result.hits[: len(richer)] == tuple(richer)  # upgrades go best-first
-                if limit >= 100:  # 100 catalog lines alone exceed the default 2,000 tokens
+                assert (richer or tier == "auto") and result.hits[: len(richer)] == tuple(richer)  # best-first
+                if limit >= 100 and tier != "auto":  # 100 catalog lines alone exceed the default 2,000 tokens
                     assert result.budget_reached and result.hits[-1].tier == "catalog"
                 if not result.budget_reached:
-                    assert all(h.tier == wanted for h in result.hits) and result.tokens <= 2000
+                    assert all(h.tier == wanted for h in result.hits) and result.tokens <= needed
     finally:
         vault.close()
 
@@ -88,7 +98,7 @@ def test_a_confident_answer_keeps_its_weaker_hits(deep: Path) -> None:
     (deep / "engram.yaml").write_text("formatVersion: 1\nrecall:\n  minRelevance: 0.5\n")
     vault = Vault.open(deep)
     try:
-        result = vault.search(QUERY, limit=MAX_LIMIT, record=False)
+        result = vault.search(QUERY, limit=MAX_LIMIT, tier="catalog", record=False)
         assert result.status == "ok" and len(result.hits) == MAX_LIMIT
         weak = [h for h in result.hits if h.relevance is not None and h.relevance < result.floor]
         assert weak  # below the floor, still listed: the floor decides the answer, not the list

@@ -84,12 +84,19 @@ def test_tiers_and_the_token_budget(notes: Vault) -> None:
     assert digest.hits[0].summary == "How big a pool should be" and digest.hits[0].content is None
     content = notes.search("connection pool", tier="content")
     assert content.hits[0].content == "Size pools from the p99 of concurrent requests.\n"
-    auto = notes.search("connection pool", tier="auto", budget=40)
-    # The budget never shortens the list: past it, hits come as catalog lines.
-    assert len(auto.hits) == len(catalog.hits) == 2 and auto.budget_reached
-    assert auto.hits[0].tier == "digest" and auto.hits[1].tier == "catalog"
+    # tier=auto: the budget is a bound. Catalog lines first, as many as fit; the spare
+    # upgrades hits best-first; the answer says what it left out and the budget for it.
+    lines = notes.search("connection pool", tier="auto", budget=100)
+    assert [h.tier for h in lines.hits] == ["digest", "catalog"] and lines.budget_reached
+    assert lines.tokens <= 100 and lines.left_out == 0
+    one = notes.search("connection pool", tier="auto", budget=60)
+    assert [h.id for h in one.hits] == [catalog.hits[0].id] and one.tokens <= 60
+    assert one.left_out == 1 and one.budget_reached and one.needed_budget > 60
+    assert len(notes.search("connection pool", tier="auto", budget=one.needed_budget).hits) == 2
+    none = notes.search("connection pool", tier="auto", budget=20)
+    assert none.hits == () and none.left_out == 2 and none.tokens == 0
     roomy = notes.search("connection pool", tier="auto", budget=5000)
-    assert all(h.tier == "content" for h in roomy.hits)
+    assert all(h.tier == "content" for h in roomy.hits) and not roomy.budget_reached
 
 
 def test_raw_mode_takes_fts_syntax_and_reports_bad_syntax_clearly(notes: Vault) -> None:

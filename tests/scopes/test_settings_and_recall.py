@@ -70,9 +70,13 @@ def test_one_search_ranks_team_and_org_hits_together_each_with_its_scope(tmp_pat
     assert [h.scope for h in alice.search("cache keys", visibility=["org"]).hits] == ["org"]
     assert [h.scope for h in alice.search("cache keys", visibility=["private"]).hits] == ["private"]
     assert len(alice.search("cache keys version", limit=1).hits) == 1
-    tight = alice.search("cache keys version", tier="auto", budget=30)
-    assert tight.tokens > 30 and tight.budget_reached  # every catalog line, whatever the budget
-    assert [h.tier for h in tight.hits] == ["digest", "catalog"]  # the first hit keeps its digest
+    # The budget bounds the merged list: what does not fit is left out, and the answer
+    # names the budget that carries both scopes' hits.
+    tight = alice.search("cache keys version", tier="auto", budget=60)
+    assert tight.tokens <= 60 and tight.budget_reached and len(tight.hits) == 1 and tight.left_out == 1
+    both = alice.search("cache keys version", tier="auto", budget=tight.needed_budget)
+    assert {(h.id, h.scope) for h in both.hits} == {(shared.id, "org"), (mine.id, "private")}
+    assert both.tokens <= tight.needed_budget and both.left_out == 0
     with pytest.raises(InvalidInput, match="scope 'galaxy'"):
         alice.search("cache", visibility=["galaxy"])
     # Org hits are not journaled as this team's usage; this vault's are.
