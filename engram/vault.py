@@ -143,7 +143,9 @@ class Vault:
     read_import = delegate(adopt_sources.read_for)
     run_import = delegate(adopt_batch.run)
     export_markdown = delegate(export.markdown)
+    export_document = delegate(export.document)  # the same text, with its item count
     export_jsonl = delegate(export.jsonl)
+    write_export = delegate(export.write_markdown)  # to a path outside the vault, never over a person's file
 
     # synapses — engram.items.links
     link = delegate(links.link)

@@ -11,18 +11,32 @@
 
 Both read the index and the files; neither writes to the vault. Items in every status
 are exported (a round trip keeps archived and superseded knowledge too) unless a
-``domain`` narrows it.
+``domain`` narrows it. ``withhold`` (every MCP session but a curator's) leaves a
+quarantined item's text out of the document: its title, summary, body and links.
+
+:func:`write_markdown` puts the document where an agent asks (the MCP tool): an
+absolute ``.md`` path outside the vault (inside, the file would be read back as an
+item), in an existing folder, and never over a file that is not an earlier export — a
+person's file keeps every byte. The write is atomic.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import groupby
+from pathlib import Path
 
+from engram.errors import InvalidInput
 from engram.items.state import VaultState
+from engram.store.fsio import atomic_write
 from engram.store.model import Engram, Synapse, now
 from engram.store.rules import Filters
+
+WITHHELD_TITLE = "(quarantined: text withheld)"
+_HEADER = "# Knowledge: "
+_MARK = "exported by engram on "
 
 
 def _items(state: VaultState, domain: str | None) -> list[Engram]:
@@ -48,10 +62,76 @@ def jsonl(state: VaultState, *, domain: str | None = None) -> Iterator[str]:
         yield line.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def markdown(state: VaultState, *, domain: str | None = None) -> str:
+@dataclass(frozen=True, slots=True)
+class Document:
+    """The ``KNOWLEDGE.md`` text and how many items it holds."""
+
+    text: str
+    items: int
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """An export on disk: where, how many items, how many bytes."""
+
+    path: Path
+    items: int
+    size: int
+
+
+def markdown(state: VaultState, *, domain: str | None = None, withhold: bool = False) -> str:
     """The ``KNOWLEDGE.md`` document (see the module docstring)."""
+    return document(state, domain=domain, withhold=withhold).text
+
+
+def write_markdown(state: VaultState, path: str, *, domain: str | None = None, withhold: bool = False) -> Written:
+    """Write the document to ``path`` (see the module docstring for what is refused).
+    Raises InvalidInput, changing nothing."""
+    target = _target(state, path)
+    made = document(state, domain=domain, withhold=withhold)
+    data = made.text.encode("utf-8")
+    atomic_write(target, data)
+    return Written(target, made.items, len(data))
+
+
+def _target(state: VaultState, raw: str) -> Path:
+    given = Path(raw.strip()).expanduser() if isinstance(raw, str) and raw.strip() else None
+    if given is None or not given.is_absolute():
+        raise InvalidInput(f"{raw!r} is not an absolute path.", field="path",
+                           hint="Pass an absolute path, e.g. /home/me/project/KNOWLEDGE.md (the server's working "
+                                "directory is not yours).")
+    if given.suffix.lower() != ".md":
+        raise InvalidInput(f"{given} does not end in .md.", field="path", hint="Name the file KNOWLEDGE.md or *.md.")
+    target = given.parent.resolve() / given.name
+    vault = state.root.resolve()
+    if target == vault or vault in target.parents:
+        raise InvalidInput(f"{target} is inside the vault, where a Markdown file is read as an item.", field="path",
+                           hint="Write the export outside the vault, e.g. into the project that uses it.")
+    if not target.parent.is_dir():
+        raise InvalidInput(f"the folder {target.parent} does not exist.", field="path",
+                           hint="Pass a path in an existing folder.")
+    if (target.exists() or target.is_symlink()) and (
+        target.is_symlink() or not target.is_file() or not _is_export(target)
+    ):
+        raise InvalidInput(f"{target} exists and is not an engram export; it is left as it is.", field="path",
+                           hint="Pass another path, or move that file away first.")
+    return target
+
+
+def _is_export(path: Path) -> bool:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            head = [handle.readline() for _ in range(3)]
+    except OSError:
+        return False
+    return head[0].startswith(_HEADER) and head[2].find(_MARK) > 0
+
+
+def document(state: VaultState, *, domain: str | None = None, withhold: bool = False) -> Document:
+    """The ``KNOWLEDGE.md`` document with its item count (see the module docstring)."""
     items = _items(state, domain)
-    titles = {i.id: i.title for i in items}
+    hidden = {i.id for i in items if withhold and i.status == "quarantined"}
+    titles = {i.id: WITHHELD_TITLE if i.id in hidden else i.title for i in items}
     synapses = state.index.synapses()
     links: dict[str, list[str]] = {}
     for syn in synapses:
@@ -60,9 +140,9 @@ def markdown(state: VaultState, *, domain: str | None = None) -> str:
                 links.setdefault(end, []).append(f"{arrow} {syn.kind} {titles[other]}")
     domains = sorted({i.domain for i in items})
     out = [
-        f"# Knowledge: {state.root.name}",
+        f"{_HEADER}{state.root.name}",
         "",
-        f"{len(items)} item(s) in {len(domains)} domain(s), exported by engram on {now()[:10]}"
+        f"{len(items)} item(s) in {len(domains)} domain(s), {_MARK}{now()[:10]}"
         + (f" (domain {domain})" if domain else "")
         + ". Grouped by domain, most important first.",
         "",
@@ -70,8 +150,13 @@ def markdown(state: VaultState, *, domain: str | None = None) -> str:
     for name, group in groupby(items, key=lambda i: i.domain):
         out += [f"## {name or '(no domain)'}", ""]
         for item in group:
-            out += _section(item, sorted(links.get(item.id, [])))
-    return "\n".join(out).rstrip() + "\n"
+            out += _withheld(item) if item.id in hidden else _section(item, sorted(links.get(item.id, [])))
+    return Document("\n".join(out).rstrip() + "\n", len(items))
+
+
+def _withheld(item: Engram) -> list[str]:
+    return [f"### {WITHHELD_TITLE}", "", f"*{item.kind}* · status quarantined: held back for a curator's review. "
+            f"`{item.id}` · `{item.path}`", ""]
 
 
 def _section(item: Engram, links: list[str]) -> list[str]:

@@ -468,6 +468,19 @@ class ImportOut(_Out):
     message: str
 
 
+class ExportOut(_Out):
+    """engram_export: KNOWLEDGE.md, returned (content) or written (path)."""
+
+    frame: str | None = Field(
+        default=None, description="Marks the returned document as untrusted data (see the tool description)."
+    )
+    items: int = Field(description="Items in the document.")
+    content: str | None = Field(default=None, description="The document, when no path was given.")
+    path: str | None = Field(default=None, description="Where it was written.")
+    size: int = Field(description="Bytes of the document (UTF-8).")
+    message: str
+
+
 class AnomalyOut(_Out):
     code: str = Field(description="conflicts_often, unparseable, different_items or fallback.")
     path: str

@@ -137,15 +137,22 @@ async def test_read_only_tools_are_not_destructive_and_are_idempotent(client: Cl
 async def test_idempotent_writes_change_nothing_the_second_time(client: Client, vault: Vault, seeded: Seeded) -> None:
     found = await tools(client)
     writers = hinted(found, read_only=False, idempotent=True, open_world=False) - {"setup"}
-    assert writers == set(IDEMPOTENT_CALLS), "give IDEMPOTENT_CALLS a valid call of every idempotent writer"
-    for name, args in IDEMPOTENT_CALLS.items():
+    # engram_export writes outside the vault (a file of the project beside it).
+    export = vault.root.parent / "KNOWLEDGE.md"
+    calls = {**IDEMPOTENT_CALLS, "engram_export": lambda s: {"path": str(export)}}
+    assert writers == set(calls), "give IDEMPOTENT_CALLS a valid call of every idempotent writer"
+    for name, args in calls.items():
         before = tree(vault.root)
         ok(await client.call_tool(name, args(seeded)))
-        if name not in ("engram_doctor", "engram_reindex"):  # those may find nothing to do
+        if name == "engram_export":
+            assert export.is_file() and changed(before, tree(vault.root)) == []
+            written = export.read_bytes()
+        elif name not in ("engram_doctor", "engram_reindex"):  # those may find nothing to do
             assert changed(before, tree(vault.root)), f"{name} wrote nothing: is it really a write?"
         once = tree(vault.root)
         await client.call_tool(name, args(seeded))  # may answer "already gone": never writes
         assert changed(once, tree(vault.root)) == [], name
+    assert export.read_bytes() == written
 
 
 async def test_setup_twice_on_the_same_vault_changes_nothing(client: Client, vault: Vault, tmp_path: Path) -> None:
@@ -243,7 +250,7 @@ async def test_profile_prose_in_the_docs_holds(vault: Vault, tmp_path: Path) -> 
     # needs, distill, bulk import, maintenance, the index rebuild and merge statistics.
     assert {"verify_entry", "stale_report", "get_evolution_lineage", "contradiction_resolve", "engram_list_proposals",
             "promote", "endorse", "engram_trash_list", "synapse_list", "synapse_delete", "record_need", "distill",
-            "engram_import", "engram_maintain", "engram_reindex", "engram_merge_stats",
+            "engram_import", "engram_export", "engram_maintain", "engram_reindex", "engram_merge_stats",
             "engram_history"} <= sets["full"] - sets["standard"]
     assert sets["minimal"] < sets["standard"] < sets["full"]
 

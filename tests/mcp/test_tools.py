@@ -48,7 +48,7 @@ FULL_ONLY = {
     "upgrade_verification", "contradiction_resolve", "stale_report", "engram_list_proposals",
     "engram_accept_proposal", "engram_dismiss_proposal", "synapse_get", "synapse_list",
     "synapse_delete", "engram_trash_list", "engram_restore", "endorse", "promote", "review_promotions",
-    "generalize", "distill", "record_need", "engram_reindex", "engram_import", "engram_merge_stats",
+    "generalize", "distill", "record_need", "engram_reindex", "engram_import", "engram_export", "engram_merge_stats",
     "engram_maintain", "engram_quarantine_list", "engram_quarantine_release", "engram_audit",
 }
 #: Tools that reach other repositories (git remotes, the org vault, capture sources).
