@@ -113,7 +113,7 @@ def register(box: Toolbox) -> None:
         include_hidden: Annotated[bool, Field(description="Also frozen, forgotten, quarantined items.")] = False,
         as_of: Annotated[
             str | None,
-            Field(description="Recall what the vault held at this instant (ISO 8601)."),
+            Field(description="Recall what the vault held at this instant (ISO 8601): each item's status and text then."),
         ] = None,
         tier: Annotated[
             str,

@@ -37,7 +37,9 @@ from engram.recall.search import search as recall_search
 from engram.recall.settings import recall_settings
 from engram.recall.usage import journal_for
 from engram.scopes.org import org_state
+from engram.store import rules
 from engram.store.model import VISIBILITIES, Engram, now
+from engram.team import past
 
 SCOPES = VISIBILITIES  # private, team, org
 UNBOUNDED = 10**9  # tokens: a vault's answer before the merged list is fitted to the budget
@@ -79,13 +81,16 @@ def search(
         min_relevance=min_relevance,
     )
     org = org_state(state) if wanted is None or "org" in wanted else None
-    if org is None:
-        mine = recall_search(state, query, visibility=wanted, record=False, budget=budget, **common)  # type: ignore[arg-type]
+    # Time travel searches each vault as it was then: its versions at T (engram.team.past).
+    here = past.snapshot(state, rules.timestamp("as_of", as_of)) if as_of is not None else state
+    there = past.snapshot(org, rules.timestamp("as_of", as_of)) if as_of is not None and org is not None else org
+    if there is None:
+        mine = recall_search(here, query, visibility=wanted, record=False, budget=budget, **common)  # type: ignore[arg-type]
         _journal(state, mine.hits, record)
         return mine
     # Each vault answers in full; the budget is kept once, over the merged list.
-    mine = recall_search(state, query, visibility=wanted, record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
-    theirs = recall_search(org, query, visibility=("team", "org"), record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
+    mine = recall_search(here, query, visibility=wanted, record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
+    theirs = recall_search(there, query, visibility=("team", "org"), record=False, budget=UNBOUNDED, **common)  # type: ignore[arg-type]
     merged = _merge(mine, theirs, limit or recall_settings(state).limit)
     s = recall_settings(state)
     budget = budget if budget is not None else s.token_budget
