@@ -33,8 +33,8 @@ from engram.items.state import VaultState
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram, Synapse, now
 from engram.store.rules import Filters
+from engram.trust.roles import WITHHELD_TITLE
 
-WITHHELD_TITLE = "(quarantined: text withheld)"
 _HEADER = "# Knowledge: "
 _MARK = "exported by engram on "
 

@@ -6,16 +6,18 @@ each file at its vault-relative path (:meth:`VaultState.to_trash`). The trash is
 the clone (``.engram/`` is never committed): a restore on this machine is a new change the
 next ``engram sync`` shares.
 
-- :func:`restore` moves the newest copy of an item back — to its old path, or beside it
+- :func:`restore` — for whoever may delete the item (its author, unless ``retire:
+  curator``; a curator; :func:`engram.trust.roles.check_restore`) — moves the newest
+  copy of an item back — to its old path, or beside it
   with an id suffix when that path is taken now — re-indexes it, brings back each of its
   synapses whose other end is in the vault (the others stay in the trash and are named),
   regenerates the derived link sections of both ends, and records it in the audit log.
   An id the vault holds again is refused: nothing is overwritten. A *forgotten* item
   (``purge`` trashes only those) comes back ``active`` — or ``superseded`` when it has a
   successor — as :func:`engram.lifecycle.forgetting.restore` would bring it back: one
-  restore undoes the purge and the forgetting. When the actor may not bring back that
-  item (a writer, another author's item) it comes back as it was, and the result says who
-  may.
+  restore undoes the purge and the forgetting.
+- :func:`entries` lists the trash; a quarantined item's title is withheld from every
+  role but a curator's, as recall withholds its text.
 - :func:`purge` deletes trashed copies older than an age, for good, and records each.
 
 A merge or a pull that removes an item (deleted on another clone) keeps this clone's
@@ -55,6 +57,7 @@ class TrashEntry:
     deleted_at: str
     synapses: int
     folder: Path
+    status: str = "active"  # the trashed copy's (a quarantined one's title is withheld)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,15 +79,22 @@ def parse_age(text: str) -> timedelta:
 
 
 def entries(state: VaultState) -> list[TrashEntry]:
-    """Every deleted item the trash holds, newest first."""
+    """Every deleted item the trash holds, newest first. A quarantined item's title is
+    withheld from every role but a curator's, as recall withholds its text."""
     found: list[TrashEntry] = []
     base = state.state_dir / "trash"
     if not base.is_dir():
         return []
+    withhold: bool | None = None
     for folder in sorted(p for p in base.glob("*/*") if p.is_dir()):
         entry = _entry(folder)
-        if entry is not None:
-            found.append(entry)
+        if entry is None:
+            continue
+        if entry.status == "quarantined":
+            withhold = state.role != "curator" if withhold is None else withhold
+            if withhold:
+                entry = replace(entry, title=roles.WITHHELD_TITLE)
+        found.append(entry)
     return sorted(found, key=lambda e: (e.deleted_at, e.id), reverse=True)
 
 
@@ -93,13 +103,14 @@ def _entry(folder: Path) -> TrashEntry | None:
     if not items:
         return None
     rel = items[0].relative_to(folder).as_posix()
+    status = "active"
     try:
         item, _ = read_engram(items[0], rel)
-        title = item.title
+        title, status = item.title, item.status
     except (FormatError, OSError):
         title = "(unreadable)"
     synapses = len({p.name for p in folder.parent.rglob("syn-*.yaml")})  # every bin of the id
-    return TrashEntry(folder.parent.name, title, rel, _deleted_at(folder.name), synapses, folder)
+    return TrashEntry(folder.parent.name, title, rel, _deleted_at(folder.name), synapses, folder, status)
 
 
 def _deleted_at(stamp: str) -> str:
@@ -134,16 +145,19 @@ def holds(state: VaultState, ref: str) -> bool:
 
 def restore(state: VaultState, ref: str) -> Restored:
     """Bring the newest trashed copy of item ``ref`` (an id or 6+ leading characters)
-    back, with its synapses. Raises NotFound, InvalidInput (the id is in the vault)."""
-    with state.lock.hold():
+    back, with its synapses. Raises NotFound, InvalidInput (the id is in the vault),
+    Forbidden (the actor may not delete it, so may not bring it back; audited)."""
+    with state.refusals_audited("restore", ref) as refusal, state.lock.hold():
         state.ensure_indexed()
         entry = _find(state, ref)
+        refusal.id = entry.id
         if state.index.item_rows("id = ?", (entry.id,)):
             raise InvalidInput(
                 f"item {entry.id} is in the vault already; the trashed copy was left where it is.",
                 hint=f"Delete the current one first, or look at the copy in {entry.folder}.",
             )
         item, _ = read_engram(entry.folder / entry.path, entry.path)
+        roles.check_restore(state.actor, state.role, item, retire=state.roles.retire)  # before anything moves
         rel = entry.path if not state.abspath(entry.path).exists() else state.place(item)
         _move(entry.folder / entry.path, state.abspath(rel))
         state.index.refresh_paths([rel])
@@ -177,7 +191,7 @@ def _revive(state: VaultState, item: Engram) -> tuple[str, str | None]:
     docstring); returns its status and, when it stays forgotten, why."""
     status = "superseded" if item.superseded_by else "active"
     try:  # asked first, so a refusal is no half-done restore (and no refusal to audit)
-        roles.check_update(state.actor, state.role, item, ("status",), status)
+        roles.check_update(state.actor, state.role, item, ("status",), status, retire=state.roles.retire)
     except Forbidden:
         return item.status, (
             f"it is back as it was, forgotten: only {item.created_by or 'its author'} or a curator brings"

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram.trust import roles
+
 Tier = Literal["catalog", "digest", "content"]
 
 
@@ -34,7 +36,7 @@ UNTRUSTED_FRAME = (
 
 
 #: What stands for a quarantined item's title in a session that is not a curator's.
-WITHHELD_TITLE = "(quarantined: text withheld)"
+WITHHELD_TITLE = roles.WITHHELD_TITLE
 
 
 def _frame() -> Any:

@@ -37,7 +37,8 @@ def register(box: Toolbox) -> None:
         """Bring an item back: a frozen or forgotten one to active, a deleted or purged one
         from the trash with its synapses.
 
-        Use it to undo an archive, a forget or an engram_delete (yours or a person's). A
+        Use it to undo an archive, a forget or an engram_delete: of your own items, or
+        anyone's if you are a curator (whoever may delete an item may restore it). A
         deleted item goes back to its old path (or beside it when that is taken); edges to
         items that are gone stay in the trash and are listed. Refused when the id is in the
         vault again: nothing is overwritten. Not for older versions of an item that exists:

@@ -87,13 +87,14 @@ def check_commits(repo: GitRepo, state: VaultState, revisions: str, *, limit: in
             role = state.roles.of(actor)
             try:
                 if new is None:
-                    roles.check_delete(actor, role, old)
+                    roles.check_delete(actor, role, old, retire=state.roles.retire)
                 else:
                     fields = _changed(old, new)
                     if new.status == "quarantined":  # the screen's doing, not the writer's
                         fields = tuple(f for f in fields if f != "status")
                     if fields:  # a landed review promotion's settle is anyone's to make
-                        roles.check_update(actor, role, old, fields, new.status, settles_to=new.visibility)
+                        roles.check_update(actor, role, old, fields, new.status, settles_to=new.visibility,
+                                           retire=state.roles.retire)
             except Forbidden as exc:
                 found.append(Unauthorized(sha, actor, path[len(lead):], exc.message.rstrip(".")))
     return found

@@ -30,7 +30,8 @@ Who retires items is the vault's choice, ``retire`` in ``engram.yaml``::
 
 Retiring is archiving, freezing, forgetting or superseding an item (its status into
 :data:`RETIRED`, or back out of it: a restore undoes a retirement), deleting it (a purge
-included) and overturning it (a ``supersedes`` edge onto it, a ``learn`` that
+included; bringing it back from the trash is the same right, :func:`check_restore`)
+and overturning it (a ``supersedes`` edge onto it, a ``learn`` that
 contradicts it). With ``retire: curator`` a writer's attempt on its own item is refused
 with ``role.curator-only``; on another's it stays ``role.others-item``.
 
@@ -83,6 +84,9 @@ RETIRING = frozenset({"archived", "superseded", "forgotten", "frozen", "draft", 
 RETIRED = frozenset({"archived", "superseded", "forgotten", "frozen"})
 #: The roles ``retire`` may name: the least role that retires items (its own, for a writer).
 RETIRERS: tuple[Role, ...] = ("writer", "curator")
+#: What stands for a quarantined item's title wherever its text is withheld: from every
+#: role but a curator's (MCP answers, the trash listing, the export an agent asks for).
+WITHHELD_TITLE = "(quarantined: text withheld)"
 #: The role of every actor when ``engram.yaml`` has no ``roles``: a person's, an agent's.
 UNCONFIGURED: Mapping[bool, Role] = MappingProxyType({False: "curator", True: "writer"})
 
@@ -267,6 +271,18 @@ def check_delete(actor: str, role: Role, current: Engram, *, retire: Role = "wri
             "Set verificationStatus=disputed to contest it instead. " + _ASK_CURATOR,
         )
     _check_retire(actor, role, retire, f"delete {current.id} (retire it)")
+
+
+def check_restore(actor: str, role: Role, item: Engram, *, retire: Role = "writer") -> None:
+    """May ``actor`` bring ``item`` back from the trash? Whoever may delete it may: a
+    restore is a retirement undone."""
+    require_writer(actor, role, f"restore {item.id}")
+    if role != "curator" and not owns(actor, item):
+        raise _refuse(
+            actor, role, "role.others-item",
+            f"restore {item.id}, which {item.created_by or 'someone else'} created", _ASK_CURATOR,
+        )
+    _check_retire(actor, role, retire, f"bring back the deleted {item.id}")
 
 
 def check_supersede(actor: str, role: Role, target: Engram, *, retire: Role = "writer") -> None:

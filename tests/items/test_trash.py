@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
-from engram.errors import InvalidInput, NotFound
+from engram.errors import Forbidden, InvalidInput, NotFound
 from engram.vault import Vault
 from tests.conftest import snapshot
 from tests.trust.settings import add_settings
@@ -115,16 +115,20 @@ def test_a_restored_item_with_a_successor_comes_back_superseded(vault: Vault) ->
     assert vault.restore_deleted(old.id).status == "superseded" and vault.get(old.id).status == "superseded"
 
 
-def test_a_writer_restores_another_authors_purged_item_as_it_was(vault: Vault) -> None:
-    """Bringing back another author's retired item is not a writer's to do: the file comes
-    back as it was (forgotten), and the result says who can bring it back."""
+def test_a_writer_may_not_restore_another_authors_purged_item(vault: Vault) -> None:
+    """Bringing back another author's deleted item is undoing their deletion: whoever may
+    delete it may restore it (its author, a curator). The refusal moves nothing, names
+    who may, and is audited (issue 29; it used to come back, forgotten, to anyone)."""
     add_settings(vault.root, 'roles:\n  "*": writer\n')
     with Vault.open(vault.root, actor="ana") as ana:
         item = ana.create("Rotate the signing key yearly", "The HSM holds it.").item
         ana.forget(item.id)
         ana.purge(item.id)
     with Vault.open(vault.root, actor="bo") as bo:
-        done = bo.restore_deleted(item.id)
-        assert done.status == "forgotten" and bo.get(item.id).status == "forgotten"
-        assert done.note and "ana" in done.note and "curator" in done.note
-        assert bo.audit(refused=True) == []
+        with pytest.raises(Forbidden) as refused:
+            bo.restore_deleted(item.id)
+        assert refused.value.rule == "role.others-item" and "which ana created" in refused.value.message
+        assert bo.in_trash(item.id) and bo.list(include_hidden=True) == []
+        assert [(e.actor, e.action, e.rule) for e in bo.audit(refused=True)] == [("bo", "restore", "role.others-item")]
+    with Vault.open(vault.root, actor="ana") as ana:
+        assert ana.restore_deleted(item.id).status == "active"
