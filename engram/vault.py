@@ -177,6 +177,7 @@ class Vault:
     purge = delegate(forgetting.purge)
     verify_entry = delegate(freshness.verify_entry)
     upgrade_verification = delegate(freshness.upgrade_verification)
+    refute = delegate(freshness.refute)
     stale_report = delegate(freshness.stale_report)
     contradiction_resolve = delegate(resolve.contradiction_resolve)
     maintain = delegate(maintenance.maintain)
@@ -187,6 +188,7 @@ class Vault:
     create_skill = delegate(lc_skills.create_skill)
     skills = delegate(lc_skills.skills)
     find_skill = delegate(lc_skills.find_skill)
+    invoke_skill = delegate(lc_skills.invoke_skill)
 
     # trust — engram.items.quarantine, engram.items.reading (the audit log)
     quarantined = delegate(quarantine.listing)

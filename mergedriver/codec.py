@@ -156,11 +156,13 @@ ENGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("deactivatedAt", TIME),
     ("supersededBy", TEXT),
     # Lifecycle (engram.lifecycle): the situation a lesson holds in, what it superseded or
-    # absorbed, a skill's ordered steps and its preconditions, verification events.
+    # absorbed, a skill's ordered steps, its preconditions and the skills it is composed
+    # of (in order), verification events.
     ("situation", TEXT),
     ("provenance", ANY),
     ("steps", ANY),
     ("preconditions", TEXTS),
+    ("composedOf", TEXTS),
     ("verifications", ANY),
     # Scopes (engram.scopes): who recalled an item and on which days (the evidence that
     # earns promotion), endorsements, the promotions it went through, and the concrete

@@ -22,6 +22,9 @@ Rules (``b``, ``o``, ``t`` are the base, ours and theirs values; absent is a val
   (both sides created the same id), the earliest ``createdAt`` and its side's author win.
 - ``scalar``: the *tie-winner* side's value, recorded as a conflict note naming the value
   that lost (``quiet`` scalars, such as ``updatedBy``, are not noted).
+- ``prevails(v)``: a scalar in which the value ``v`` beats any concurrent change, whichever
+  side wrote it (``verificationStatus: refuted``); noted like a scalar. Two sides that
+  both or neither chose ``v`` follow the scalar rule.
 - generic (no rule): mappings merge key by key, lists as sets, timestamps as ``later``,
   anything else as ``scalar``.
 
@@ -42,7 +45,7 @@ from typing import Any, NamedTuple
 
 from mergedriver.codec import CodecError, format_time, parse_time
 
-__all__ = ["MISSING", "FieldMerge", "Side", "canonical_key", "merge_sets", "tie_winner"]
+__all__ = ["MISSING", "FieldMerge", "Side", "canonical_key", "merge_sets", "prevails", "tie_winner"]
 
 
 class _Missing:
@@ -298,6 +301,21 @@ class FieldMerge:
 
 
 _ADDITIVE: tuple[Rule, ...] = (FieldMerge.counter, FieldMerge.unit, FieldMerge.delta)
+
+
+def prevails(value: Any, why: str) -> Rule:
+    """A scalar rule in which ``value`` wins over a concurrent change (see the module
+    docstring); it depends on the values only, so it is symmetric in ``o`` and ``t``."""
+
+    def rule(fm: FieldMerge, name: str, b: Any, o: Any, t: Any) -> Any:
+        if (o == value) == (t == value):
+            return fm.scalar(name, b, o, t)
+        kept, lost = (o, t) if o == value else (t, o)
+        fm.strategies[name] = "prevails"
+        fm.notes.append(f"{name}: both sides changed it; kept {_show(kept)} over {_show(lost)} ({why})")
+        return kept
+
+    return rule
 
 
 def _show(value: Any) -> str:

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 from mergedriver import codec
 from mergedriver.body import merge_content, merge_derived
-from mergedriver.fields import FieldMerge, Rule, Side
+from mergedriver.fields import FieldMerge, Rule, Side, prevails
 from mergedriver.lines import common_base, diff3, render_markers
 
 __all__ = [
@@ -175,12 +175,20 @@ ENGRAM_RULES: dict[str, Rule] = {
     CONFLICTS_KEY: _R.as_set,
     # Lifecycle lists: what an item superseded or absorbed, and verification events, are
     # records that only grow; preconditions are a set. A skill's steps are an ordered
-    # procedure: a union of two edits would interleave two procedures, so it is one value.
+    # procedure: a union of two edits would interleave two procedures, so it is one value;
+    # so is the ordered list of skills a composed skill is made of (``composedOf``), and
+    # the tie-winner is chosen once per file, so steps and components come from one side.
     "provenance": _R.as_set,
     "verifications": _R.as_set,
     "preconditions": _R.as_set,
     "steps": _R.scalar,
+    "composedOf": _R.scalar,
     "situation": _R.scalar,
+    # One clone refuted the item while another raised or confirmed it: the refutation
+    # wins, whichever edit was later — the other side checked without the evidence that
+    # it is false, and a refuted item comes back only by a new check (verify_entry). The
+    # losing state is flagged, so a person sees both; both events stay in verifications.
+    "verificationStatus": prevails("refuted", "a refutation outweighs a concurrent change; re-check with verify"),
     # Two clones that superseded one item with two different lessons: either successor
     # is right for the merge, and `engram sync` then makes the newer the current one
     # (engram.lifecycle.succession.settle_heads), so this is no conflict to flag.

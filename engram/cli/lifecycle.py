@@ -100,23 +100,32 @@ def lineage(vault: Vault, ref: str, as_json: bool) -> None:
 @click.option("--note", "-n", metavar="TEXT", help="What you checked.")
 @click.option("--valid-while", metavar="TEXT", help="The premise it holds under.")
 @click.option("--evidence", "-e", metavar="TEXT", help="Raise the verification one step on this evidence instead.")
+@click.option("--refute", is_flag=True, help="The --evidence shows it false: mark it refuted (the item is kept).")
 @json_option
 @pass_vault
-def verify(vault: Vault, ref: str, note: str | None, valid_while: str | None, evidence: str | None, as_json: bool) -> None:
+def verify(vault: Vault, ref: str, note: str | None, valid_while: str | None, evidence: str | None, refute: bool,
+           as_json: bool) -> None:
     """Record that an item still holds (lastVerifiedAt, → verified), or with --evidence
-    raise it one step (unverified → plausible → verified).
+    raise it one step (unverified → plausible → probable → verified), or with --refute
+    --evidence record that it was found false (→ refuted; only a new check, this
+    command without --evidence, lifts it again).
 
     \b
     Examples:
       engram verify 01J9K2V6 --note "checked the crontab" --valid-while "on the shared scheduler"
       engram verify 01J9K2V6 --evidence "three deploys went fine"
+      engram verify 01J9K2V6 --refute --evidence "the bucket deletes logs after 7 days"
     """
-    if evidence is not None:
+    if refute:
+        if evidence is None:
+            raise click.UsageError("--refute needs --evidence: say what shows it is false.")
+        item = vault.refute(ref, evidence)
+    elif evidence is not None:
         item = vault.upgrade_verification(ref, evidence)
     else:
         item = vault.verify_entry(ref, note, valid_while=valid_while)
     if as_json:
-        emit_json({"id": item.id, "path": item.path, "version": item.version,
+        emit_json({"id": item.id, "path": item.path, "version": item.version, "status": item.status,
                    "verificationStatus": item.verification_status, "lastVerifiedAt": item.last_verified_at})
         return
     click.echo(f"{item.id} is {item.verification_status} (v{item.version})")
@@ -342,26 +351,59 @@ def skills(vault: Vault, task: str | None, domain: str | None, limit: int, as_js
 
 @click.command(name="add-skill")
 @click.argument("title")
-@click.option("--step", "steps", multiple=True, required=True, metavar="TEXT", help="A step, in order; repeat.")
+@click.option("--step", "steps", multiple=True, metavar="TEXT", help="A step, in order ('skill:ID' inlines a skill there); repeat.")
+@click.option("--component", "components", multiple=True, metavar="ID", help="A skill it is made of, in order; repeat.")
 @click.option("--precondition", "preconditions", multiple=True, metavar="TEXT", help="What must hold first; repeat.")
 @click.option("--domain", "-d", default="skills", show_default=True, metavar="A/B")
 @click.option("--body", "-b", default="", metavar="TEXT", help="Explanation (default: the numbered steps).")
 @json_option
 @pass_vault
-def add_skill(vault: Vault, title: str, steps: tuple[str, ...], preconditions: tuple[str, ...], domain: str,
-              body: str, as_json: bool) -> None:
-    """Record a skill: a procedure with ordered steps and preconditions.
+def add_skill(vault: Vault, title: str, steps: tuple[str, ...], components: tuple[str, ...],
+              preconditions: tuple[str, ...], domain: str, body: str, as_json: bool) -> None:
+    """Record a skill: a procedure with ordered steps and preconditions, optionally made of
+    other skills (--component, in order; their steps come first unless a step
+    'skill:ID' places one).
 
     \b
-    Example:
+    Examples:
       engram add-skill "Rebuild a bloated table online" --step "check free disk" --step "run pg_repack"
+      engram add-skill "Nightly table care" --component 01J9K2V6 --step "post in #ops"
     """
-    made = vault.create_skill(title, steps, content=body, preconditions=preconditions, domain=split_domain(domain))
+    if not steps and not components:
+        raise click.UsageError("a skill needs at least one step or a component: --step TEXT or --component ID.")
+    made = vault.create_skill(title, steps, content=body, preconditions=preconditions, components=components,
+                              domain=split_domain(domain))
     if as_json:
         emit_json({"outcome": made.outcome, "id": made.id, "path": made.item.path})
         return
     click.echo(made.id)
 
 
+@click.command(name="invoke-skill")
+@click.argument("ref")
+@click.option("--outcome", type=click.Choice(["success", "failure"]), default=None,
+              help="How it went, once you know (feeds the success rate).")
+@click.option("--note", "-n", metavar="TEXT", help="What happened.")
+@json_option
+@pass_vault
+def invoke_skill(vault: Vault, ref: str, outcome: str | None, note: str | None, as_json: bool) -> None:
+    """Invoke a skill: print its steps with its component skills' steps inlined, record
+    the invocation, and with --outcome how it went.
+
+    \b
+    Examples:
+      engram invoke-skill 01J9K2V6
+      engram invoke-skill 01J9K2V6 --outcome success --note "took four minutes"
+    """
+    run = vault.invoke_skill(ref, outcome=outcome, note=note)
+    if as_json:
+        emit_json(run.to_json())
+        return
+    s = run.skill
+    click.echo(f"{s.id}  {s.success_rate:.0%} of {s.successes + s.failures} use(s)  {s.title}")
+    for i, step in enumerate(run.steps, 1):
+        click.echo(f"    {i}. {step.text}" + (f"  ({step.skill})" if step.skill != s.id else ""))
+
+
 COMMANDS = [learn, feedback, lineage, verify, stale, resolve, maintain, proposals, accept, dismiss,
-            archive, forget, restore, purge, skills, add_skill]
+            archive, forget, restore, purge, skills, add_skill, invoke_skill]

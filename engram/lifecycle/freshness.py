@@ -7,15 +7,24 @@ is re-checked less often only if it is also confirmed), and shrinks for facts th
 versions (``× versionHalfLifeFactor``: "uses Node 18.19" goes stale first).
 
 Verification states move only on evidence, each move an event in the item's
-``verifications`` list (``at``, ``by``, ``from``, ``to``, ``note``):
+``verifications`` list (``at``, ``by``, ``from``, ``to``, ``note``). The ladder is
+Co-Engram's — unverified → plausible → probable → verified — with ``refuted`` beside it:
 
-===================== ===============================================================
-``upgrade_verification`` one step up: unverified → plausible → verified; stale → plausible
-``verify_entry``      someone checked it still holds: ``lastVerifiedAt`` = now, → verified
-``mark_stale``        → stale (a maintenance proposal accepted, or a person's call)
-===================== ===============================================================
+======================== ============================================================
+``upgrade_verification`` one step up: unverified → plausible → probable → verified;
+                         stale → plausible
+``verify_entry``         someone checked it still holds: ``lastVerifiedAt`` = now,
+                         → verified (also from refuted: the one way back)
+``refute``               evidence shows it false: → refuted, the evidence the event's note
+``mark_verification``    the state an accepted ``verify``/``stale`` proposal names
+======================== ============================================================
 
-``disputed`` items move only through ``contradiction_resolve``. Nothing here changes an
+A refuted item is kept, text and status unchanged: it records what was found false, so
+the next agent who meets the claim reads that it was refuted and why. Nothing lifts it
+but a new check — ``verify_entry``, by someone who looked again — never a step of
+``upgrade_verification`` nor a proposal written before the refutation (the evidence that
+it held is what the refutation overturned). ``disputed`` items move only through
+``contradiction_resolve``. Nothing here changes an
 item on its own: :func:`stale_report` *reports* items past their half-life (shared items,
 oldest-verified first, with their ``validWhile`` premises) and maintenance may *propose*
 ``stale``; an item is never silently downgraded.
@@ -39,7 +48,10 @@ _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b|\bversion\s+\d+", re.IGNORECASE
 #: What every _VERSION match contains; a plain scan for it is several times faster than
 #: the pattern, and most notes name no version (the report scans every shared item).
 _VERSION_HINT = re.compile(r"\d\.\d|[Vv][Ee][Rr][Ss][Ii][Oo][Nn]")
-UPGRADE = {"unverified": "plausible", "plausible": "verified", "stale": "plausible", "verified": "verified"}
+UPGRADE = {"unverified": "plausible", "plausible": "probable", "probable": "verified", "stale": "plausible",
+           "verified": "verified"}
+#: What mark_verification may set: the ladder and stale (refuted only through refute).
+MARKABLE = ("unverified", "plausible", "probable", "verified", "stale")
 
 
 def half_life_days(item: Engram, settings: LifecycleSettings) -> float:
@@ -104,7 +116,7 @@ def stale_report(
     """Shared (team, org) active items, oldest-verified first, with freshness and premises.
 
     Only stale ones (below ``lifecycle.staleBelow``, or marked ``stale``) unless
-    ``include_fresh``. Reports; changes nothing.
+    ``include_fresh``; never refuted ones. Reports; changes nothing.
     """
     if limit is not None and limit < 1:  # a slice would drop the oldest entry (-1) or none (0)
         raise InvalidInput(f"limit must be at least 1, not {limit!r}.", field="limit",
@@ -115,6 +127,8 @@ def stale_report(
     at = at or now()  # one instant for the whole report
     entries: list[StaleEntry] = []
     for item in items:
+        if item.verification_status == "refuted":
+            continue  # known false: nothing to re-check until someone looks again (verify_entry)
         days = half_life_days(item, settings)
         score, age = freshness(item, settings, at, days)
         stale = score < settings.stale_below or item.verification_status == "stale"
@@ -143,18 +157,40 @@ def _note(note: str | None) -> str | None:
     return rules.text("note", note, rules.MAX_SUMMARY_CHARS) or None if note is not None else None
 
 
+def _evidence(evidence: str, hint: str) -> str:
+    text = _note(evidence)
+    if not text:
+        raise InvalidInput("evidence is empty.", field="evidence", hint=hint)
+    return text
+
+
+def _not_disputed(item: Engram) -> None:
+    if item.verification_status == "disputed":
+        raise InvalidInput(
+            f"{item.id} is disputed: a contradiction must be resolved first.",
+            hint=f"`engram resolve {item.id} OTHER --keep new|old|merge|archive`.",
+        )
+
+
+def _not_refuted(item: Engram) -> None:
+    if item.verification_status == "refuted":
+        found = [v for v in item.verifications or () if isinstance(v, dict) and v.get("to") == "refuted"]
+        why = f" ({found[-1].get('note')})" if found and found[-1].get("note") else ""
+        raise InvalidInput(
+            f"{item.id} was refuted{why}: evidence that it held is what the refutation overturned.",
+            hint=f"If you checked it again and it holds, `engram verify {item.id} --note WHAT-YOU-CHECKED` "
+            "(verify_entry) reinstates it as verified.",
+        )
+
+
 def upgrade_verification(state: VaultState, ref: str, evidence: str) -> Engram:
-    """One verification step up on ``evidence`` (see the module docstring)."""
-    evidence_text = _note(evidence)
-    if not evidence_text:
-        raise InvalidInput("evidence is empty.", field="evidence", hint="Say what shows it holds.")
+    """One verification step up on ``evidence`` (see the module docstring). Raises
+    InvalidInput (no evidence; a disputed or refuted item), NotFound."""
+    evidence_text = _evidence(evidence, "Say what shows it holds.")
     with state.lock.hold():
         item = _current(state, ref)
-        if item.verification_status == "disputed":
-            raise InvalidInput(
-                f"{item.id} is disputed: a contradiction must be resolved first.",
-                hint=f"`engram resolve {item.id} OTHER --keep new|old|merge|archive`.",
-            )
+        _not_disputed(item)
+        _not_refuted(item)
         to = UPGRADE.get(item.verification_status, "plausible")
         changes: dict[str, Any] = {"verification_status": to, "verifications": _event(item, to, state.actor, evidence_text)}
         if to == "verified":
@@ -168,11 +204,7 @@ def verify_entry(state: VaultState, ref: str, note: str | None = None, *, valid_
     text = _note(note)
     with state.lock.hold():
         item = _current(state, ref)
-        if item.verification_status == "disputed":
-            raise InvalidInput(
-                f"{item.id} is disputed: a contradiction must be resolved first.",
-                hint=f"`engram resolve {item.id} OTHER --keep new|old|merge|archive`.",
-            )
+        _not_disputed(item)
         changes: dict[str, Any] = {
             "last_verified_at": now(), "verification_status": "verified",
             "verifications": _event(item, "verified", state.actor, text or "checked: still holds"),
@@ -182,12 +214,26 @@ def verify_entry(state: VaultState, ref: str, note: str | None = None, *, valid_
         return writing.update(state, item.id, changes, expected_version=item.version)
 
 
+def refute(state: VaultState, ref: str, evidence: str) -> Engram:
+    """Record that ``evidence`` shows the item false: → refuted, the item and its text kept
+    (see the module docstring). Raises InvalidInput (no evidence; a disputed item), NotFound."""
+    evidence_text = _evidence(evidence, "Say what shows it is false, e.g. 'the bucket deletes logs after 7 days'.")
+    with state.lock.hold():
+        item = _current(state, ref)
+        _not_disputed(item)
+        changes: dict[str, Any] = {"verification_status": "refuted",
+                                   "verifications": _event(item, "refuted", state.actor, evidence_text)}
+        return writing.update(state, item.id, changes, expected_version=item.version)
+
+
 def mark_verification(state: VaultState, ref: str, to: str, note: str | None = None) -> Engram:
-    """Set a verification state with an event (used by accepted ``verify``/``stale`` proposals)."""
-    rules.choice("verificationStatus", to, ("unverified", "plausible", "verified", "stale"))
+    """Set a verification state with an event (used by accepted ``verify``/``stale``
+    proposals). Raises InvalidInput for a refuted item (see the module docstring)."""
+    rules.choice("verificationStatus", to, MARKABLE)
     with state.lock.hold():
         item = _current(state, ref)
         if item.verification_status == to:
             return item
+        _not_refuted(item)
         changes: dict[str, Any] = {"verification_status": to, "verifications": _event(item, to, state.actor, _note(note))}
         return writing.update(state, item.id, changes, expected_version=item.version)

@@ -11,8 +11,8 @@
   community of at least ``PATTERN_MIN`` items that no pattern consolidates yet; ``link``
   (``similar_to``) for related items in one domain that share no edge; ``retype`` for a
   ``similar_to`` edge whose ends the classifier finds contradictory; ``verify`` upgrades
-  for items that keep helping; ``stale`` for shared items past their half-life; and
-  ``archive`` for items that fail more than they help.
+  for items that keep helping, one rung at a time on rising evidence (:data:`RUNGS`);
+  ``stale`` for shared items past their half-life; and ``archive`` for items that fail more than they help.
 
 Nothing is rewritten: every finding is a proposal file (:mod:`engram.lifecycle.proposals`)
 for a person or agent to accept or dismiss, and a dismissed proposal stays dismissed.
@@ -39,7 +39,11 @@ Stage = Literal["light", "deep", "rem"]
 STAGES: tuple[Stage, ...] = ("light", "deep", "rem")
 PATTERN_MIN = 3
 RELATED_LINK = 0.5  # classifier alignment at which two unlinked items in one domain get a link proposal
-VERIFY_AFTER = 3  # helped this often, never failed: plausible; twice that: verified
+VERIFY_AFTER = 3  # helped this often, never failed: plausible; twice that: probable; three times: verified
+#: Each rung of the ladder and the successes (never a failure) it takes: one step per
+#: proposal, on rising evidence. Refuted, disputed and stale items are never proposed.
+RUNGS = {"unverified": ("plausible", VERIFY_AFTER), "plausible": ("probable", 2 * VERIFY_AFTER),
+         "probable": ("verified", 3 * VERIFY_AFTER)}
 SUPPORTIVE_EXCLUDED = frozenset({"contradicts", "supersedes"})
 
 
@@ -199,12 +203,13 @@ def _rem(state: VaultState, items: list[Engram], by_id: dict[str, Engram], clust
                                          "source": a.id, "target": b.id}, c.alignment, "contradicts")
     for item in items:
         ok, bad = item.effective_retrievals, item.failed_uses
-        if bad == 0 and item.verification_status in ("unverified", "plausible"):
-            to = "verified" if ok >= 2 * VERIFY_AFTER and item.verification_status == "plausible" else "plausible"
-            if ok >= VERIFY_AFTER and to != item.verification_status:
-                add("verify", [item.id], f"Verify {item.title!r} as {to}", f"helped {ok} time(s), never failed",
-                    {"to": to}, ok / (ok + 1), to)
-        if item.status == "active" and item.visibility in ("team", "org") and item.verification_status != "stale":
+        rung = RUNGS.get(item.verification_status)
+        if bad == 0 and rung is not None and ok >= rung[1]:
+            to = rung[0]
+            add("verify", [item.id], f"Verify {item.title!r} as {to}", f"helped {ok} time(s), never failed",
+                {"to": to}, ok / (ok + 1), to)
+        if (item.status == "active" and item.visibility in ("team", "org")
+                and item.verification_status not in ("stale", "refuted")):
             score, age = freshness(item, settings)
             if score < settings.stale_below:
                 add("stale", [item.id], f"Mark {item.title!r} stale", f"freshness {score:.2f} after {age:.0f} days"

@@ -141,6 +141,19 @@ class SkillOut(_Out):
     failures: int
     success_rate: float
     score: float | None = None
+    composed_of: list[str] = Field(default_factory=list, description="Component skills' ids, in order.")
+
+
+class SkillStep(_Out):
+    step: str
+    skill: str = Field(description="The skill the step comes from: the invoked one or a component.")
+    title: str
+
+
+class SkillInvokeOut(SkillOut):
+    steps: list[SkillStep]  # type: ignore[assignment]  # expanded: components' steps inlined
+    outcome: str | None = None
+    message: str
 
 
 class SkillList(_Out):

@@ -269,15 +269,35 @@ def register(box: Toolbox) -> None:
     def upgrade_verification(ref: Ref, evidence: Annotated[str, Field(description="What shows it holds.")]) -> m.VerifyOut:
         """Move an item one verification step up on evidence.
 
-        unverified → plausible → verified (stale → plausible); each step is an event in
-        its verifications list. Use it when something shows the item holds; to confirm a
-        stale item you checked yourself, use verify_entry.
+        unverified → plausible → probable → verified (stale → plausible); each step is an
+        event in its verifications list. Use it when something shows the item holds; to
+        confirm a stale item you checked yourself, use verify_entry. A refuted item is
+        refused: only verify_entry (a new check) lifts it.
         """
         item = box.vault().upgrade_verification(ref, evidence)
         return m.VerifyOut(id=item.id, path=item.path, version=item.version,
                            verification_status=item.verification_status,
                            last_verified_at=item.last_verified_at,
                            message=f"{item.id} is now {item.verification_status}.")
+
+    @box.tool("refute_entry", title="Record that an item was found false", profile="full", annotations=CHANGE)
+    def refute_entry(
+        id: Ref,
+        evidence: Annotated[str, Field(description="What shows it is false, e.g. 'the bucket deletes logs after 7 days'.")],
+    ) -> m.VerifyOut:
+        """Mark an item refuted on evidence that it is false.
+
+        The item and its text are kept (it records what was found false) and the
+        evidence becomes an event in its verifications list. Use it when you find a
+        stored claim wrong and have no corrected lesson; when you do, engram_learn the
+        correction instead (it supersedes the old item). Only verify_entry lifts a
+        refuted item again.
+        """
+        item = box.vault().refute(id, evidence)
+        return m.VerifyOut(id=item.id, path=item.path, version=item.version,
+                           verification_status=item.verification_status,
+                           last_verified_at=item.last_verified_at,
+                           message=f"{item.id} is refuted: {evidence.strip()}")
 
     @box.tool("contradiction_resolve", title="Settle two items that disagree", profile="full", annotations=CHANGE)
     def contradiction_resolve(
@@ -376,7 +396,7 @@ def register(box: Toolbox) -> None:
     def _skill(s: Any) -> m.SkillOut:
         return m.SkillOut(id=s.id, title=s.title, path=s.path, steps=list(s.steps),
                           preconditions=list(s.preconditions), successes=s.successes, failures=s.failures,
-                          success_rate=s.success_rate, score=s.score)
+                          success_rate=s.success_rate, score=s.score, composed_of=list(s.composed_of))
 
     @box.tool("engram_find_skill", title="Find the skill for a task", profile="standard", annotations=READ)
     def engram_find_skill(
@@ -395,21 +415,48 @@ def register(box: Toolbox) -> None:
     @box.tool("engram_create_skill", title="Record a skill", profile="standard", annotations=ADD)
     def engram_create_skill(
         title: Annotated[str, Field(description="What the skill does, in one line.")],
-        steps: Annotated[list[str], Field(min_length=1, description="The steps, in order.")],
+        steps: Annotated[list[str], Field(description="The steps, in order; 'skill:ID' inlines a skill there.")],
         preconditions: Annotated[list[str] | None, Field(description="What must hold before it applies.")] = None,
         content: Annotated[str, Field(description="Explanation (default: the numbered steps).")] = "",
         domain: Annotated[str, Field(description="Domain path (default 'skills').")] = "skills",
+        components: Annotated[list[str] | None, Field(description="Skills it is made of (ids), in order.")] = None,
     ) -> m.SkillOut:
         """Record a procedure that worked, as a skill with ordered steps and preconditions.
 
         engram_find_skill offers it next time. Deduplicated like engram_create.
         """
         vault = box.vault()
-        made = vault.create_skill(title, steps, content=content, preconditions=preconditions or (), domain=domain)
+        made = vault.create_skill(title, steps, content=content, preconditions=preconditions or (),
+                                  components=components or (), domain=domain)
         listed = next((s for s in vault.skills(limit=10_000) if s.id == made.id), None)
         if listed is None:
             item = made.item
             return m.SkillOut(id=item.id, title=item.title, path=item.path, steps=list(item.steps or ()),
                               preconditions=list(item.preconditions or ()), successes=0, failures=0, success_rate=0.5,
-                              frame=UNTRUSTED_FRAME)
+                              composed_of=list(item.composed_of or ()), frame=UNTRUSTED_FRAME)
         return _skill(listed).model_copy(update={"frame": UNTRUSTED_FRAME})
+
+    @box.tool("skill_invoke", title="Run a skill: its steps, expanded", profile="full", annotations=ADD)
+    def skill_invoke(
+        id: Ref,
+        outcome: Annotated[str | None, Field(description="success or failure, once you know; leave out to start.",
+                                             json_schema_extra={"enum": ["success", "failure", None]})] = None,
+        note: Note = None,
+    ) -> m.SkillInvokeOut:
+        """Invoke a skill: its steps with its component skills' steps inlined, in order.
+
+        Records the invocation; pass outcome (success or failure) to feed its success
+        rate, in the same call after you ran it, or in a second call. A composed skill
+        that reaches itself is refused, naming the cycle. Find skills with
+        engram_find_skill.
+        """
+        run = box.vault().invoke_skill(id, outcome=outcome, note=note)
+        s = run.skill
+        ask = "" if outcome else " Report how it went: skill_invoke again with outcome success or failure."
+        return m.SkillInvokeOut(
+            id=s.id, title=s.title, path=s.path, preconditions=list(s.preconditions), successes=s.successes,
+            failures=s.failures, success_rate=s.success_rate, composed_of=list(s.composed_of),
+            steps=[m.SkillStep(step=x.text, skill=x.skill, title=x.title) for x in run.steps], outcome=outcome,
+            frame=UNTRUSTED_FRAME,
+            message=f"{len(run.steps)} step(s), success rate {s.success_rate:.0%} of {s.successes + s.failures} "
+                    f"reported use(s).{ask}")

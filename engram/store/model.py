@@ -39,7 +39,9 @@ STATUSES = ("active", "draft", "archived", "frozen", "superseded", "forgotten", 
 #: Statuses hidden from listings and recall unless asked for explicitly.
 HIDDEN_STATUSES = ("frozen", "forgotten", "quarantined")
 VISIBILITIES = ("private", "team", "org")
-VERIFICATION_STATUSES = ("unverified", "plausible", "verified", "disputed", "stale")
+#: The ladder unverified → plausible → probable → verified (Co-Engram's), and beside it
+#: refuted (found false on evidence), disputed (a contradiction open) and stale (aged).
+VERIFICATION_STATUSES = ("unverified", "plausible", "probable", "verified", "refuted", "disputed", "stale")
 
 #: The twelve synapse kinds by family.
 SYNAPSE_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -138,6 +140,7 @@ class Engram:
     provenance: tuple[Any, ...] | None = None
     steps: tuple[str, ...] | None = None
     preconditions: tuple[str, ...] | None = None
+    composed_of: tuple[str, ...] | None = None  # a composed skill's component skills, in order
     verifications: tuple[Any, ...] | None = None
     recalled_by: tuple[str, ...] | None = None
     recall_days: tuple[str, ...] | None = None

@@ -53,7 +53,7 @@ IMMUTABLE = frozenset(
 _CLEARABLE = frozenset(
     {"last_retrieved_at", "last_effective_at", "last_failed_at", "last_verified_at", "valid_while",
      "source", "activated_at", "deactivated_at", "superseded_by", "situation", "steps",
-     "preconditions", "example"}
+     "preconditions", "composed_of", "example"}
 )
 _FIELD_NAMES = {f.name for f in fields(Engram)} - {"extra"}
 _CAMEL_TO_FIELD = {
@@ -319,6 +319,7 @@ _VALIDATORS: dict[str, Any] = {
     "situation": lambda v: text("situation", v, MAX_SUMMARY_CHARS, required=True),
     "steps": lambda v: text_list("steps", v, keep_repeats=True),
     "preconditions": lambda v: text_list("preconditions", v),
+    "composed_of": lambda v: text_list("composedOf", v),
     "provenance": lambda v: record_list("provenance", v),
     "verifications": lambda v: record_list("verifications", v),
     "source": lambda v: _storable("source", v),

@@ -94,3 +94,32 @@ def test_skills(run, vault: Vault) -> None:  # type: ignore[no-untyped-def]
     found = js(run("skills", "rebuild a bloated table", "--json"))["skills"]
     assert found[0]["id"] == made["id"]
     assert run("add-skill", "No steps").exit_code == 2
+
+
+def test_verify_refute_records_the_evidence_and_needs_it(run, vault: Vault) -> None:  # type: ignore[no-untyped-def]
+    item = vault.create("Logs are kept 30 days", "Logs are kept 30 days.").item
+    done = js(run("verify", item.id, "--refute", "--evidence", "the bucket deletes logs after 7 days", "--json"))
+    assert done["verificationStatus"] == "refuted" and done["status"] == "active"
+    assert (vault.get(item.id).verifications or ())[-1]["note"] == "the bucket deletes logs after 7 days"
+    again = run("verify", item.id, "--evidence", "someone said so")
+    assert again.exit_code == 2 and "refuted" in again.output and "engram verify" in again.output
+    bare = run("verify", item.id, "--refute")
+    assert bare.exit_code == 2 and "--refute needs --evidence" in bare.output
+    assert vault.get(item.id).verification_status == "refuted"
+    plain = run("verify", item.id, "--note", "raised to 30 days again")
+    assert plain.exit_code == 0 and plain.stdout.startswith(f"{item.id} is verified")
+
+
+def test_add_skill_with_components_and_invoke_skill(run, vault: Vault) -> None:  # type: ignore[no-untyped-def]
+    check = js(run("add-skill", "Check the table", "--step", "check free disk", "--json"))["id"]
+    made = js(run("add-skill", "Rebuild a bloated table", "--component", check, "--step", "run pg_repack", "--json"))
+    assert vault.get(made["id"]).composed_of == (check,)
+    shown = run("invoke-skill", made["id"])
+    assert shown.exit_code == 0 and shown.stdout.splitlines()[1:] == [
+        f"    1. check free disk  ({check})", "    2. run pg_repack"]
+    done = js(run("invoke-skill", made["id"], "--outcome", "failure", "--note", "disk full", "--json"))
+    assert done["outcome"] == "failure" and done["skill"]["failures"] == 1 and done["skill"]["successRate"] == 0.3333
+    bad = run("invoke-skill", made["id"], "--outcome", "meh")
+    assert bad.exit_code == 2
+    nothing = run("add-skill", "Empty")
+    assert nothing.exit_code == 2 and "step or a component" in nothing.output

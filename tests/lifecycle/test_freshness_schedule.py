@@ -87,11 +87,11 @@ def test_upgrades_walk_the_ladder_one_step_per_piece_of_evidence(vault: Vault) -
     for evidence in ("the config says so", "the bucket lifecycle rule", "asked the SRE"):
         got = vault.upgrade_verification(item.id, evidence)
         seen.append(got.verification_status)
-    assert seen == ["plausible", "verified", "verified"]
+    assert seen == ["plausible", "probable", "verified"]
     got = vault.get(item.id)
     assert [(v["from"], v["to"], v["note"]) for v in got.verifications or ()] == [
-        ("unverified", "plausible", "the config says so"), ("plausible", "verified", "the bucket lifecycle rule"),
-        ("verified", "verified", "asked the SRE")]
+        ("unverified", "plausible", "the config says so"), ("plausible", "probable", "the bucket lifecycle rule"),
+        ("probable", "verified", "asked the SRE")]
     assert got.last_verified_at and all(v["by"] == vault.state.actor for v in got.verifications or ())
     assert UPGRADE["stale"] == "plausible"
 

@@ -77,6 +77,7 @@ ADDING_CALLS: dict[str, Args] = {
     "close_learning_loop": lambda s: {"id": s.repack, "outcome": "success"},
     "engram_maintain": lambda s: {"stage": "rem"},
     "engram_create_skill": lambda s: {"title": "Rotate the TLS certificate", "steps": ["issue", "deploy"]},
+    "skill_invoke": lambda s: {"id": "Rotate the TLS certificate", "outcome": "success"},  # the skill just made
     "engram_import": lambda s: {"records": [{"title": "Imported rule", "content": "alpha beta", "domain": "legacy"}]},
     "endorse": lambda s: {"ref": s.repack, "note": "hit it in prod"},
     "record_need": lambda s: {"content": "No seed data for staging", "why": "tests start empty"},

@@ -90,6 +90,23 @@ async def test_feedback_tools_explain_every_change(client: Client, vault: Vault)
     assert vault.get(a.id).effective_retrievals == 2 and vault.get(a.id).failed_uses == 1
 
 
+async def test_refute_entry_records_what_was_found_false(client: Client, vault: Vault) -> None:
+    item = vault.create("Logs are kept 30 days", "Logs are kept 30 days.", domain=["ops"]).item
+    up = await call(client, "upgrade_verification", ref=item.id, evidence="the config says so")
+    assert up["verification_status"] == "plausible"
+    up = await call(client, "upgrade_verification", ref=item.id, evidence="the runbook agrees")
+    assert up["verification_status"] == "probable"
+    done = await call(client, "refute_entry", id=item.id, evidence="the bucket deletes logs after 7 days")
+    assert done["verification_status"] == "refuted" and "7 days" in done["message"]
+    assert vault.get(item.id).status == "active" and vault.get(item.id).content == item.content
+    stuck = error(await client.call_tool("upgrade_verification", {"ref": item.id, "evidence": "said so"}))
+    assert stuck.startswith("invalid_input:") and "refuted" in stuck and "verify_entry" in stuck
+    empty = error(await client.call_tool("refute_entry", {"id": item.id, "evidence": "  "}))
+    assert "evidence is empty" in empty
+    back = await call(client, "verify_entry", id=item.id, note="raised to 30 days again")
+    assert back["verification_status"] == "verified"
+
+
 async def test_verification_stale_report_and_resolve(client: Client, vault: Vault) -> None:
     item = vault.create("Cron runs in UTC", "Cron jobs run in UTC.", domain=["ops"]).item
     up = await call(client, "upgrade_verification", ref=item.id, evidence="checked crontab")
@@ -200,3 +217,22 @@ async def test_without_sampling_the_answer_says_offline_decided(client: Client, 
     assert out["decided_by"] == "offline (the client cannot sample)" and out["action"] == "superseded"
     plain = await call(client, "engram_learn", content="Design reviews happen on Thursdays.")
     assert plain["decided_by"] == "offline"
+
+
+async def test_skill_invoke_expands_a_composed_skill_and_records_the_outcome(client: Client, vault: Vault) -> None:
+    check = await call(client, "engram_create_skill", title="Check the table", steps=["check free disk"], domain="ops")
+    repack = await call(client, "engram_create_skill", title="Repack the table", steps=["run pg_repack"], domain="ops")
+    both = await call(client, "engram_create_skill", title="Rebuild a bloated table", steps=["vacuum analyze"],
+                      components=[check["id"], repack["id"]], domain="ops")
+    assert both["composed_of"] == [check["id"], repack["id"]]
+    run = await call(client, "skill_invoke", id=both["id"])
+    assert [s["step"] for s in run["steps"]] == ["check free disk", "run pg_repack", "vacuum analyze"]
+    assert [s["skill"] for s in run["steps"]] == [check["id"], repack["id"], both["id"]]
+    assert run.get("outcome") is None and "outcome" in run["message"]
+    done = await call(client, "skill_invoke", id=both["id"], outcome="success", note="took 4 minutes")
+    assert done["success_rate"] == pytest.approx(2 / 3, abs=1e-4) and done["successes"] == 1
+    vault.update(check["id"], {"composedOf": [both["id"]], "steps": [f"skill:{both['id']}"]})
+    cycle = error(await client.call_tool("skill_invoke", {"id": both["id"]}))
+    assert cycle.startswith("invalid_input:") and "cycle" in cycle and f"{both['id']} → {check['id']} → {both['id']}" in cycle
+    bad = error(await client.call_tool("skill_invoke", {"id": repack["id"], "outcome": "helped"}))
+    assert "success" in bad

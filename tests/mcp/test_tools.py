@@ -45,7 +45,7 @@ STANDARD = MINIMAL | {
 #: Curation, scope promotion, trash, link maintenance, bulk and admin tools.
 FULL_ONLY = {
     "engram_history", "engram_reinforce", "engram_report_failure", "get_evolution_lineage", "verify_entry",
-    "upgrade_verification", "contradiction_resolve", "stale_report", "engram_list_proposals",
+    "upgrade_verification", "refute_entry", "skill_invoke", "contradiction_resolve", "stale_report", "engram_list_proposals",
     "engram_accept_proposal", "engram_dismiss_proposal", "synapse_get", "synapse_list",
     "synapse_delete", "engram_trash_list", "engram_restore", "endorse", "promote", "review_promotions",
     "generalize", "distill", "record_need", "engram_reindex", "engram_import", "engram_export", "engram_merge_stats",

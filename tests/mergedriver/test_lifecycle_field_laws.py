@@ -8,8 +8,10 @@ lifecycle field may be absent, kept, changed or removed on each side:
 =========================================== ======================================
 ``provenance``, ``verifications``,          set: additions and removals of both
 ``preconditions``                           sides; nothing either side added is lost
-``steps``, ``situation``,                   one value (the tie rule); the losing value
-``verificationStatus``, ``status``          is written into ``mergeConflicts``
+``steps``, ``composedOf``, ``situation``,  one value (the tie rule); the losing value
+``status``, ``verificationStatus``          is written into ``mergeConflicts``
+``verificationStatus`` refuted on one side  refuted, whichever side is the tie-winner;
+and changed otherwise on the other          the losing value noted the same way
 ``supersededBy``                            one side's value, never flagged
 ``effectiveRetrievals``, ``failedUses``,    counters: ``o + t − b``
 ``reinforcementScore``
@@ -59,6 +61,11 @@ STAMPS = (
     "2026-06-23T09:00:00.000+02:00", "2026-06-24T00:00:00.000Z", "2025-12-31T23:59:59.999Z",
 )
 SUCCESSORS = ("01J8ZQ7TRY9F8G7H6J5K4L3M2N", "01J8ZQ7TRY9F8G7H6J5K4L3M2P", "01J8ZQ7TRY9F8G7H6J5K4L3M2Q")
+#: Composed skills' component lists: orders matter, so a reordering is a change.
+COMPONENTS = (
+    ("01J8ZQ7TRY9F8G7H6J5K4L3M2N",), ("01J8ZQ7TRY9F8G7H6J5K4L3M2N", "01J8ZQ7TRY9F8G7H6J5K4L3M2P"),
+    ("01J8ZQ7TRY9F8G7H6J5K4L3M2P", "01J8ZQ7TRY9F8G7H6J5K4L3M2N"), ("01J8ZQ7TRY9F8G7H6J5K4L3M2Q",),
+)
 SITUATIONS = ("deploying to staging", "on a cold cache", "während einer Migration", "crème brûlée day")
 PREMISES: tuple[Any, ...] = (
     "while CI runs on the old image", "until the 2027 audit",
@@ -77,8 +84,10 @@ SET_FIELDS = {
 }
 SCALAR_FIELDS = {
     "steps": st.sampled_from(STEPS).map(list),
+    "composedOf": st.sampled_from(COMPONENTS).map(list),
     "situation": st.sampled_from(SITUATIONS),
-    "verificationStatus": st.sampled_from(("unverified", "plausible", "verified", "disputed", "stale")),
+    "verificationStatus": st.sampled_from(
+        ("unverified", "plausible", "probable", "verified", "refuted", "disputed", "stale")),
     "status": st.sampled_from(("active", "draft", "superseded", "frozen", "forgotten")),
 }
 QUIET_FIELDS = {"supersededBy": st.sampled_from(SUCCESSORS)}
@@ -190,7 +199,13 @@ def _loads(data: bytes) -> None:
     assert item.id == front["id"] and item.status == front["status"]
     assert list(item.provenance or []) == list(front.get("provenance") or [])
     assert list(item.steps or []) == list(front.get("steps") or [])
+    assert list(item.composed_of or []) == list(front.get("composedOf") or [])
     assert item.failed_uses == front["failedUses"] and item.superseded_by == front.get("supersededBy")
+
+
+def _refutation_prevails(o: Any, t: Any) -> bool:
+    """Exactly one side refuted: that side's value wins, not the tie-winner's."""
+    return (o == "refuted") != (t == "refuted")
 
 
 def _one_winner(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> None:
@@ -199,6 +214,8 @@ def _one_winner(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> None:
     b, o, t, m = fields_of(base), fields_of(ours), fields_of(theirs), fields_of(merged)
     winners = set()
     for name in (*SCALAR_FIELDS, *QUIET_FIELDS):
+        if name == "verificationStatus" and _refutation_prevails(o[name], t[name]):
+            continue  # refuted wins whichever side wrote it
         if not _one_side(b[name], o[name], t[name])[0]:
             winners.add("ours" if m[name] == o[name] else "theirs")
     assert len(winners) <= 1, winners
@@ -251,6 +268,8 @@ def test_every_lifecycle_field_merges_by_its_documented_rule(triple: tuple[bytes
         if decided:
             assert mv == value, (name, bv, ov, tv, mv)
             continue
+        if name == "verificationStatus" and _refutation_prevails(ov, tv):
+            assert mv == "refuted", (bv, ov, tv, mv)
         if name in SCALAR_FIELDS:
             assert mv in (ov, tv), name
             lost = tv if mv == ov else ov
@@ -330,6 +349,29 @@ def test_a_verification_upgrade_on_each_clone_keeps_both_events_and_the_later_ch
     assert front["verificationStatus"] == "verified"  # the later edit
     assert front["lastVerifiedAt"] == "2026-06-23T10:00:00.000Z"
     assert any(n.startswith("verificationStatus:") and '"plausible"' in n for n in front[CONFLICTS_KEY])
+
+
+def test_a_refutation_wins_over_a_concurrent_verification_whichever_side_is_later() -> None:
+    """One clone refutes, the other verifies: the item is refuted, both events are kept,
+    the verification that lost is flagged for review — on either order of the edits."""
+    refuted = {"at": "2026-06-22T10:00:00.000Z", "by": "alice", "from": "plausible", "to": "refuted",
+               "note": "the bucket deletes logs after 7 days"}
+    verified = {"at": "2026-06-22T11:00:00.000Z", "by": "bob", "from": "plausible", "to": "verified",
+                "note": "checked the config"}
+    base = engram(verificationStatus="plausible")
+    for refute_at, verify_at in (("2026-06-22T10:00:00.000Z", "2026-06-22T11:00:00.000Z"),
+                                 ("2026-06-22T11:00:00.000Z", "2026-06-22T10:00:00.000Z")):
+        ours = engram(verificationStatus="refuted", verifications=[refuted], updatedAt=refute_at,
+                      updatedBy="alice", version=2)
+        theirs = engram(verificationStatus="verified", verifications=[verified],
+                        lastVerifiedAt="2026-06-22T11:00:00.000Z", updatedAt=verify_at, updatedBy="bob", version=2)
+        result = merge_file(base, ours, theirs, PATH)
+        assert merge_file(base, theirs, ours, PATH).data == result.data
+        front = codec.parse_engram(result.data)[0]
+        assert front["verificationStatus"] == "refuted"
+        assert {v["to"] for v in front["verifications"]} == {"refuted", "verified"}
+        assert any(n.startswith("verificationStatus:") and '"verified"' in n for n in front[CONFLICTS_KEY])
+        assert not result.clean
 
 
 def test_feedback_folded_on_two_clones_adds_every_count() -> None:
