@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hooks": ("gitcmds", "Hooks that report problems after `git pull` (and --rebase), and refuse commits carrying secrets."),
     "import": ("adopt", "Import notes, records or another tool's memory from SOURCE (a folder, a file, or - for stdin)."),
     "init": ("items", "Create a vault in PATH (default: --vault, else here), or complete an existing one."),
+    "invoke-skill": ("lifecycle", "Invoke a skill: its steps, with its components' steps inlined."),
     "learn": ("lifecycle", "Learn a lesson: classify it against what the vault holds, then reinforce, extend, supersede, dispute, link or insert — and say why."),
     "lineage": ("lifecycle", "Where an item came from and what came of it: supersedes, consolidates and derives_from chains, both directions."),
     "link": ("items", "Create the edge SOURCE --KIND--> TARGET (re-linking merges evidence)."),
@@ -68,6 +69,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trash": ("adopt", "What `engram delete` moved aside (kept in .engram/trash/ on this machine)."),
     "unlink": ("items", "Remove the edge SOURCE --KIND--> TARGET."),
     "update": ("items", "Change an item."),
-    "verify": ("lifecycle", "Record that an item still holds (lastVerifiedAt, → verified), or with --evidence raise it one step (unverified → plausible → verified)."),
+    "verify": ("lifecycle", "Record that an item still holds (lastVerifiedAt, → verified), or with --evidence raise it one step (unverified → plausible → probable → verified)."),
     "viewer": ("viewer", "Browse the vault in a web browser: items, graph, search, conflicts, audit, merges, health."),
 }

@@ -106,9 +106,10 @@ def lineage(vault: Vault, ref: str, as_json: bool) -> None:
 def verify(vault: Vault, ref: str, note: str | None, valid_while: str | None, evidence: str | None, refute: bool,
            as_json: bool) -> None:
     """Record that an item still holds (lastVerifiedAt, → verified), or with --evidence
-    raise it one step (unverified → plausible → probable → verified), or with --refute
-    --evidence record that it was found false (→ refuted; only a new check, this
-    command without --evidence, lifts it again).
+    raise it one step (unverified → plausible → probable → verified).
+
+    With --refute --evidence it records that the item was found false (→ refuted; only
+    a new check, this command without --evidence, lifts it again).
 
     \b
     Examples:
@@ -360,9 +361,10 @@ def skills(vault: Vault, task: str | None, domain: str | None, limit: int, as_js
 @pass_vault
 def add_skill(vault: Vault, title: str, steps: tuple[str, ...], components: tuple[str, ...],
               preconditions: tuple[str, ...], domain: str, body: str, as_json: bool) -> None:
-    """Record a skill: a procedure with ordered steps and preconditions, optionally made of
-    other skills (--component, in order; their steps come first unless a step
-    'skill:ID' places one).
+    """Record a skill: a procedure with ordered steps and preconditions.
+
+    It may be made of other skills (--component, in order; their steps come first
+    unless a step 'skill:ID' places one).
 
     \b
     Examples:
@@ -387,8 +389,9 @@ def add_skill(vault: Vault, title: str, steps: tuple[str, ...], components: tupl
 @json_option
 @pass_vault
 def invoke_skill(vault: Vault, ref: str, outcome: str | None, note: str | None, as_json: bool) -> None:
-    """Invoke a skill: print its steps with its component skills' steps inlined, record
-    the invocation, and with --outcome how it went.
+    """Invoke a skill: its steps, with its components' steps inlined.
+
+    Records the invocation, and with --outcome how it went (the success rate).
 
     \b
     Examples:
