@@ -135,6 +135,8 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
     skill = check("add-skill", "Rotate the TLS certificate", "--step", "issue", "--step", "deploy",
                   fields={"outcome", "id", "path"})
     assert skill["outcome"] == "NEW"
+    invoked = check("invoke-skill", skill["id"], "--outcome", "success", fields={"skill", "steps", "outcome", "feedback"})
+    assert invoked["outcome"] == "success" and len(invoked["steps"]) == 2
     other = check("add", "Maintenance happens on Saturdays", "-d", "ops", "--body", "Saturday night.")["id"]
     settled = check("resolve", s.window, other, "--keep", "old", fields={"resolution", "kept", "retired"})
     assert settled["resolution"] == "keep_old"

@@ -198,7 +198,7 @@ USAGE: list[tuple[list[str], str]] = [
     (["proposals", "--kind", "rumor"], "Invalid value for '--kind'"),
     (["accept", "x", "--resolution", "both"], "Invalid value for '--resolution'"),
     (["purge", "@REPACK"], "purge deletes the item for good: pass --yes."),
-    (["add-skill", "No steps"], "Missing option '--step'"),
+    (["add-skill", "No steps"], "a skill needs at least one step or a component: --step TEXT or --component ID."),
     (["stale", "--limit", "0"], "0 is not in the range x>=1"),
     (["skills", "--limit", "0"], "0 is not in the range x>=1"),
     (["export", "--format", "xml"], "'xml' is not one of 'markdown', 'jsonl'"),
