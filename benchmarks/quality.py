@@ -52,6 +52,8 @@ CONFIGS: dict[str, str] = {
     "floor_off": "recall:\n  minRelevance: 0\n",
     "uncapped": "recall:\n  candidatePostings: 1000000000\n",
     "semantic": "recall:\n  semantic: 0.5\n",
+    # the defaults without the sentence encoder: recall by words alone, as before it
+    "words": "recall:\n  meaning: 0\n",
 }
 #: Floors the calibration sweep reports (abstention precision/recall at each).
 SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)

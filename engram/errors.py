@@ -29,7 +29,8 @@ translated into this tree once, in the module that uses the library, and chained
      ├── Busy                        exit 6   the vault lock could not be taken in time
      ├── StorageError                exit 7   the derived index or the file system failed
      ├── GitError                    exit 8   a git operation failed
-     └── Forbidden                   exit 9   the actor's role does not allow the operation
+     ├── Forbidden                   exit 9   the actor's role does not allow the operation
+     └── ModelUnavailable            exit 11  the sentence encoder cannot run on this machine
 """
 
 from __future__ import annotations
@@ -192,6 +193,15 @@ class GitError(EngramError):
 
     exit_code = 8
     code = "git_error"
+
+
+class ModelUnavailable(EngramError):
+    """The sentence encoder (:mod:`engram.recall.encoder`) cannot run here: its weights
+    are missing, changed or corrupt, or its runtime will not import. Search still
+    answers by words; only the commands that need the model fail with it."""
+
+    exit_code = 11
+    code = "model_unavailable"
 
 
 class SensitiveData(InvalidInput):

@@ -42,7 +42,7 @@ from engram.lifecycle import lineage as lc_lineage
 from engram.lifecycle import proposals as lc_proposals
 from engram.lifecycle import skills as lc_skills
 from engram.quality import evaluation, timing
-from engram.recall import semantic, usage
+from engram.recall import meaning, usage
 from engram.scopes import capture, distill, promotion, status
 from engram.scopes import recall as scope_recall
 from engram.team import conflicts as merge_conflicts
@@ -159,8 +159,8 @@ class Vault:
     # engram.quality (a golden set's quality and recall latency, measured on this vault)
     search = delegate(scope_recall.search)
     get_any = delegate(scope_recall.get_any)  # this vault, then the org vault
-    embed_all = delegate(semantic.embed_all)  # every item's vector for semantic recall, up front
-    unembedded = delegate(semantic.missing)  # items with no vector yet
+    embed_all = delegate(meaning.embed_all)  # every item's vectors for recall by meaning, up front
+    unembedded = delegate(meaning.unembedded)  # vectors not computed yet
     evaluate = delegate(evaluation.run)  # a golden set through recall's defaults
     bench = delegate(timing.run)  # recall latency on this vault's own words
     flush_usage = delegate(usage.flush)

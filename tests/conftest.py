@@ -115,3 +115,18 @@ def snapshot(vault: Vault) -> dict[str, bytes]:
         for p in sorted(vault.root.rglob("*"))
         if p.is_file() and not ({".git", ".engram"} & set(p.relative_to(vault.root).parts))
     }
+
+
+def words_only(vault: Vault) -> Vault:
+    """``vault`` opened again with recall by meaning off (``recall.meaning: 0``), for the
+    tests of the word-matching rules: they assert which items the words find, and an item
+    found by its meaning would join them (tests/recall/test_meaning.py covers meaning).
+    The caller closes what this returns."""
+    import yaml
+
+    path = vault.root / "engram.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data.setdefault("recall", {})["meaning"] = 0
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return Vault.open(vault.root)
+

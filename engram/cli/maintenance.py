@@ -142,16 +142,17 @@ def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) ->
 @click.command()
 @click.option(
     "--embed", is_flag=True,
-    help="Also compute every item's vector for semantic recall now (recall.semantic must be on),"
-    " so no search pays for it.",
+    help="Also compute now every vector recall by meaning still lacks (vectors already computed"
+    " for the same text are kept in .engram/vectors.sqlite and never computed again).",
 )
 @json_option
 @pass_vault
 def reindex(vault: Vault, embed: bool, as_json: bool) -> None:
     """Rebuild the derived index (.engram/index.sqlite) from the files alone.
 
-    With --embed, also embed every item for semantic recall (docs/recall.md); a progress
-    bar shows on a terminal.
+    With --embed, also embed every item recall by meaning has no vector for yet
+    (docs/recall.md); a progress bar shows on a terminal. `engram serve` does the same
+    in the background.
 
     \b
     Examples:
@@ -168,7 +169,7 @@ def reindex(vault: Vault, embed: bool, as_json: bool) -> None:
     else:
         click.echo(f"indexed {stats.scanned} files ({stats.errors} could not be read)")
         if embed:
-            click.echo(f"embedded {embedded} items for semantic recall")
+            click.echo(f"embedded {embedded} items for recall by meaning (the others were embedded before)")
 
 
 @click.command()

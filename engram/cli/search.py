@@ -102,12 +102,17 @@ def snippet(hit: SearchHit) -> list[str]:
 def _render_digest(rank: int, hit: SearchHit, explain: bool) -> list[str]:
     """A hit for a person: title; id, kind, path and relevance; the text around the match."""
     relevance = f"  relevance {hit.relevance:.2f}" if hit.relevance is not None else ""
+    if hit.via == "meaning" and hit.explanation.similarity is not None:
+        relevance = f"  by meaning {hit.explanation.similarity:.2f}"
     lines = [_title_line(rank, hit), f"    {hit.id}  {hit.kind}  {hit.path}{relevance}"]
     lines += ["    " + line for line in snippet(hit)]
     return lines + _warning_lines(hit) + (_explain_lines(hit) if explain else [])
 
 
 def _render(result: SearchResult, explain: bool, digest: bool = False) -> None:
+    note = result.meaning.note()
+    if note:  # on standard error: what was searched, not what was found
+        click.echo(f"note: {note}", err=True)
     if result.status == "no_confident_match":
         best = result.best_relevance or 0.0
         click.echo(

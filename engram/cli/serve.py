@@ -69,17 +69,22 @@ def serve(
     logging.basicConfig(level=os.environ.get("ENGRAM_MCP_LOG", "WARNING").upper())
     from engram.lifecycle.schedule import Scheduler
     from engram.mcp.server import toolbox
+    from engram.recall.filling import Filler
 
     server = build_server(app.vault_path, profile=profile, actor=app.actor, structured_output=structured_output)
     holder = toolbox(server).holder
     # Maintenance stages on the vault's lifecycle.schedule (off unless configured).
-    scheduler = Scheduler(lambda: holder.vault.state if holder.vault is not None else None).start()
+    current = lambda: holder.vault.state if holder.vault is not None else None  # noqa: E731
+    scheduler = Scheduler(current).start()
+    # Vectors for recall by meaning, computed while the agent is not asking (docs/recall.md).
+    filler = Filler(current).start()
     try:
         if use_http:
             serve_http(server, host=host, port=port, token=token, request_timeout=request_timeout)
         else:
             serve_stdio(server)
     finally:
+        filler.stop()
         scheduler.stop()
 
 

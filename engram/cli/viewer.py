@@ -39,9 +39,15 @@ def viewer(app: AppContext, host: str, port: int, token: str | None, request_tim
     if token is None and "ENGRAM_VIEWER_TOKEN" in os.environ:
         token = os.environ["ENGRAM_VIEWER_TOKEN"]  # click drops an empty variable: refuse it
     check_token(token, "ENGRAM_VIEWER_TOKEN")
+    from engram.recall.filling import Filler
     from engram.viewer import serve
 
-    serve(app.vault(), host=host, port=port, token=token, request_timeout=request_timeout)
+    vault = app.vault()
+    filler = Filler(lambda: vault.state).start()  # vectors for its search, in the background
+    try:
+        serve(vault, host=host, port=port, token=token, request_timeout=request_timeout)
+    finally:
+        filler.stop()
 
 
 COMMANDS = [viewer]

@@ -339,9 +339,11 @@ class ExplanationOut(_Out):
     missing_terms: list[str]
     parts: dict[str, float] = Field(
         description="Score parts: relevance, recency, importance, reinforcement, heat, complete, time,"
-        " graph; semantic when the vault turns the optional model on."
+        " graph, meaning (closeness to the query by the sentence encoder); semantic when the vault"
+        " turns the optional static model on."
     )
     lexical_rank: int | None = None
+    similarity: float | None = Field(default=None, description="Cosine between the query and the item's closest passage.")
     path: list[StepOut] = Field(default_factory=list, description="Expansion path (graph hits).")
     replaces: list[str] = Field(default_factory=list, description="Superseded items this hit stands in for.")
 
@@ -368,8 +370,9 @@ class SearchHitOut(_Out):
     relevance: float | None = Field(
         default=None, description="Share of the query found in the item (absent for graph hits)."
     )
-    via: Literal["graph"] | None = Field(
-        default=None, description="graph: reached through synapses, not by the query's words."
+    via: Literal["meaning", "graph"] | None = Field(
+        default=None,
+        description="meaning: found by what it means, not by the query's words; graph: reached through synapses.",
     )
     tier: Literal["catalog", "digest"] | None = Field(
         default=None, description="Absent when the hit carries its body (content tier)."
@@ -412,6 +415,11 @@ class SearchOut(_Out):
     expanded: bool
     tokens: int
     elapsed_ms: float
+    meaning: str | None = Field(
+        default=None,
+        description="Absent when every item was searched by meaning too; otherwise why not (items not yet"
+        " embedded, or the encoder unavailable): those were found by their words only.",
+    )
     message: str
 
 

@@ -41,6 +41,7 @@ def hit_out(hit: SearchHit, explain: bool) -> SearchHitOut:
                 for s in e.path
             ],
             replaces=list(e.replaces),
+            similarity=e.similarity,
         )
         if explain
         else None,
@@ -83,6 +84,7 @@ def search_out(result: SearchResult, explain: bool) -> SearchOut:
         expanded=result.expanded,
         tokens=result.tokens,
         elapsed_ms=result.elapsed_ms,
+        meaning=result.meaning.note(),
         message=message,
     )
 

@@ -31,7 +31,7 @@ from types import MappingProxyType
 from engram.index.catalog import Index
 from engram.recall.graph import EdgeCache
 from engram.recall.lexical import Candidate, sql_in
-from engram.recall.results import Explanation, HitWarning, SearchHit
+from engram.recall.results import Explanation, HitWarning, SearchHit, Via
 from engram.store.model import HIDDEN_STATUSES
 
 CHARS_PER_TOKEN = 4  # ~4 characters a token in English
@@ -184,16 +184,24 @@ def _hit(
         lexical_rank=cand.lexical_rank,
         path=cand.activation.path if cand.activation else (),
         replaces=tuple(cand.replaces),
+        similarity=None if cand.similarity is None else round(cand.similarity, 4),
     )
     return SearchHit(
         id=cand.id, path=str(row["path"]), title=str(row["title"]), kind=str(row["kind"]),
         domain=str(row["domain"]), status=str(row["status"]), score=cand.score,
-        relevance=cand.relevance, via="lexical" if cand.lexical_rank is not None else "graph",
+        relevance=cand.relevance, via=_via(cand),
         tier=tier, explanation=explanation, tags=tags,
         summary=(_summary(cand) or None) if tier == "content" else digest if tier == "digest" else None,
         content=body if tier == "content" else None, warnings=warnings,
         scope=str(row["visibility"] or "team"),
     )
+
+
+def _via(cand: Candidate) -> Via:
+    """How a hit was found: by its words, else by meaning, else along a link."""
+    if cand.lexical_rank is not None:
+        return "lexical"
+    return "meaning" if cand.activation is None and cand.similarity is not None else "graph"
 
 
 def _warnings(index: Index, ids: Sequence[str], cache: EdgeCache) -> dict[str, tuple[HitWarning, ...]]:

@@ -45,6 +45,7 @@ class Candidate:
     relevance: float | None = None
     matched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    similarity: float | None = None  # cosine with the query, when the encoder saw the item
 
     @property
     def id(self) -> str:

@@ -16,6 +16,8 @@ from engram.recall.graph import Step
 Tier = Literal["catalog", "digest", "content", "auto"]
 TIERS: tuple[str, ...] = ("catalog", "digest", "content", "auto")
 Status = Literal["ok", "no_confident_match"]
+#: How a hit was found: its words, its meaning (the sentence encoder), or a link.
+Via = Literal["lexical", "meaning", "graph"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,7 @@ class Explanation:
     lexical_rank: int | None  # 1-based rank among lexical candidates, None for graph hits
     path: tuple[Step, ...]  # expansion path from a seed hit (empty for lexical hits)
     replaces: tuple[str, ...] = ()  # superseded items this hit stands in for
+    similarity: float | None = None  # cosine with the query (engram.recall.vectors), when known
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +55,7 @@ class Explanation:
                 for s in self.path
             ],
             "replaces": list(self.replaces),
+            "similarity": self.similarity,
         }
 
 
@@ -65,7 +69,7 @@ class SearchHit:
     status: str
     score: float
     relevance: float | None  # share of the query found in the item (None for graph hits)
-    via: Literal["lexical", "graph"]
+    via: Via
     tier: str
     explanation: Explanation
     tags: tuple[str, ...] = ()
@@ -104,8 +108,8 @@ class SearchHit:
         data["score"] = round(self.score, 3)  # the order is the ranking; three places tell hits apart
         if self.relevance is not None:
             data["relevance"] = round(self.relevance, 3)
-        if self.via == "graph":
-            data["via"] = "graph"
+        if self.via != "lexical":
+            data["via"] = self.via
         if self.tier != "content":
             data["tier"] = self.tier
         if self.scope != "team":
@@ -122,6 +126,36 @@ class SearchHit:
                 for w in self.warnings
             ]
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """What the search's meaning stage could do: ``on`` (every item has a vector),
+    ``partial`` (``missing`` of ``items`` have none yet: they were found by words only),
+    ``off`` (``recall.meaning`` is 0, or a raw query) or ``unavailable`` (the encoder
+    cannot run here; ``problem`` says why and how to fix it)."""
+
+    state: Literal["on", "partial", "off", "unavailable"] = "off"
+    items: int = 0
+    missing: int = 0
+    problem: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"state": self.state}
+        if self.state == "partial":
+            data |= {"items": self.items, "missing": self.missing}
+        if self.problem:
+            data["problem"] = self.problem
+        return data
+
+    def note(self) -> str | None:
+        """One line on what the stage could not do (None when it searched every item, or is off)."""
+        if self.state == "partial":
+            return (f"{self.missing} of {self.items} items have no vector yet and were searched by their words"
+                    " only; `engram serve` embeds them in the background, or run `engram reindex --embed`.")
+        if self.state == "unavailable":
+            return f"searched by words only: {self.problem}"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +177,7 @@ class SearchResult:
     #: budget that carries every hit (0 when none was left out).
     left_out: int = 0
     needed_budget: int = 0
+    meaning: Meaning = Meaning()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,4 +189,5 @@ class SearchResult:
             "bestRelevance": self.best_relevance, "expanded": self.expanded,
             "tokens": self.tokens, "budgetReached": self.budget_reached, "leftOut": self.left_out,
             "neededBudget": self.needed_budget or None, "elapsedMs": self.elapsed_ms,
+            "meaning": self.meaning.to_json(),
         }

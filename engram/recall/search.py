@@ -56,7 +56,8 @@ from engram.items.state import VaultState
 from engram.recall.disclosure import disclose
 from engram.recall.graph import EdgeCache, SpreadSettings, spread
 from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
-from engram.recall.results import TIERS, SearchResult, Status
+from engram.recall.meaning import Sense, closeness, understand
+from engram.recall.results import TIERS, Meaning, SearchResult, Status
 from engram.recall.semantic import meaning
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.usage import Usage, journal_for
@@ -187,22 +188,29 @@ def run(
     beside = sidecar.load(state.state_dir)  # the counters of notes their owners have not adopted
     for cand in cands.values():
         _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when, beside.get(cand.id))
-    sense = meaning(query, s.semantic) if not raw else None
+    flavour = meaning(query, s.semantic) if not raw else None  # the optional static model
+    if flavour is not None:
+        flavour.apply(state.index, cands.values())
+    sense, meant = understand(state, query, s) if not raw else (None, Meaning("off"))
     if sense is not None:
-        sense.apply(state.index, cands.values())
+        sense.apply(cands.values())
+        _weigh_chance(cands.values(), floor)
+        _by_meaning(state, sense, cands, where, params, at, s, now_ts, pending, beside, pool)
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
         # Scores only grow during expansion, so the limit-th score of the hits that will
         # be kept bounds what a newly reached item must be able to beat.
-        kept = sorted((c.score for c in cands.values() if raw or (c.relevance or 0.0) >= floor), reverse=True)
+        kept = sorted((c.score for c in cands.values() if raw or _confident(c, floor, sense)), reverse=True)
         cutoff = kept[limit - 1] if len(kept) >= limit else -math.inf
         _expand(
             state, cands, where, params, at, s, now_ts, pending, edges, beside,
-            current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor,
-            bonus=sense.weight if sense else 0.0,
+            current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor, sense=sense,
+            bonus=(flavour.weight if flavour else 0.0) + (sense.weight if sense else 0.0),
         )
-        if sense is not None:  # the items expansion reached
-            sense.apply(state.index, cands.values())
+        if flavour is not None:  # the items expansion reached
+            flavour.apply(state.index, cands.values())
+        if sense is not None:
+            sense.apply(cands.values())
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     if not raw:
         ranked = _lone_words_after_links(ranked, floor)
@@ -211,7 +219,7 @@ def run(
         best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
     status: Status = "ok"
     near: list[Candidate] = []
-    if best is not None and best < floor:
+    if best is not None and best < floor and not (sense is not None and any(sense.sure(c) for c in ranked)):
         # The floor decides the answer, not the list: a confident answer keeps its
         # weaker hits (``limit`` N returns N when N match), each with its relevance.
         status, near, ranked = "no_confident_match", ranked[:3], []
@@ -228,7 +236,50 @@ def run(
         best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
         tokens=shown.tokens, budget_reached=shown.budget_reached, left_out=shown.left_out,
         needed_budget=shown.needed, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        meaning=meant,
     )
+
+
+def _weigh_chance(cands: Iterable[Candidate], floor: float) -> None:
+    """With meaning beside the words, a word match below the relevance floor weighs in
+    proportion to how far it got: it shares a word or two with the question, which is
+    what chance gives, and it must not outrank an answer found by what it means. (BM25
+    scores are relative — the best candidate has 1 however little it matched.)"""
+    if floor <= 0:
+        return
+    for cand in cands:
+        if cand.relevance is not None and cand.relevance < floor and cand.parts.get("relevance"):
+            cand.parts["relevance"] = round(cand.parts["relevance"] * cand.relevance / floor, 4)
+            cand.score = round(sum(cand.parts.values()), 4)
+
+
+def _confident(cand: Candidate, floor: float, sense: Sense | None) -> bool:
+    """Whether ``cand`` alone would make the answer confident: enough of the query's
+    words, or close enough in meaning."""
+    return (cand.relevance or 0.0) >= floor or (sense is not None and sense.sure(cand))
+
+
+def _by_meaning(
+    state: VaultState, sense: Sense, cands: dict[str, Candidate], where: str, params: Sequence[Any], at: str,
+    s: RecallSettings, now_ts: float, pending: Mapping[str, Usage], kept: Mapping[str, Kept], pool: int,
+) -> None:
+    """Add the items nearest the query in meaning that the words did not find (the
+    filters and succession apply to them as to the others), scored alike."""
+    seen = {int(c.row["rowid"]) for c in cands.values()} | {r for c in cands.values() for r in c.replaced_rowids}
+    near = {rid: cos for rid, cos in sense.nearest(max(s.meaning_candidates, pool)) if rid not in seen}
+    if not near:
+        return
+    ids = list(near)
+    found = {
+        str(row["id"]): Candidate(row, similarity=near[int(row["rowid"])])
+        for row in rows(state.index, f"{sql_in('rowid', ids)} AND {where}", [*ids, *params])
+    }
+    for cand in _succession(state, found, where, params, at).values():
+        if cand.id in cands:
+            continue
+        _score(cand, s, now_ts, pending.get(cand.id), kept=kept.get(cand.id))
+        cands[cand.id] = cand
+    sense.apply(cands.values())
 
 
 def _lone_words_after_links(ranked: list[Candidate], floor: float) -> list[Candidate]:
@@ -358,20 +409,23 @@ def _expand(
     current: bool,
     cutoff: float,
     floor: float,
+    sense: Sense | None = None,
     bonus: float = 0.0,
 ) -> None:
     # Only confident hits spread: a weak match below the relevance floor is not shown,
-    # so what it links to would surface without a reason the reader can see.
+    # so what it links to would surface without a reason the reader can see. A hit
+    # close enough in meaning is confident too, and spreads its closeness.
     seeds = sorted(
         (
             c for c in cands.values()
-            if c.lexical_rank is not None and (c.relevance is None or c.relevance >= floor)
+            if (c.lexical_rank is not None and (c.relevance is None or c.relevance >= floor))
+            or (sense is not None and sense.sure(c))
         ),
         key=lambda c: (-c.score, c.id),
     )[: s.expansion_seeds]
     fetched: dict[str, Mapping[str, Any]] = {}
     # The most any part but the graph's can add (each factor is at most 1; ``bonus`` is
-    # the semantic part's weight, added after expansion).
+    # the weight of the meaning parts, added after expansion).
     priors = s.recency + s.importance + s.reinforcement + s.heat + bonus
 
     def admit(reached: Mapping[str, float], final: bool) -> set[str]:
@@ -393,7 +447,8 @@ def _expand(
         kind_weights=s.edge_weights, max_hops=s.max_hops, decay=s.hop_decay,
         min_activation=s.min_activation, fan_limit=s.fan_limit,
     )
-    reached = spread({c.id: c.lexical for c in seeds}, edges, admit, settings)
+    strength = {c.id: max(c.lexical, closeness(c.similarity) if c.similarity is not None else 0.0) for c in seeds}
+    reached = spread(strength, edges, admit, settings)
     for node, activation in reached.items():
         cand = cands.get(node)
         if cand is None:

@@ -51,6 +51,15 @@ class RecallSettings:
     time: float = 0.3
     #: Off (0) by default: the model is an optional extra (engram.recall.semantic).
     semantic: float = 0.0
+    #: The sentence encoder (engram.recall.encoder): the weight of a hit's closeness in
+    #: meaning, and the cosine at which closeness alone makes an answer confident.
+    meaning: float = 2.0
+    min_similarity: float = 0.3
+    #: Items a search finds by meaning alone, beside those it finds by words.
+    meaning_candidates: int = 20
+    #: A search embeds the items with no vector yet itself when there are at most this many
+    #: (a new or small vault); beyond, long-lived processes and `reindex --embed` do it.
+    embed_on_search: int = 64
     graph: float = 0.6
     recency_half_life_days: float = 180.0
     heat_half_life_days: float = 14.0

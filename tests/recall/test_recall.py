@@ -7,6 +7,7 @@ import pytest
 from engram.errors import InvalidInput
 from engram.recall.search import RecallSettings, recall_settings
 from engram.vault import Vault
+from tests.conftest import words_only
 
 
 def titles(result: object) -> list[str]:
@@ -15,6 +16,10 @@ def titles(result: object) -> list[str]:
 
 @pytest.fixture
 def notes(vault: Vault) -> Vault:
+    return notes_(vault)
+
+
+def notes_(vault: Vault) -> Vault:
     vault.create("Connection pool sizing", "Size pools from the p99 of concurrent requests.",
                  domain=["eng", "db"], tags=["postgres"], summary="How big a pool should be")
     vault.create("Deploy checklist", "Check the connection pool metrics after every deploy.",
@@ -77,7 +82,13 @@ def test_filters(notes: Vault) -> None:
         notes.search("pool", tier="everything")
 
 
-def test_tiers_and_the_token_budget(notes: Vault) -> None:
+def test_tiers_and_the_token_budget(vault: Vault) -> None:
+    notes_(vault)
+    with words_only(vault) as notes:  # the budget figures below are for the two word matches
+        tiers_and_budget(notes)
+
+
+def tiers_and_budget(notes: Vault) -> None:
     catalog = notes.search("connection pool", tier="catalog")
     assert all(h.summary is None and h.content is None for h in catalog.hits)
     digest = notes.search("connection pool", tier="digest")
@@ -179,7 +190,8 @@ def test_the_cli_searches_explains_abstains_and_shows_the_tree(notes: Vault) -> 
 def test_an_item_holding_both_common_terms_is_found_past_the_postings_budget(vault: Vault) -> None:
     # Both words are over candidatePostings, so candidates come from the items holding
     # both; the 60 best items for the rarer word alone would not include this one.
-    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    # Words only: the test is about which word matches fill the list.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n  meaning: 0\n")
     reopened = Vault.open(vault.root)
     try:
         for i in range(70):
@@ -239,7 +251,8 @@ def test_too_few_rare_hits_are_filled_by_the_common_terms_at_a_bounded_cost(vaul
     # "zircon" (3 items) is within candidatePostings (20), "quartz" (30) is not, but is
     # within FILL budgets: limit 10 returns the 3 zircon items, then 7 quartz ones, as an
     # uncapped ranking does. A domain filter that leaves few rare hits is the same case.
-    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    # Words only: the test is about which word matches fill the list.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n  meaning: 0\n")
     reopened = Vault.open(vault.root)
     try:
         for i in range(3):
@@ -251,7 +264,7 @@ def test_too_few_rare_hits_are_filled_by_the_common_terms_at_a_bounded_cost(vaul
         assert [t.startswith("Zircon") for t in titles(capped)] == [True] * 3 + [False] * 7
         narrow = reopened.search("zircon quartz", domain="a", record=False)
         assert len(narrow.hits) == 10 and all(h.domain == "a" for h in narrow.hits)
-        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n")
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n  meaning: 0\n")
         uncapped = Vault.open(vault.root)
         try:
             # The same hits, judged alike: what the fill knows a hit lacks needs no lookup.
@@ -266,7 +279,7 @@ def test_too_few_rare_hits_are_filled_by_the_common_terms_at_a_bounded_cost(vaul
         # bounded sample), and the list is still full.
         for i in range(30, 60):
             reopened.create(f"Quartz note {i}", "quartz veins", domain=["b"], dedupe=False)
-        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 5\n")
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 5\n  meaning: 0\n")
         again = Vault.open(vault.root)
         try:
             sampled = again.search("zircon quartz", record=False).hits
@@ -285,7 +298,8 @@ def test_too_few_rare_hits_are_filled_by_the_common_terms_at_a_bounded_cost(vaul
 def test_a_filled_hit_holding_an_identifier_as_a_substring_is_judged_as_uncapped(vault: Vault) -> None:
     # The fill's items lack the identifier as a word, which spares their word lookups;
     # as a substring of a longer name it still counts, as it does in an uncapped search.
-    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n")
+    # Words only: the test is about which word matches fill the list.
+    (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 20\n  meaning: 0\n")
     reopened = Vault.open(vault.root)
     try:
         reopened.create("Core config", "Set zr_core_v4 before boot.", domain=["a"], dedupe=False)
@@ -297,7 +311,7 @@ def test_a_filled_hit_holding_an_identifier_as_a_substring_is_judged_as_uncapped
         capped = reopened.search("zr_core_v4 quartz", limit=30, record=False)
         longer = next(h for h in capped.hits if h.title == "Longer name")
         assert "zr_core_v4" in longer.explanation.matched_terms
-        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n")
+        (vault.root / "engram.yaml").write_text("recall:\n  candidatePostings: 1000000\n  meaning: 0\n")
         uncapped = Vault.open(vault.root)
         try:
             wide = uncapped.search("zr_core_v4 quartz", limit=30, record=False)

@@ -24,7 +24,10 @@ from engram.recall import semantic
 from engram.vault import Vault
 from tests.mcp_helpers import error, ok
 
-ON = "recall:\n  semantic: 0.5\n"
+#: The static model alone: the sentence encoder (on by default, tests/recall/test_meaning.py)
+#: would add a ``meaning`` part and hits of its own to every ranking asserted here.
+ON = "recall:\n  semantic: 0.5\n  meaning: 0\n"
+OFF = "recall:\n  meaning: 0\n"
 
 
 def add_settings(vault: Vault, text: str) -> None:
@@ -75,9 +78,9 @@ def indexed_text(vault: Vault, item_id: str) -> str:
 def test_off_by_default_no_semantic_part_and_no_vectors(vault: Vault) -> None:
     garage, cat = two_plans(vault)
     result = vault.search(QUERY)
-    assert [h.id for h in result.hits] == [garage, cat]
+    assert {h.id for h in result.hits} == {garage, cat}
     assert all("semantic" not in h.explanation.parts for h in result.hits)
-    assert stored(vault) == {}
+    assert stored(vault) == {}  # the static model's table (the encoder's cache is a file apart)
 
 
 def test_meaning_reorders_what_the_words_found(vault: Vault, reopen: Callable[[str], Vault]) -> None:
@@ -300,8 +303,8 @@ async def test_the_tool_schema_names_every_score_part(vault: Vault, tmp_path: Pa
 def test_embed_all_fills_every_vector_once(vault: Vault, reopen: Callable[[str], Vault]) -> None:
     two_plans(vault)
     vault.create("Clinic", "Open weekdays; the kitten needs a booster.", domain=["home"])
-    with pytest.raises(InvalidInput, match=r"recall\.semantic is 0"):
-        vault.embed_all()
+    with pytest.raises(InvalidInput, match=r"recall\.meaning and recall\.semantic are both 0"):
+        reopen(OFF).embed_all()
     # Files written in the last two seconds are re-read by the next refresh (a re-read
     # row loses its vector); ten seconds on, they are settled.
     with time_machine.travel(time.time() + 10, tick=True):
@@ -321,9 +324,11 @@ def test_embed_all_fills_every_vector_once(vault: Vault, reopen: Callable[[str],
 
 def test_reindex_embed_from_the_cli(vault: Vault) -> None:
     two_plans(vault)
+    add_settings(vault, OFF)
     cli = [sys.executable, "-c", "from engram.cli import main; main()", "--vault", str(vault.root)]
     off = subprocess.run([*cli, "reindex", "--embed"], capture_output=True, text=True, timeout=120)
-    assert off.returncode != 0 and "recall.semantic is 0" in off.stderr and "Traceback" not in off.stderr
+    assert off.returncode != 0 and "are both 0" in off.stderr and "Traceback" not in off.stderr
+    (vault.root / "engram.yaml").write_text((vault.root / "engram.yaml").read_text(encoding="utf-8").replace(OFF, ""), encoding="utf-8")
     add_settings(vault, ON)
     on = subprocess.run([*cli, "reindex", "--embed", "--json"], capture_output=True, text=True, timeout=120)
     assert on.returncode == 0, on.stderr

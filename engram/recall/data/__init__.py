@@ -1,0 +1,1 @@
+"""Data files of recall: the sentence encoder's tokenizer (engram.recall.encoder)."""

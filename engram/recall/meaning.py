@@ -1,0 +1,127 @@
+"""The meaning stage of recall: candidates by meaning, and each candidate's closeness.
+
+One query's :class:`Sense` holds its vector (:mod:`engram.recall.encoder`) and the
+vault's vector space (:mod:`engram.recall.vectors`). Recall uses it three ways:
+
+- **candidates** — the items nearest the query join those its words found, so an answer
+  worded differently from the question is found at all (:meth:`Sense.nearest`);
+- **score** — every candidate gains ``meaning · closeness(cos)`` as its ``meaning``
+  part, where closeness maps the cosine onto 0..1 between :data:`UNRELATED` (what
+  unrelated text scores with this model) and :data:`SAME` (what a paraphrase scores);
+- **abstention** — a candidate at least ``minSimilarity`` close is a confident answer
+  even when it shares no word with the query; with neither a lexical nor a meaning
+  match the answer stays ``no_confident_match``.
+
+How the two sources fuse is a weighted sum of calibrated scores, not rank fusion: the
+lexical relevance (0..1, the best hit 1) and the closeness (0..1) are both absolute
+enough to add, and a sum keeps "matches the words *and* the meaning" above either alone.
+The calibration points were read off the project's own development sets (LoCoMo's
+first half and the learn golden set), never the blind sets (docs/benchmarks.md).
+
+When the encoder cannot run, the stage is ``unavailable``: the search answers by words
+and says why; nothing fails. When some items have no vector yet, the stage is
+``partial`` and says how many; a search embeds them itself when they are few
+(``embedOnSearch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engram.errors import InvalidInput, ModelUnavailable
+from engram.items.state import VaultState
+from engram.recall import encoder, semantic
+from engram.recall.lexical import Candidate
+from engram.recall.results import Meaning
+from engram.recall.settings import RecallSettings, recall_settings
+from engram.recall.vectors import Space, space
+
+#: Cosines of all-MiniLM-L6-v2 between texts on unrelated subjects sit below this…
+UNRELATED = 0.2
+#: …and a paraphrase of a sentence scores this or more.
+SAME = 0.5
+
+
+def closeness(cos: float) -> float:
+    """The cosine mapped onto 0..1 (see the module docstring)."""
+    return min(1.0, max(0.0, (cos - UNRELATED) / (SAME - UNRELATED)))
+
+
+@dataclass(frozen=True, slots=True)
+class Sense:
+    """One query's meaning: its vector, the vault's vectors and the weights."""
+
+    vector: Any
+    space: Space
+    weight: float
+    confident: float  # minSimilarity
+
+    def nearest(self, k: int) -> list[tuple[int, float]]:
+        """Up to ``k`` ``(rowid, cos)`` of the items closest to the query, leaving out
+        those no closer than unrelated text."""
+        return [(rid, cos) for rid, cos in self.space.nearest(self.vector, k) if cos > UNRELATED]
+
+    def apply(self, cands: Iterable[Candidate]) -> None:
+        """Give each candidate without one its similarity and ``meaning`` part (and re-sum its score)."""
+        todo = [c for c in cands if "meaning" not in c.parts]
+        if not todo:
+            return
+        known = self.space.similarity(self.vector, [int(c.row["rowid"]) for c in todo])
+        for cand in todo:
+            cos = known.get(int(cand.row["rowid"]))
+            if cos is not None:
+                cand.similarity = cos if cand.similarity is None else max(cand.similarity, cos)
+            cand.parts["meaning"] = round(self.weight * closeness(cand.similarity or 0.0), 4)
+            cand.score = round(sum(cand.parts.values()), 4)
+
+    def sure(self, cand: Candidate) -> bool:
+        """Whether ``cand`` is close enough in meaning to be a confident answer."""
+        return cand.similarity is not None and cand.similarity >= self.confident
+
+
+def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense | None, Meaning]:
+    """The query's :class:`Sense` (None when meaning is off or cannot run) and what the
+    stage could do, for the answer."""
+    if s.meaning <= 0:
+        return None, Meaning("off")
+    vectors = space(state.index)
+    try:
+        coverage = vectors.refresh()
+        if 0 < coverage.missing <= s.embed_on_search:
+            vectors.fill()
+            coverage = vectors.refresh()
+        vector = encoder.embed([query])[0]
+    except ModelUnavailable as exc:
+        return None, Meaning("unavailable", problem=str(exc))
+    meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing)
+    return Sense(vector, vectors, s.meaning, s.min_similarity), meant
+
+
+def unembedded(state: VaultState) -> int:
+    """How many vectors the vault's models still have to compute: the encoder's (when
+    ``recall.meaning`` is on) and the static model's (when ``recall.semantic`` is)."""
+    state.ensure_fresh()
+    s = recall_settings(state)
+    missing = space(state.index).refresh().missing if s.meaning > 0 else 0
+    return missing + (semantic.missing(state) if s.semantic > 0 else 0)
+
+
+def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, batch: int = 32) -> int:
+    """Embed every item that has no vector yet with each model the vault turns on,
+    ``batch`` at a time (``progress`` is told each batch's size); how many vectors were
+    computed. Searches then never wait for one. Raises InvalidInput when both are off,
+    ModelUnavailable when the encoder cannot run."""
+    state.ensure_fresh()
+    s = recall_settings(state)
+    if s.meaning <= 0 and s.semantic <= 0:
+        raise InvalidInput(
+            "recall.meaning and recall.semantic are both 0 in engram.yaml, so no search would use vectors.",
+            field="recall.meaning",
+            hint="Turn meaning on (recall: meaning: 1.0, docs/recall.md), then run this again.",
+        )
+    done = space(state.index).fill(progress=progress, batch=batch) if s.meaning > 0 else 0
+    if s.semantic > 0:
+        done += semantic.embed_all(state, progress=progress, batch=batch)
+    return done
