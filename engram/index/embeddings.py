@@ -70,6 +70,8 @@ class VectorCache:
         out: dict[str, tuple[int, bytes]] = {}
         wanted = list(dict.fromkeys(keys))
         with self._lock:
+            if self._conn is None and not dbfile.in_memory(self.path) and not self.path.exists():
+                return out  # nothing cached yet: the file is made by the first vector stored
             try:
                 for i in range(0, len(wanted), 500):
                     chunk = wanted[i : i + 500]

