@@ -241,15 +241,18 @@ def run(
 
 
 def _weigh_chance(cands: Iterable[Candidate], floor: float) -> None:
-    """With meaning beside the words, a word match below the relevance floor weighs in
-    proportion to how far it got: it shares a word or two with the question, which is
-    what chance gives, and it must not outrank an answer found by what it means. (BM25
-    scores are relative — the best candidate has 1 however little it matched.)"""
+    """With meaning beside the words, a word match below the relevance floor counts
+    only as far as its meaning agrees: it shares a word or two with the question, which
+    is what chance gives, and BM25's scores are relative (the best candidate has 1
+    however little it matched), so without this an item sharing "day" and "use" with
+    the question outranks the answer found by what it means. Its relevance part is
+    scaled by its share of the floor and by its closeness (0 for unrelated text)."""
     if floor <= 0:
         return
     for cand in cands:
         if cand.relevance is not None and cand.relevance < floor and cand.parts.get("relevance"):
-            cand.parts["relevance"] = round(cand.parts["relevance"] * cand.relevance / floor, 4)
+            agree = closeness(cand.similarity) if cand.similarity is not None else 1.0
+            cand.parts["relevance"] = round(cand.parts["relevance"] * cand.relevance / floor * agree, 4)
             cand.score = round(sum(cand.parts.values()), 4)
 
 
