@@ -79,6 +79,12 @@ COVERED = 0.8
 EXTENDS_COVER = 0.8
 #: New content words a lesson must add to extend rather than duplicate.
 NEW_DETAIL = 2
+#: A cosine (all-MiniLM-L6-v2) at which two lessons say the same claim, whatever their
+#: words: then a lesson with no conflict is a duplicate, and one with a conflict the rules
+#: name contradicts. Read off the development sets (learn-golden and the two holdouts):
+#: duplicates and contradictions sit at 0.82–0.98, different claims on one subject at a
+#: median of 0.55; docs/benchmarks.md has the distribution.
+SAME_CLAIM = 0.85
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,9 @@ class Lesson:
     text: str
     situation: str | None = None
     id: str = ""
+    #: A candidate's cosine with the new lesson by the sentence encoder, when the caller
+    #: had it (:mod:`engram.recall.meaning`); None leaves the verdict to the words alone.
+    meaning: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +112,7 @@ class Comparison:
     situation: Literal["same", "different", "unknown"]
     conflicts: tuple[str, ...]
     new_words: tuple[str, ...]
+    meaning: float | None = None  # the cosine the caller gave, when it did
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +120,7 @@ class Comparison:
             "similarity": self.similarity, "coversNew": self.covers_new,
             "coversOld": self.covers_old, "situation": self.situation,
             "conflicts": list(self.conflicts), "newWords": list(self.new_words),
+            "meaning": self.meaning,
         }
 
 
@@ -241,6 +252,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     removed = old.stems - new.stems
     long_candidate = len(old.stems) >= 2 * len(new.stems)
     aligned = alignment >= ALIGNED or (situation == "same" and alignment >= RELATED + 0.1)
+    # The same claim in other words: the words barely overlap, the meaning does.
+    said = candidate.meaning is not None and candidate.meaning >= SAME_CLAIM and not aligned
+    if said:
+        aligned = True
     relation: Relation = "novel"
     if situation == "different" or not aligned:
         relation = "novel"
@@ -256,13 +271,17 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         relation = "extends"  # an exception is detail however short
     elif covers_new >= COVERED and (not added or not removed or long_candidate or covers_new >= 0.9):
         relation = "duplicate"
+    elif said:
+        relation = "duplicate"  # no conflict, and it means what the candidate means
     elif covers_old >= EXTENDS_COVER and len(removed) <= 1 and len(added) >= NEW_DETAIL:
         relation = "extends"
+    if said:
+        alignment = max(alignment, ALIGNED)
     return Comparison(
         id=candidate.id, relation=relation, alignment=round(alignment, 4),
         similarity=round(similarity, 4), covers_new=round(covers_new, 4),
         covers_old=round(covers_old, 4), situation=situation, conflicts=tuple(conflicts),
-        new_words=added,
+        new_words=added, meaning=None if candidate.meaning is None else round(candidate.meaning, 4),
     )
 
 
@@ -356,10 +375,14 @@ def _confidence(c: Comparison) -> float:
 
 def _reasons(c: Comparison) -> tuple[str, ...]:
     head = f"about the same thing as {c.id} (alignment {c.alignment:.2f}"
+    if c.meaning is not None and c.meaning >= SAME_CLAIM:
+        head += f", meaning {c.meaning:.2f}"
     head += ", same situation)" if c.situation == "same" else ")"
     if c.relation == "contradicts":
         return (head, *(f"conflict: {x}" for x in c.conflicts))
     if c.relation == "duplicate":
+        if c.covers_new < COVERED:
+            return (head, f"it says the same in other words (meaning {c.meaning or 0:.2f}); nothing contradicts")
         return (head, f"it holds {c.covers_new:.0%} of the new lesson's words; nothing contradicts")
     return (
         head,

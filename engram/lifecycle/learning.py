@@ -145,6 +145,15 @@ def find_candidates(
     state: VaultState, text: str, situation: str | None, limit: int, *, exclude: Sequence[str] = ()
 ) -> list[Engram]:
     """Current items that may be about the same thing as ``text`` (see step 1)."""
+    return [item for item, _ in candidates_of(state, text, situation, limit, exclude=exclude)]
+
+
+def candidates_of(
+    state: VaultState, text: str, situation: str | None, limit: int, *, exclude: Sequence[str] = ()
+) -> list[tuple[Engram, float | None]]:
+    """:func:`find_candidates` with each item's cosine with ``text`` (None when the
+    sentence encoder did not see it): the candidates come from words and meaning alike,
+    since recall's meaning stage (:mod:`engram.recall.meaning`) runs on the query."""
     query = f"{text}\n{situation}" if situation else text
     try:
         found = recall_run(
@@ -153,12 +162,17 @@ def find_candidates(
         )
     except InvalidInput:  # no searchable words: nothing can be about the same thing
         return []
-    ids = [h.id for h in (*found.hits, *found.near_misses) if h.id not in exclude]
-    if not ids:
+    hits = {h.id: h.explanation.similarity for h in (*found.hits, *found.near_misses) if h.id not in exclude}
+    if not hits:
         return []
-    marks = ",".join("?" * len(ids))
-    items = {i.id: i for i in state.index.items(f"id IN ({marks})", ids)}
-    return [items[i] for i in dict.fromkeys(ids) if i in items]
+    marks = ",".join("?" * len(hits))
+    items = {i.id: i for i in state.index.items(f"id IN ({marks})", list(hits))}
+    return [(items[i], cos) for i, cos in hits.items() if i in items]
+
+
+def lessons_of(found: Sequence[tuple[Engram, float | None]]) -> list[Lesson]:
+    """The candidates as the classifier compares them, each with its meaning."""
+    return [Lesson(compared_text(c), c.situation, c.id, cos) for c, cos in found]
 
 
 def learn(
@@ -193,11 +207,9 @@ def learn(
     settings = lifecycle_settings(state)
     with state.lock.hold():
         state.ensure_fresh()
-        found = find_candidates(state, text, situation, settings.candidates)
-        by_id = {c.id: c for c in found}
-        verdict = classify(
-            Lesson(text, situation), [Lesson(compared_text(c), c.situation, c.id) for c in found]
-        )
+        found = candidates_of(state, text, situation, settings.candidates)
+        by_id = {c.id: c for c, _ in found}
+        verdict = classify(Lesson(text, situation), lessons_of(found))
         verdict = confirmed(verdict, confirmation)
         target = by_id.get(verdict.target or verdict.related or "")
         spec = _Spec(

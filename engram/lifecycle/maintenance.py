@@ -27,10 +27,10 @@ from typing import Any, Literal
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import Lesson, compare, compared_text
+from engram.lifecycle.classify import SAME_CLAIM, Lesson, compare, compared_text
 from engram.lifecycle.feedback import FoldStats, fold
 from engram.lifecycle.freshness import freshness
-from engram.lifecycle.learning import find_candidates
+from engram.lifecycle.learning import candidates_of, find_candidates
 from engram.lifecycle.settings import lifecycle_settings
 from engram.store.dedup import similarity
 from engram.store.model import Engram
@@ -123,9 +123,16 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
             graph.add_edge(a, b)
     threshold = state.dedup_settings.near_threshold
     for item in items:
-        for cand in find_candidates(state, compared_text(item), item.situation, 5, exclude=[item.id]):
-            if (cand.id in known and cand.visibility == item.visibility
-                    and similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold):
+        for cand, cos in candidates_of(state, compared_text(item), item.situation, 5, exclude=[item.id]):
+            if cand.id not in known or cand.visibility != item.visibility:
+                continue
+            # Nearly the same words, or the same claim in other words with nothing against it.
+            if similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold or (
+                cos is not None and cos >= SAME_CLAIM and compare(
+                    Lesson(compared_text(item), item.situation, item.id),
+                    Lesson(compared_text(cand), cand.situation, cand.id, cos),
+                ).relation == "duplicate"
+            ):
                 graph.add_edge(*sorted((item.id, cand.id)))
     return sorted(tuple(sorted(c)) for c in nx.connected_components(graph) if len(c) > 1)
 

@@ -21,7 +21,7 @@ from mcp.types import CreateMessageRequest, CreateMessageResult, SamplingMessage
 from pydantic import Field
 
 from engram.lifecycle.classify import Lesson, classify, compared_text
-from engram.lifecycle.learning import Confirmation, LearnResult, find_candidates
+from engram.lifecycle.learning import Confirmation, LearnResult, candidates_of, lessons_of
 from engram.lifecycle.proposals import PROPOSAL_KINDS, Proposal
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.lifecycle.settings import lifecycle_settings
@@ -78,11 +78,11 @@ def _offline(box: Toolbox, content: str, situation: str | None) -> tuple[str, st
             return None
         state = vault.state
         settings = lifecycle_settings(state)
-        found = find_candidates(state, content, situation, settings.candidates)
-        verdict = classify(Lesson(content, situation), [Lesson(compared_text(c), c.situation, c.id) for c in found])
+        found = candidates_of(state, content, situation, settings.candidates)
+        verdict = classify(Lesson(content, situation), lessons_of(found))
         if verdict.relation != "contradicts" or verdict.target is None:
             return None
-        text = next(compared_text(c) for c in found if c.id == verdict.target)
+        text = next(compared_text(c) for c, _ in found if c.id == verdict.target)
         return verdict.target, text, settings.sampling_budget_seconds
 
 
