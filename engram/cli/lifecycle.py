@@ -3,12 +3,16 @@ staleness, maintenance, proposals, forgetting, skills. Thin: parse, call the vau
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import sys
 from typing import Any
 
 import click
 
 from engram.cli._common import emit_json, json_option, pass_vault
+from engram.errors import InvalidInput
+from engram.lifecycle.judging import ANSWER_SHAPE, Judgment, Question, parse, prompt
 from engram.lifecycle.proposals import PROPOSAL_KINDS
 from engram.lifecycle.resolve import RESOLUTIONS
 from engram.store.model import ENGRAM_KINDS
@@ -23,27 +27,66 @@ from engram.vault import Vault
 @click.option("--domain", "-d", metavar="A/B", help="Domain for a new item (default: the related item's, else lessons).")
 @click.option("--kind", "-k", type=click.Choice(ENGRAM_KINDS), help="Kind for a new item (default: the related item's, else fact).")
 @click.option("--dry-run", is_flag=True, help="Only classify; write nothing.")
+@click.option(
+    "--judge", "judge_command", metavar="COMMAND", envvar="ENGRAM_JUDGE",
+    help="A program that judges what engram is unsure of: it reads the question on standard input and"
+    " prints a verdict (JSON); e.g. an `llm` CLI. Also ENGRAM_JUDGE.",
+)
 @json_option
 @pass_vault
 def learn(vault: Vault, content: str, situation: str | None, title: str | None, domain: str | None,
-          kind: str | None, dry_run: bool, as_json: bool) -> None:
+          kind: str | None, dry_run: bool, judge_command: str | None, as_json: bool) -> None:
     """Learn a lesson: classify it against what the vault holds, then reinforce, extend,
     supersede, dispute, link or insert — and say why.
+
+    With --judge, a verdict engram is unsure of (a supersession, or a lesson close in
+    meaning to an item the rules call different) is put to the judge command, and its
+    verdict is applied if the item it names is unchanged (docs/lifecycle.md).
 
     \b
     Examples:
       engram learn "The staging database listens on port 6432." -s "connecting from CI"
       engram learn "Use pg_repack, not VACUUM FULL" --dry-run
+      engram learn "Pages are acked within 5 minutes" --judge "llm -m gpt-4o-mini"
     """
-    result = vault.learn(
-        content, situation, title=title, domain=split_domain(domain) if domain else None, kind=kind,
-        dry_run=dry_run,
-    )
+    where = split_domain(domain) if domain else None
+    result = vault.learn(content, situation, title=title, domain=where, kind=kind, dry_run=dry_run,
+                         judge=judge_command is not None)
+    if result.question is not None and judge_command is not None:
+        verdict = _ask_judge(judge_command, result.question)
+        result = vault.learn(content, situation, title=title, domain=where, kind=kind, dry_run=dry_run,
+                             judgment=verdict)
     if as_json:
         emit_json(result.to_json())
         return
     # A held-back lesson's message opens with "Quarantined:" (the same words as add's and MCP's).
     click.echo(result.message if result.action == "quarantined" else f"{result.action}: {result.message}")
+
+
+def _ask_judge(command: str, question: Question) -> Judgment:
+    """The judge command's verdict on ``question`` (the prompt on its standard input)."""
+    hint = f"It must print {ANSWER_SHAPE}; or run without --judge."
+    try:
+        argv = shlex.split(command)
+        done = subprocess.run(argv, input=prompt(question), capture_output=True, text=True, timeout=JUDGE_SECONDS, check=False)
+    except ValueError as exc:
+        raise InvalidInput(f"--judge {command!r} is not a command line: {exc}.", field="judge", hint=hint) from exc
+    except OSError as exc:
+        raise InvalidInput(f"the judge command {command!r} could not run: {exc.strerror or exc}.", field="judge",
+                           hint="Check that it is installed and on PATH.") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise InvalidInput(f"the judge command {command!r} gave no verdict within {JUDGE_SECONDS} s; nothing was written.",
+                           field="judge", hint=hint) from exc
+    if done.returncode != 0:
+        raise InvalidInput(
+            f"the judge command {command!r} failed (exit {done.returncode}): {done.stderr.strip()[:300]}; nothing was written.",
+            field="judge", hint=hint,
+        )
+    return parse(done.stdout, question)
+
+
+#: How long a judge command may think.
+JUDGE_SECONDS = 120
 
 
 @click.command()

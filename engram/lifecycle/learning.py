@@ -43,12 +43,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from engram.errors import InvalidInput
+from engram.errors import InvalidInput, VersionConflict
 from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
 from engram.lifecycle import proposals
 from engram.lifecycle.classify import Lesson, Verdict, classify, compared_text
+from engram.lifecycle.judging import Judgment, Question, question, unsure
 from engram.lifecycle.settings import lifecycle_settings
 from engram.lifecycle.signals import analyse, sentences
 from engram.lifecycle.succession import may_overturn, supersede
@@ -60,7 +61,8 @@ from engram.trust import policy
 from engram.trust.policy import Event
 
 Action = Literal[
-    "reinforced", "extended", "superseded", "disputed", "linked", "inserted", "quarantined", "none"
+    "reinforced", "extended", "superseded", "disputed", "linked", "inserted", "quarantined", "none",
+    "needs_judgment",
 ]
 DEFAULT_DOMAIN = ("lessons",)
 
@@ -93,6 +95,8 @@ class LearnResult:
     message: str = ""
     #: The screen's verdict when the lesson was held back (action ``quarantined``).
     quarantine: Event | None = None
+    #: What the caller's model is asked (action ``needs_judgment``; engram.lifecycle.judging).
+    question: Question | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +108,7 @@ class LearnResult:
             "proposal": self.proposal,
             "message": self.message,
             "quarantined": self.quarantine.to_json() if self.quarantine else None,
+            **({"question": self.question.to_json()} if self.question else {}),
         }
 
 
@@ -189,13 +194,18 @@ def learn(
     visibility: str = "team",
     dry_run: bool = False,
     confirmation: Confirmation | None = None,
+    judge: bool = False,
+    judgment: Judgment | None = None,
 ) -> LearnResult:
     """Classify a lesson against the vault and act on it (see the module docstring).
 
     ``situation`` says when the lesson holds; ``title``, ``domain``, ``kind``, ``tags``
     describe the item an insert creates (the title defaults to the first sentence, the
-    domain and kind to the related item's, else ``lessons`` and ``fact``). Raises
-    InvalidInput before anything is written.
+    domain and kind to the related item's, else ``lessons`` and ``fact``). With ``judge``,
+    a verdict engram is unsure of is not acted on: the result is ``needs_judgment`` with
+    the question for the caller's model (:mod:`engram.lifecycle.judging`), and
+    ``judgment`` is its answer, applied if the target is unchanged. Raises InvalidInput
+    before anything is written, VersionConflict when the judged item changed since.
     """
     content = rules.content_text(content)
     if not content.strip():
@@ -210,7 +220,18 @@ def learn(
         found = candidates_of(state, text, situation, settings.candidates)
         by_id = {c.id: c for c, _ in found}
         verdict = classify(Lesson(text, situation), lessons_of(found))
-        verdict = confirmed(verdict, confirmation)
+        if judgment is not None:
+            verdict = judged(verdict, judgment, by_id)
+        else:
+            verdict = confirmed(verdict, confirmation)
+            why = unsure(verdict, {c.id: cos for c, cos in found}) if judge else None
+            if why is not None:
+                asked = question(text, verdict, {c.id: (c.version, compared_text(c)) for c, _ in found}, why)
+                return LearnResult(
+                    "needs_judgment", verdict, None, by_id.get(verdict.target or verdict.related or ""),
+                    message=f"Not written: engram is unsure ({why}). Answer the question and call again with"
+                    " the same lesson and your judgment.", question=asked,
+                )
         target = by_id.get(verdict.target or verdict.related or "")
         spec = _Spec(
             title=heading or lesson_title(content), content=content, situation=situation,
@@ -396,6 +417,26 @@ def _dry_message(verdict: Verdict, target: Engram | None, held: bool = False) ->
                 f" for a curator and act on no other item (as text: {verdict.relation}{' of' if target else ''}"
                 f"{where}). {_why(verdict)}")
     return f"Would be {verdict.relation}{' of' if target else ''}{where}. {_why(verdict)}"
+
+
+def judged(verdict: Verdict, judgment: Judgment, candidates: Mapping[str, Engram]) -> Verdict:
+    """The verdict the caller's judge gave, checked against the vault as it is now: the
+    target must still be a candidate, at the version the judge read."""
+    target = candidates.get(judgment.target or "") if judgment.target else None
+    if judgment.target is not None and target is None:
+        raise InvalidInput(
+            f"the judgment names {judgment.target}, which is not a candidate for this lesson (any more).",
+            field="judgment.target", hint="Call again without a judgment to get the current question.",
+        )
+    if target is not None and judgment.version is not None and target.version != judgment.version:
+        raise VersionConflict(target.id, judgment.version, target.version, "it changed after the question was asked",
+                              target.path or "")
+    reason = f"judged by the caller's model: {judgment.reason}" if judgment.reason else "judged by the caller's model"
+    if judgment.relation == "novel":
+        return replace(verdict, relation="novel", target=None, confidence=1.0, reasons=(reason,), warn=False,
+                       related=verdict.related or verdict.target, decided_by="judge")
+    return replace(verdict, relation=judgment.relation, target=judgment.target, confidence=1.0, reasons=(reason,),
+                   related=None, warn=False, decided_by="judge")
 
 
 def confirmed(verdict: Verdict, confirmation: Confirmation | None) -> Verdict:

@@ -20,6 +20,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import CreateMessageRequest, CreateMessageResult, SamplingMessage, TextContent
 from pydantic import Field
 
+from engram.lifecycle import judging
 from engram.lifecycle.classify import Lesson, classify, compared_text
 from engram.lifecycle.learning import Confirmation, LearnResult, candidates_of, lessons_of
 from engram.lifecycle.proposals import PROPOSAL_KINDS, Proposal
@@ -50,6 +51,7 @@ def _learn_out(result: LearnResult) -> m.LearnOut:
         reasons=list(verdict.reasons), comparisons=[c.to_json() for c in verdict.comparisons],
         message=result.message,
         quarantined=Held(**result.quarantine.to_json()) if result.quarantine else None,
+        question=result.question.to_json() if result.question else None,
     )
 
 
@@ -162,6 +164,8 @@ def register(box: Toolbox) -> None:
         kind: Annotated[str | None, Field(description="Kind for a new item.", json_schema_extra={"enum": [*ENGRAM_KINDS, None]})] = None,
         dry_run: Annotated[bool, Field(description="Only classify; write nothing.")] = False,
         confirm: Annotated[bool, Field(description="Ask your model to confirm before superseding (when the client supports sampling).")] = True,
+        judge: Annotated[bool, Field(description="When engram is unsure, ask you instead of guessing: the answer is action needs_judgment with a question, and nothing is written until you call again with judgment.")] = True,
+        judgment: Annotated[m.JudgmentIn | None, Field(description="Your answer to a needs_judgment question, with the same content.")] = None,
         answer: Annotated[Confirmation | None, Resolve(confirmation)] = None,
     ) -> m.LearnOut:
         """Record what you learned; engram decides whether it is new, known, an extension or a correction.
@@ -174,12 +178,16 @@ def register(box: Toolbox) -> None:
         never replace anything. A lesson written as instructions to future agents is
         quarantined (action quarantined): kept for a curator, acting on no other item,
         with the screen's rules in `quarantined`. The result says what happened, why, and
-        what decided.
+        what decided. When engram is unsure (a supersession, or a lesson close in meaning
+        to an item the rules call different), the action is needs_judgment: read
+        `question`, decide, and call again with the same content and `judgment`
+        (relation, target, version); it is applied only if the target is unchanged.
         """
         vault = box.vault()
         result = vault.learn(
             content, situation, title=title, domain=domain or None, kind=kind, dry_run=dry_run,
-            confirmation=answer,
+            confirmation=answer if judgment is None else None, judge=judge,
+            judgment=judging.judgment(judgment.model_dump()) if judgment is not None else None,
         )
         return _learn_out(result)
 
