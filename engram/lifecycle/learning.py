@@ -48,7 +48,7 @@ from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import Lesson, Verdict, classify, compared_text
+from engram.lifecycle.classify import COVERED, SAME_CLAIM, Lesson, Verdict, classify, compared_text
 from engram.lifecycle.judging import Judgment, Question, question, unsure
 from engram.lifecycle.settings import lifecycle_settings
 from engram.lifecycle.signals import analyse, sentences
@@ -346,9 +346,17 @@ def _fresh(verdict: Verdict, target: Engram, spec: _Spec) -> list[str]:
     """The lesson's sentences that are new detail against ``target``: a sentence is new
     detail when it brings content words the item lacks — one for an extension, two for a
     duplicate (a reworded word is not detail)."""
+    if verdict.relation == "duplicate" and (verdict.decided_by == "judge" or _in_other_words(verdict, target)):
+        return []  # the same claim in other words: its words are synonyms, not detail
     known = analyse(compared_text(target)).stems
     least = 1 if verdict.relation == "extends" else 2
     return [s for s in sentences(spec.content) if len(analyse(s).stems - known) >= least]
+
+
+def _in_other_words(verdict: Verdict, target: Engram) -> bool:
+    """Whether the duplicate was seen by meaning rather than by shared words."""
+    c = next((c for c in verdict.comparisons if c.id == target.id), None)
+    return c is not None and c.covers_new < COVERED and (c.meaning or 0.0) >= SAME_CLAIM
 
 
 def _beside(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:

@@ -92,8 +92,22 @@ async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
     with a happy path and a refusal each."""
     async with Client(serve_params("--vault", str(vault.root), serve=("--profile", "full")), read_timeout_seconds=60) as c:
         first = ok(await c.call_tool("engram_learn", {"content": "The staging database listens on port 5432.", "domain": "ops"}))
-        fixed = ok(await c.call_tool("engram_learn", {"content": "The staging database now listens on port 6432."}))
-        assert fixed["action"] == "superseded" and fixed["target"] == first["id"]
+        # A supersession is put to the agent (this client cannot sample): the judge handshake.
+        lesson = {"content": "The staging database now listens on port 6432."}
+        asked = ok(await c.call_tool("engram_learn", lesson))
+        assert asked["action"] == "needs_judgment" and asked["id"] is None and asked["relation"] == "contradicts"
+        shown = asked["question"]["candidates"][0]
+        assert shown["id"] == first["id"] and "5432" in shown["text"] and asked["frame"]
+        assert "invalid_input" in error(await c.call_tool("engram_learn", {**lesson, "judgment": {"relation": "shrug"}}))
+        assert "invalid_input" in error(await c.call_tool(
+            "engram_learn", {**lesson, "judgment": {"relation": "contradicts", "target": first["id"]}}))  # no version
+        fixed = ok(await c.call_tool("engram_learn", {**lesson, "judgment": {
+            "relation": "contradicts", "target": first["id"], "version": shown["version"], "reason": "6432 replaced 5432"}}))
+        assert fixed["action"] == "superseded" and fixed["target"] == first["id"] and fixed["decided_by"] == "judge"
+        # The same judgment again: the item it names has changed since (it is superseded now).
+        stale = error(await c.call_tool("engram_learn", {**lesson, "judgment": {
+            "relation": "contradicts", "target": first["id"], "version": shown["version"]}}))
+        assert "invalid_input" in stale or "version_conflict" in stale
         assert "invalid_input" in error(await c.call_tool("engram_learn", {"content": ""}))
         new = fixed["id"]
         assert ok(await c.call_tool("engram_reinforce", {"ref": new}))["changes"][0]["importanceDelta"] > 0
