@@ -13,6 +13,12 @@ superseded by a lesson that does not contradict it, and an outdated item reinfor
 by a lesson that does.
 
 ``--golden FILE`` runs another set in the same format (see docs/benchmarks.md).
+
+``--oracle`` measures the ceiling of the judge handshake (:mod:`engram.lifecycle.judging`):
+learn runs with ``judge=True`` and every question it asks is answered with the case's
+expected relation and target, as a judge that is always right would; the cases it does
+not ask about keep the offline verdict. Reported beside the accuracy: how many cases
+asked (each a second call for the agent).
 """
 
 from __future__ import annotations
@@ -29,13 +35,14 @@ from typing import Any
 import yaml
 
 from engram.lifecycle.classify import RELATIONS
+from engram.lifecycle.judging import Judgment
 from engram.lifecycle.learning import lesson_title
 from engram.vault import Vault
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "learn-golden.yaml"
 
 
-def run_case(case: dict[str, Any], work: Path) -> dict[str, Any]:
+def run_case(case: dict[str, Any], work: Path, oracle: bool = False) -> dict[str, Any]:
     root = work / case["id"]
     root.mkdir(parents=True)
     with Vault(root, actor="golden") as vault:
@@ -48,7 +55,18 @@ def run_case(case: dict[str, Any], work: Path) -> dict[str, Any]:
             keys[made.id] = entry["key"]
             before[made.id] = (made.status, made.content)
         lesson = case["lesson"]
-        result = vault.learn(lesson["content"], lesson.get("situation"))
+        result = vault.learn(lesson["content"], lesson.get("situation"), judge=oracle)
+        asked = result.question is not None
+        if result.question is not None:  # the oracle judge: the case's own answer
+            expect = case["expect"]
+            by_key = {k: i for i, k in keys.items()}
+            target = by_key.get(expect.get("target") or "") if expect["relation"] != "novel" else None
+            shown = {c.id: c.version for c in result.question.candidates}
+            if target is not None and target not in shown:  # the right item was not among those asked about
+                result = vault.learn(lesson["content"], lesson.get("situation"))
+            else:
+                result = vault.learn(lesson["content"], lesson.get("situation"), judgment=Judgment(
+                    expect["relation"], target, shown.get(target or ""), "oracle"))
         relation = result.verdict.relation
         target = keys.get(result.verdict.target or "")
         changed_status = []
@@ -63,20 +81,20 @@ def run_case(case: dict[str, Any], work: Path) -> dict[str, Any]:
     strict = relation == expect["relation"] and (expect["relation"] == "novel" or target == expect.get("target"))
     return {"id": case["id"], "difficulty": case.get("difficulty", "unknown"), "expected": expect["relation"],
             "expected_target": expect.get("target"), "got": relation, "target": target, "strict": strict,
-            "action": result.action, "changed_status": changed_status, "lost_text": lost_text,
+            "action": result.action, "asked": asked, "changed_status": changed_status, "lost_text": lost_text,
             "reasons": list(result.verdict.reasons)}
 
 
-def evaluate(path: Path) -> dict[str, Any]:
+def evaluate(path: Path, oracle: bool = False) -> dict[str, Any]:
     cases = yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="engram-learn-") as tmp:
-        rows = [run_case(c, Path(tmp)) for c in cases]
+        rows = [run_case(c, Path(tmp), oracle) for c in cases]
     by_class = {r: [x for x in rows if x["expected"] == r] for r in RELATIONS}
     by_level = {d: [x for x in rows if x["difficulty"] == d] for d in ("easy", "medium", "hard")}
     confusion = Counter((x["expected"], x["got"]) for x in rows)
     return {
-        "golden": str(path), "cases": len(rows),
+        "golden": str(path), "cases": len(rows), "oracle": oracle, "asked": sum(x["asked"] for x in rows),
         "strict_accuracy": round(sum(x["strict"] for x in rows) / len(rows), 4),
         "per_class": {r: {"cases": len(v), "strict": round(sum(x["strict"] for x in v) / len(v), 4) if v else None}
                       for r, v in by_class.items()},
@@ -94,7 +112,8 @@ def evaluate(path: Path) -> dict[str, Any]:
 
 def report(data: dict[str, Any]) -> None:
     print(f"  {data['cases']} cases: strict accuracy {data['strict_accuracy']:.3f}; novel lessons that destroyed"
-          f" or hid an item: {data['novel_destroyed_or_hid']}; cases losing text: {data['text_lost_any_case']}")
+          f" or hid an item: {data['novel_destroyed_or_hid']}; cases losing text: {data['text_lost_any_case']}"
+          + (f"; the oracle judge was asked in {data['asked']}" if data["oracle"] else ""))
     print(f"  harmful misses: {data['wrongly_superseded']} item(s) superseded by a lesson that does not contradict"
           f" them, {data['outdated_reinforced']} outdated item(s) reinforced by one that does")
     for r, v in data["per_class"].items():
@@ -112,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_learn", description=__doc__.splitlines()[0])
     parser.add_argument("--golden", type=Path, default=GOLDEN)
     parser.add_argument("--json", type=Path, help="also write the result here")
+    parser.add_argument("--oracle", action="store_true", help="answer every judge question rightly (the protocol's ceiling)")
     args = parser.parse_args(argv)
-    data = evaluate(args.golden)
+    data = evaluate(args.golden, args.oracle)
     report(data)
     if args.json:
         args.json.write_text(json.dumps(data, indent=2))
