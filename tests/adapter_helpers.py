@@ -19,9 +19,10 @@ from engram.vault import Vault
 from mergedriver.merge import merge_file
 from mergedriver.records import append_records
 
-#: Files under .engram/ that reads may write: the derived index and the retrieval
-#: journal (searches journal what they returned; `engram flush` folds it in later).
-DERIVED = (".engram/index.sqlite", ".engram/usage.jsonl")
+#: Files under .engram/ that reads may write: the derived index, the vector cache (a
+#: search embeds the few items still without vectors) and the retrieval journal
+#: (searches journal what they returned; `engram flush` folds it in later).
+DERIVED = (".engram/index.sqlite", ".engram/vectors.sqlite", ".engram/usage.jsonl")
 
 
 @dataclass(frozen=True)

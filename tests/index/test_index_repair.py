@@ -20,12 +20,13 @@ from tests.mcp_helpers import engram_command
 
 
 def keepsakes(vault: Vault) -> dict[str, bytes]:
-    """What .engram/ holds besides the index: trash, audit log, usage journal."""
+    """What .engram/ holds besides the index and the vector cache (derived, filled by
+    searches): trash, audit log, usage journal."""
     state = vault.root / ".engram"
     return {
         p.relative_to(state).as_posix(): p.read_bytes()
         for p in sorted(state.rglob("*"))
-        if p.is_file() and not p.name.startswith("index.sqlite") and not p.name.endswith(".lock")
+        if p.is_file() and not p.name.startswith(("index.sqlite", "vectors.sqlite")) and not p.name.endswith(".lock")
     }
 
 

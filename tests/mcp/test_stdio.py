@@ -95,7 +95,7 @@ async def test_lifecycle_tools_over_stdio(vault: Vault) -> None:
         # A supersession is put to the agent (this client cannot sample): the judge handshake.
         lesson = {"content": "The staging database now listens on port 6432."}
         asked = ok(await c.call_tool("engram_learn", lesson))
-        assert asked["action"] == "needs_judgment" and asked["id"] is None and asked["relation"] == "contradicts"
+        assert asked["action"] == "needs_judgment" and "id" not in asked and asked["relation"] == "contradicts"
         shown = asked["question"]["candidates"][0]
         assert shown["id"] == first["id"] and "5432" in shown["text"] and asked["frame"]
         assert "invalid_input" in error(await c.call_tool("engram_learn", {**lesson, "judgment": {"relation": "shrug"}}))

@@ -68,8 +68,12 @@ def test_as_of_answers_with_the_status_and_text_of_then_after_a_merge(tmp_path: 
             "status": "active", "content": "Drain the legacy queue with the drain script.\n",
             "title": "Legacy queue drain"}
         assert hit(vault, "deploy freeze december", freeze.id, then) is None  # not written yet
-        # Words only the later text holds do not find the item at T.
-        assert hit(vault, "never fridays", window.id, then) is None
+        # Words only the later text holds do not find the item at T: if it is found at
+        # all, it is by the meaning of its text then, and that text is what comes back.
+        found = hit(vault, "never fridays", window.id, then)
+        assert found is None or found["content"] == "Deploy on Tuesdays before noon.\n"
+        lexical = [h for h in vault.search("never fridays", as_of=then, record=False).hits if h.id == window.id]
+        assert all(h.via == "meaning" for h in lexical)
     alice.close()
     bob.close()
 
