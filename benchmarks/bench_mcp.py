@@ -36,13 +36,13 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks import synth
 from benchmarks.scale import SEMANTIC, with_settings
-
-#: The defaults without the sentence encoder.
-WORDS = "recall:\n  meaning: 0\n"
 from engram.mcp import build_server
 from engram.recall.semantic import installed
 from engram.store.format import read_engram
 from engram.vault import Vault
+
+#: The defaults without the sentence encoder.
+WORDS = "recall:\n  meaning: 0\n"
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

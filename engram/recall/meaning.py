@@ -42,6 +42,12 @@ from engram.recall.vectors import Space, space
 UNRELATED = 0.2
 #: …and a paraphrase of a sentence scores this or more.
 SAME = 0.5
+#: The nearest item is a confident answer below ``minSimilarity`` too when it stands out:
+#: at least this close, and this much closer than the next. A question the vault cannot
+#: answer has several items about as (un)related as each other; an answer in other words
+#: is one item ahead of the rest (read off the development set, docs/benchmarks.md).
+STANDS_OUT_FROM = 0.25
+MARGIN = 0.05
 
 
 def closeness(cos: float) -> float:
@@ -57,6 +63,8 @@ class Sense:
     space: Space
     weight: float
     confident: float  # minSimilarity
+    #: The nearest item's rowid when it stands out from the rest (see MARGIN), else None.
+    standout: int | None = None
 
     def nearest(self, k: int) -> list[tuple[int, float]]:
         """Up to ``k`` ``(rowid, cos)`` of the items closest to the query, leaving out
@@ -77,8 +85,11 @@ class Sense:
             cand.score = round(sum(cand.parts.values()), 4)
 
     def sure(self, cand: Candidate) -> bool:
-        """Whether ``cand`` is close enough in meaning to be a confident answer."""
-        return cand.similarity is not None and cand.similarity >= self.confident
+        """Whether ``cand`` is close enough in meaning to be a confident answer: at
+        ``minSimilarity``, or the nearest item standing out from the rest."""
+        if cand.similarity is None:
+            return False
+        return cand.similarity >= self.confident or int(cand.row["rowid"]) == self.standout
 
 
 def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense | None, Meaning]:
@@ -96,7 +107,11 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     except ModelUnavailable as exc:
         return None, Meaning("unavailable", problem=str(exc))
     meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing)
-    return Sense(vector, vectors, s.meaning, s.min_similarity), meant
+    top = vectors.nearest(vector, 2)
+    standout = None
+    if top and top[0][1] >= STANDS_OUT_FROM and (len(top) == 1 or top[0][1] - top[1][1] >= MARGIN):
+        standout = top[0][0]
+    return Sense(vector, vectors, s.meaning, s.min_similarity, standout), meant
 
 
 def unembedded(state: VaultState) -> int:
