@@ -6,6 +6,11 @@ function (the client runs in an event loop on a portal thread, so the harness st
 plain code). Every call goes through JSON-RPC framing, argument validation, the search
 with usage recording on, and the answer's JSON text — what an agent gets, including
 the heat earlier answers leave.
+
+Before the server starts, every item gets its vectors (:func:`embedded`), as a vault has
+them once ``engram serve`` has run for a while or after ``engram reindex --embed``: the
+figures are those of a vault in use, not of the first seconds after a fresh start, when
+the background fill is still going and searches say ``meaning: partial``.
 """
 
 from __future__ import annotations
@@ -30,10 +35,24 @@ Search = Callable[..., dict[str, Any]]
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def embedded(root: Path) -> int:
+    """Embed the items of the vault at ``root`` that have no vector yet, with the models
+    its settings turn on (none when both are off); how many were embedded."""
+    from engram.errors import InvalidInput
+    from engram.vault import Vault
+
+    with Vault.open(root, actor="bench") as vault:
+        try:
+            return vault.embed_all()
+        except InvalidInput:  # recall.meaning and recall.semantic both 0: nothing to embed
+            return 0
+
+
 @contextmanager
 def stdio_session(root: Path, actor: str = "bench") -> Iterator[Call]:
     """A live stdio session on the vault at ``root`` (default profile) as ``actor``;
     yields :data:`Call`. A tool error is raised as RuntimeError with its text."""
+    embedded(root)
     params = StdioServerParameters(
         command=sys.executable,
         args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", actor, "serve"],
