@@ -94,7 +94,7 @@ from engram.recall.settings import recall_settings
 from engram.store.format import read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.notes import unadopted
+from engram.store.notes import persons_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import MACHINE_LOCAL
 from engram.store.settings import SETTINGS_FILE
@@ -391,7 +391,7 @@ def _item_problems(state: VaultState, progress: Progress | None = None) -> list[
 
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
-    if unadopted(item):
+    if persons_note(item):
         return _persons_note(rel, item)
     lost = None
     if item.content_hash != codec.content_hash(item.content):
@@ -426,14 +426,15 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
 
 
 def _persons_note(rel: str, item: Engram) -> list[Problem]:
-    """A note its owner has not adopted is never rewritten or moved by a fix: its derived
-    section, if it has one, is the person's text; a private one outside ``private/`` is
-    theirs to move."""
+    """A person's note (:func:`engram.store.notes.persons_note`) is never rewritten or
+    moved by a fix: its derived section, if it has one, is the person's text; a private
+    one outside ``private/`` is theirs to move."""
     if item.visibility == "private" and not rel.startswith("private/"):
         return [Problem(
             "path-drift", rel,
             "its visibility property is private but the file is outside private/ (it would be committed); "
-            "it is a note you have not adopted, so move it into private/ yourself (or change the property)",
+            "it is a note a person wrote, which engram never moves, so move it into private/ yourself"
+            " (or change the property)",
             fixable=False,
         )]
     return []

@@ -6,7 +6,10 @@ who wants the identity in the file — so that it survives renames made outside 
 and a teammate's fresh clone names the note the same way — and it writes exactly one
 key, ``id``, into each note that lacks one, through the surgical editor (every other
 byte stays). Writes that need an id (a typed link, an update) adopt the notes they touch
-on their own.
+on their own. An adopted note is still the person's (its frontmatter lacks engram's
+``title``/``createdAt``: :func:`engram.store.notes.persons_note`): its counters stay
+beside it and its typed links show on their other ends, so the id line is all that
+engram ever writes into it unasked.
 
 Invariants: a dry run writes nothing; a note whose frontmatter is not YAML is skipped
 with the reason, never half-edited; an Obsidian template (a note in the templates
@@ -168,7 +171,7 @@ def summary(state: VaultState) -> Adoption:
     edited = [
         r["path"]
         for r in index.query(
-            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path"
+            "SELECT path FROM items WHERE by_person = 0 AND content_hash != body_hash ORDER BY path"
         )
     ]
     links = index.links()

@@ -144,6 +144,7 @@ class ItemRow:
     title: str
     derived: str
     fingerprint: str
+    by_person: bool  # a person's note, not engram's own item (engram.store.notes.persons_note)
 
 
 class Index:
@@ -641,14 +642,19 @@ class Index:
 
     def item_rows(self, where: str, params: Sequence[Any] = ()) -> list[ItemRow]:
         rows = self.query(
-            f"SELECT path, id, title, derived, fingerprint FROM items WHERE {where}", params
+            f"SELECT path, id, title, derived, fingerprint, by_person FROM items WHERE {where}", params
         )
-        return [ItemRow(r["path"], r["id"], r["title"], r["derived"], r["fingerprint"]) for r in rows]
+        return [
+            ItemRow(r["path"], r["id"], r["title"], r["derived"], r["fingerprint"], bool(r["by_person"])) for r in rows
+        ]
 
     def items(self, where: str = "1", params: Sequence[Any] = (), tail: str = "") -> list[Engram]:
         """Items from the index (no file reads), filtered by a SQL condition."""
-        rows = self.query(f"SELECT path, body, meta FROM items WHERE {where} {tail}", params)
-        return [Engram.from_meta(json.loads(r["meta"]), r["body"], path=r["path"]) for r in rows]
+        rows = self.query(f"SELECT path, body, meta, by_person FROM items WHERE {where} {tail}", params)
+        return [
+            Engram.from_meta(json.loads(r["meta"]), r["body"], path=r["path"], by_person=bool(r["by_person"]))
+            for r in rows
+        ]
 
     def synapses(self, where: str = "1", params: Sequence[Any] = ()) -> list[Synapse]:
         rows = self.query(f"SELECT data FROM synapses WHERE {where} ORDER BY id", params)

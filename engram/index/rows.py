@@ -171,11 +171,12 @@ def item_values(
     rel: str, item: Engram, derived: str, identity: str = FILE, findings: str | None = None
 ) -> tuple[Any, ...]:
     """The ``items`` row for one item, in :data:`engram.index.schema.ITEM_COLUMNS` order."""
-    return meta_values(rel, item.to_meta(), item.content, derived, identity, findings)
+    return meta_values(rel, item.to_meta(), item.content, derived, identity, findings, item.by_person)
 
 
 def meta_values(
-    rel: str, meta: dict[str, Any], content: str, derived: str, identity: str = FILE, findings: str | None = None
+    rel: str, meta: dict[str, Any], content: str, derived: str, identity: str = FILE, findings: str | None = None,
+    by_person: bool = False,
 ) -> tuple[Any, ...]:
     """:func:`item_values` from the item's frontmatter mapping as :meth:`Engram.to_meta`
     gives it (a key per field with a value) and its content, so that a cold index, which
@@ -194,7 +195,7 @@ def meta_values(
         _epoch(retrieved_at), get("version"), get("contentHash"),
         fingerprint(title, content), derived,
         _json(meta),
-        identity, wikilinks.name_key(rel.rsplit("/", 1)[-1]), wikilinks.path_key(rel),
+        identity, int(by_person), wikilinks.name_key(rel.rsplit("/", 1)[-1]), wikilinks.path_key(rel),
         codec.content_hash(content), findings,
     )
 
@@ -215,7 +216,7 @@ def note_values(rel: str, note: Note | NoteMeta) -> tuple[tuple[Any, ...], list[
             raise FormatError(rel, str(exc)) from exc
     row = meta_values(
         rel, meta, content, note.derived, note.identity,
-        _json(findings) if findings else None,
+        _json(findings) if findings else None, note.by_person,
     )
     links = [
         (rel, meta["id"], link.text, link.key, int(link.embed), int(link.in_property))

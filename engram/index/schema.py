@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engram.index.linktable import LINK_SCHEMA
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA: tuple[str, ...] = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -62,6 +62,7 @@ SCHEMA: tuple[str, ...] = (
         derived TEXT NOT NULL,
         meta TEXT NOT NULL,
         identity TEXT NOT NULL,        -- file (the id is in the frontmatter) | derived (from the path)
+        by_person INTEGER NOT NULL,    -- 1: a person's note, not engram's own item (engram.store.notes)
         name_key TEXT NOT NULL,        -- the file name as wikilinks match it (folded, no .md)
         path_key TEXT NOT NULL,        -- the path as wikilinks match it
         body_hash TEXT NOT NULL,       -- sha256 of the content as it is (contentHash is what the file says)
@@ -164,7 +165,7 @@ ITEM_COLUMNS = (
     " deactivated_at, superseded_by, retrieval_count, effective_retrievals, failed_uses,"
     " reinforcement, last_retrieved_at, last_effective_at, updated_ts, retrieved_ts, version,"
     " content_hash,"
-    " fingerprint, derived, meta, identity, name_key, path_key, body_hash, findings"
+    " fingerprint, derived, meta, identity, by_person, name_key, path_key, body_hash, findings"
 )
 INSERT_ITEM = (
     f"INSERT INTO items({ITEM_COLUMNS}) VALUES ({','.join('?' * (ITEM_COLUMNS.count(',') + 1))})"

@@ -9,8 +9,10 @@ even when two items share a file name.
 The section is derived data: excluded from ``contentHash``, never merged (regenerated
 after a merge), and rebuilt on every synapse write. Lines are sorted so the same edges
 always give the same bytes. A shared item never links to a private one: a private
-neighbour's title must not leak into a committed file. A note a person has not adopted
-gets no section: its typed links are shown on the other end only (and in the index).
+neighbour's title must not leak into a committed file. A person's note
+(:func:`engram.store.notes.persons_note`: any note without engram's identity triple, an
+id of its own or not) gets no section: its typed links are shown on the other end only
+(and in the index).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engram.store.model import SYMMETRIC_KINDS, Engram
-from engram.store.notes import unadopted
+from engram.store.notes import persons_note
 
 if TYPE_CHECKING:
     from engram.index.catalog import Index
@@ -36,8 +38,8 @@ def link_line(arrow: str, path: str, title: str, kind: str) -> str:
 
 def lines_for(index: Index, item: Engram) -> list[str]:
     """The derived lines for ``item`` from the synapses and neighbours in the index (none
-    for a note its owner has not adopted: it is never written into)."""
-    if unadopted(item):
+    for a person's note: it is never written into)."""
+    if persons_note(item):
         return []
     rows = index.query(
         "SELECT s.source, s.target, s.kind, i.path, i.title, i.visibility"

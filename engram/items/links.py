@@ -5,12 +5,14 @@ by the hash of its endpoints and kind, so creating an existing edge merges its e
 instead of duplicating it. Edges that touch a private item are stored under
 ``private/`` and never named in a shared file's derived section.
 
-A note a person has not adopted is written into only when a caller asks for a link that
-names it (``engram link``, ``synapse_create``: the note is adopted first, see
-:meth:`~engram.items.state.VaultState.claim`). A link engram makes on its own — a learn
-decision, an import — passes ``adopt=False``: the synapse file names the note's derived
-id and the note gets no derived section (the other end shows the link). Adopting the
-note later re-points such links to its new id.
+A person's note (:func:`engram.store.notes.persons_note`) never gets a derived section:
+a link that names it is a synapse file, shown on the other end. A note with no id of its
+own gets one only when a caller asks for a link that names it (``engram link``,
+``synapse_create``: the id line is written, see
+:meth:`~engram.items.state.VaultState.claim`), so the link survives renames. A link
+engram makes on its own — a learn decision, an import — passes ``adopt=False``: the
+synapse file names the note's derived id and the note is left alone. Adopting the note
+later re-points such links to its new id.
 """
 
 from __future__ import annotations

@@ -1,19 +1,21 @@
-"""What engram keeps about a note a person has not adopted: beside the note, never in it.
+"""What engram keeps about a person's note: beside the note, never in it.
 
-A note with no ``id`` of its own (indexed under a derived id, :mod:`engram.store.notes`)
-changes only when its owner asks (``engram adopt``, or an update or a typed link that
-names it). The counters other writes fold into an item's frontmatter — reinforcement by a
-duplicate or a lesson, retrievals, feedback — are kept for such a note in
-``.engram/notes.json``, on this machine (local state, never committed, like the journals
-they come from), keyed by the note's id::
+A person's note — any note whose frontmatter lacks engram's identity triple (``id``,
+``title``, ``createdAt``; :func:`engram.store.notes.persons_note`), with no id, a
+Dendron id or the id line ``engram adopt`` wrote — changes only when its owner asks (an
+update that names it, ``engram adopt``). The counters other writes fold into an item's
+frontmatter — reinforcement by a duplicate or a lesson, retrievals, feedback — are kept
+for such a note in ``.engram/notes.json``, on this machine (local state, never
+committed, like the journals they come from), keyed by the note's id::
 
     {"version": 1, "notes": {"note-3b14b20cf23b9960": {"reinforcementScore": 1.0,
       "retrievalCount": 3, "lastRetrievedAt": "…", "effectiveRetrievals": 1, "importance": 0.05}}}
 
 Recall adds them to what the file says (:mod:`engram.recall.search`). When the owner
-adopts the note, its entry moves to the id written into it
-(:meth:`engram.items.state.VaultState.claim`). Typed links made beside such a note are
-synapse files that name its derived id (:mod:`engram.items.links`).
+adopts a note that had no id, its entry moves to the id written into it
+(:meth:`engram.items.state.VaultState.claim`) and stays here: the note is still theirs.
+Typed links that name such a note are synapse files, shown on their other ends
+(:mod:`engram.items.links`).
 
 Invariants: written atomically, under the vault lock the callers hold; a file that does
 not parse counts as empty (a torn or foreign file never fails a search or a write);
@@ -38,7 +40,7 @@ FILE = "notes.json"
 
 @dataclass(frozen=True, slots=True)
 class Kept:
-    """The counters of one unadopted note (deltas over what its file says)."""
+    """The counters of one person's note (deltas over what its file says)."""
 
     reinforcement: float = 0.0
     retrievals: int = 0
@@ -110,7 +112,7 @@ def _parse(data: bytes) -> dict[str, Kept]:
 
 
 def load(state_dir: Path) -> Mapping[str, Kept]:
-    """Every unadopted note's counters kept under ``state_dir`` (empty when none)."""
+    """Every person's note's counters kept under ``state_dir`` (empty when none)."""
     path = state_dir / FILE
     try:
         st = os.stat(path)

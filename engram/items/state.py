@@ -12,8 +12,10 @@ Invariants every writer relies on:
   update; the loser of a race on ``update`` gets :class:`~engram.errors.VersionConflict`.
 - Files are replaced atomically (:mod:`engram.store.fsio`); a crash leaves the old bytes.
 - An item's path follows its domain, title and visibility; its id never changes. Every
-  synapse write regenerates the derived wikilink section of both endpoints; synapses that
-  touch a private item live under ``private/`` and never appear in a shared file.
+  synapse write regenerates the derived wikilink section of both endpoints that are
+  engram's own items (a person's note gets none: :func:`engram.store.notes.persons_note`);
+  synapses that touch a private item live under ``private/`` and never appear in a shared
+  file.
 - Deleting moves files into ``.engram/trash/`` rather than destroying them.
 """
 
@@ -61,7 +63,7 @@ from engram.store.model import (
     now,
     synapse_id,
 )
-from engram.store.notes import DERIVED_PREFIX, derived_id, read_note, unadopted
+from engram.store.notes import DERIVED_PREFIX, derived_id, persons_note, read_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.settings import SETTINGS_FILE, Settings
@@ -411,10 +413,11 @@ class VaultState:
 
         What was kept beside the note follows the new id: its counters
         (:mod:`engram.items.sidecar`) and the typed links that named its derived id, which
-        are re-pointed — the note then gets their derived section, as every adopted note
-        with typed links has. Raises FormatError when the frontmatter cannot be edited in
-        place (it is not YAML), NotAdopted for an Obsidian template (an id in it would be
-        copied into every note made from it).
+        are re-pointed. The note stays a person's (:func:`engram.store.notes.persons_note`):
+        the id line is all that is written, its links show on their other ends. Raises
+        FormatError when the frontmatter cannot be edited in place (it is not YAML),
+        NotAdopted for an Obsidian template (an id in it would be copied into every note
+        made from it).
         """
         path = self.abspath(rel)
         data = read_bytes(path, rel)
@@ -438,15 +441,13 @@ class VaultState:
         self.index.put_item(rel, adopted, note.derived)
         self.audit.record(self.actor, "adopt", adopted.id, path=rel, fields=("id",))
         sidecar.move(self.state_dir, note.item.id, adopted.id)
-        if self._repoint(note.item.id, adopted.id):
-            self.refresh_derived(adopted.id)
+        # The other ends' derived lines name the note by path and title, which stay.
+        self._repoint(note.item.id, adopted.id)
         return adopted
 
-    def _repoint(self, old: str, new: str) -> builtins.list[str]:
+    def _repoint(self, old: str, new: str) -> None:
         """Move the typed links that name ``old`` (a derived id) to ``new``: each is a new
-        synapse file (its name is a hash of its ends), the old file goes. Returns the ids
-        of the items at their other ends."""
-        others: builtins.list[str] = []
+        synapse file (its name is a hash of its ends), the old file goes."""
         for syn in self.incident(old):
             source = new if syn.source == old else syn.source
             target = new if syn.target == old else syn.target
@@ -459,8 +460,6 @@ class VaultState:
                 self.index.drop(rel)
             rel = self.store_synapse(moved)
             self.audit.record(self.actor, "relink", moved.id, target="synapse", path=rel, note=f"was {syn.id}")
-            others.append(moved.other(new))
-        return others
 
     def place(self, item: Engram, current: str | None = None) -> str:
         """The path for ``item``: its natural path, or with an id suffix when taken."""
@@ -544,7 +543,7 @@ class VaultState:
                 item, old = self.read(row.path)
             except (FileNotFoundError, FormatError):
                 continue
-            if unadopted(item):
+            if persons_note(item):
                 continue  # a person's note: its links show on the other ends only
             lines = derived.lines_for(self.index, item)
             if "\n".join(lines) != old:

@@ -7,8 +7,9 @@ the invariants in :mod:`engram.items.state`) and records what it did in the audi
 Deduplication (:mod:`engram.store.dedup`): an item whose title and content equal an
 existing one's once case, punctuation and whitespace are ignored is a ``DUPLICATE``
 and reinforces the original (unless the caller says not to: an import run twice must
-change nothing) — in its file, or beside it when the original is a note its owner has
-not adopted (:mod:`engram.items.sidecar`: such a note never changes unasked); one at
+change nothing) — in its file, or beside it when the original is a person's note
+(:func:`engram.store.notes.persons_note`; :mod:`engram.items.sidecar`: such a note never
+changes unasked); one at
 least ``dedup.nearThreshold`` similar, boilerplate lines left out, is an ``UPDATE``
 proposal (nothing written); anything else is ``NEW``.
 
@@ -36,7 +37,7 @@ from engram.store import rules
 from engram.store.dedup import boilerplate as boilerplate_of
 from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.model import Engram, new_id, now
-from engram.store.notes import unadopted
+from engram.store.notes import persons_note
 from engram.store.paths import RESERVED_TOP, id_suffix
 from engram.trust import policy, roles
 from engram.trust.policy import Admission, Event, held_message
@@ -134,7 +135,7 @@ def create(
             found = classify(state, item, boilerplate)
             if found is not None:
                 if found.outcome == "DUPLICATE" and reinforce and found.item.path is not None:
-                    if unadopted(found.item):
+                    if persons_note(found.item):
                         found = replace(found, note=reinforce_beside(state, found.item))
                     else:
                         found = replace(found, item=_reinforce(state, found.item))
@@ -272,15 +273,15 @@ def _place_at(state: VaultState, item: Engram, wanted: str) -> str:
 
 
 def reinforce_beside(state: VaultState, note: Engram) -> str:
-    """Reinforce a note its owner has not adopted: the count is kept beside it
-    (:mod:`engram.items.sidecar`), never written into it. Returns what to tell the caller."""
+    """Reinforce a person's note (:func:`engram.store.notes.persons_note`): the count is
+    kept beside it (:mod:`engram.items.sidecar`), never written into it. Returns what to
+    tell the caller."""
     sidecar.add(state.state_dir, note.id, sidecar.Kept(reinforcement=1.0))
     state.audit.record(state.actor, "reinforce", note.id, path=note.path, fields=("reinforcementScore",),
-                       note="kept in .engram/: a note its owner has not adopted")
+                       note="kept in .engram/: a person's note")
     return (
-        f"Identical to {note.id} ({note.path}), a note a person wrote and has not adopted: nothing was written;"
-        f" its reinforcement is kept beside it, in .engram/ on this machine (`engram adopt {note.path}` lets"
-        " engram record such counters in the note)."
+        f"Identical to {note.id} ({note.path}), a note a person wrote (engram writes into it only when they ask):"
+        " nothing was written; its reinforcement is kept beside it, in .engram/ on this machine."
     )
 
 

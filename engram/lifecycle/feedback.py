@@ -50,7 +50,6 @@ from engram.recall.usage import flush as flush_usage
 from engram.store import rules
 from engram.store.fsio import append_line
 from engram.store.model import Engram, instant, now
-from engram.store.notes import derived_id
 from mergedriver.codec import CodecError, format_time
 
 JOURNAL = "feedback.jsonl"
@@ -324,8 +323,8 @@ def fold(state: VaultState) -> FoldStats:
             rows = state.index.item_rows("id = ?", (item_id,))
             if not rows:
                 missing += 1
-            if any(row.id == derived_id(row.path) for row in rows):
-                # A note its owner has not adopted: the feedback is kept beside it.
+            if any(row.by_person for row in rows):
+                # A person's note: the feedback is kept beside it.
                 sidecar.add(state.state_dir, item_id, sidecar.Kept(
                     effective=change.effective, failed=change.failed, importance=change.importance,
                     last_effective=change.last_effective, last_failed=change.last_failed,

@@ -25,10 +25,11 @@ session) serialise and each sees the last one's result:
                 when a conflict was seen but not trusted enough to act on)
    ============ ==============================================================================
 
-   A note a person wrote and has not adopted is never written into: a duplicate
-   reinforces it beside the note (:mod:`engram.items.sidecar`), an extension becomes an
-   item of its own linked ``extends`` to it, a contradiction a ``disputed`` draft for a
-   person to decide; links name the note's derived id (:func:`engram.items.links.link`).
+   A person's note (:func:`engram.store.notes.persons_note`: with or without an id of
+   its own) is never written into: a duplicate reinforces it beside the note
+   (:mod:`engram.items.sidecar`), an extension becomes an item of its own linked
+   ``extends`` to it, a contradiction a ``disputed`` draft for a person to decide; the
+   links show on the new item only (:func:`engram.items.links.link`).
 
 4. one audit entry ``learn`` per call, whose note states the verdict, the action, the
    target and who decided — so the log accounts for every call, even a duplicate.
@@ -56,7 +57,7 @@ from engram.lifecycle.succession import may_overturn, supersede
 from engram.recall.search import run as recall_run
 from engram.store import rules
 from engram.store.model import Engram, Synapse, now
-from engram.store.notes import unadopted
+from engram.store.notes import persons_note
 from engram.trust import policy
 from engram.trust.policy import Event
 
@@ -310,9 +311,9 @@ def _hold(state: VaultState, verdict: Verdict, near: Engram | None, spec: _Spec)
 
 
 def _act(state: VaultState, verdict: Verdict, target: Engram | None, spec: _Spec) -> LearnResult:
-    if target is not None and unadopted(target) and verdict.relation in ("duplicate", "extends"):
+    if target is not None and persons_note(target) and verdict.relation in ("duplicate", "extends"):
         return _beside(state, verdict, target, spec)
-    if target is not None and unadopted(target) and verdict.relation == "contradicts":
+    if target is not None and persons_note(target) and verdict.relation == "contradicts":
         return _dispute(state, verdict, target, spec)  # a person's note is never superseded unasked
     if verdict.relation in ("duplicate", "extends") and target is not None:
         return _reinforce(state, verdict, target, spec)
@@ -360,9 +361,9 @@ def _in_other_words(verdict: Verdict, target: Engram) -> bool:
 
 
 def _beside(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) -> LearnResult:
-    """A duplicate or an extension of a note its owner has not adopted: the note is never
-    written into. The reinforcement is kept beside it; new detail becomes an item of its
-    own, linked ``extends`` to the note (the link names its derived id)."""
+    """A duplicate or an extension of a person's note: the note is never written into.
+    The reinforcement is kept beside it; new detail becomes an item of its own, linked
+    ``extends`` to the note (the link names its id, derived or its own)."""
     kept = writing.reinforce_beside(state, target)
     fresh = _fresh(verdict, target, spec)
     if not fresh:
@@ -372,7 +373,7 @@ def _beside(state: VaultState, verdict: Verdict, target: Engram, spec: _Spec) ->
                       adopt=False)
     return LearnResult(
         "linked", verdict, state.read(new.path or "")[0], target, edge,
-        message=f"Extends {target.id} ({target.path}), a note a person wrote and has not adopted, so it is left as"
+        message=f"Extends {target.id} ({target.path}), a note a person wrote, so it is left as"
         f" it is: recorded as {new.path} and linked extends to it. {_why(verdict)}",
     )
 

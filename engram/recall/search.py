@@ -21,8 +21,8 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    + semantic·max(0, cos(query, item)) when the optional model is on
    (:mod:`engram.recall.semantic`; weights from the ``recall`` section of ``engram.yaml``, see
    :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
-   A note its owner has not adopted adds the counters kept beside it
-   (:mod:`engram.items.sidecar`) to those its file gives.
+   A person's note adds the counters kept beside it (:mod:`engram.items.sidecar`) to
+   those its file gives.
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
@@ -185,7 +185,7 @@ def run(
             complete = {c.id for c in cands.values() if not c.missing and c.matched}
     now_ts = instant(at).timestamp()
     pending = journal_for(state).pending()
-    beside = sidecar.load(state.state_dir)  # the counters of notes their owners have not adopted
+    beside = sidecar.load(state.state_dir)  # the counters of people's notes
     for cand in cands.values():
         _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when, beside.get(cand.id))
     flavour = meaning(query, s.semantic) if not raw else None  # the optional static model

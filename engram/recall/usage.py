@@ -10,8 +10,8 @@ and never touches Markdown. :func:`flush` (``engram flush``, and ``engram sync``
 commits) folds the journal into the items in one batch: ``retrievalCount`` grows by the
 number of retrievals and ``lastRetrievedAt`` moves to the latest one, written through the
 vault's canonical writer under the vault lock, without a version bump (counters are not
-content; the merge driver adds them up across machines) — or, for a note its owner has
-not adopted, beside it (:mod:`engram.items.sidecar`). The same flush adds the actor
+content; the merge driver adds them up across machines) — or, for a person's note
+(:func:`engram.store.notes.persons_note`), beside it (:mod:`engram.items.sidecar`). The same flush adds the actor
 to ``recalledBy`` and the UTC date to ``recallDays`` — the evidence that earns an item
 promotion to a wider scope (:mod:`engram.scopes.promotion`); both are sets the merge
 unions, and each stops growing at :data:`MAX_MARKS` entries (enough for any threshold).
@@ -49,7 +49,6 @@ from engram.items.repair import rewrite_item
 from engram.items.state import VaultState
 from engram.store.fsio import append_line, atomic_write
 from engram.store.model import instant, now
-from engram.store.notes import derived_id
 
 JOURNAL = "usage.jsonl"
 FLUSHING = "usage.flushing.jsonl"
@@ -264,9 +263,9 @@ def flush(state: VaultState) -> FlushStats:
                 missing += 1
                 journal.mark_done(item_id)
                 continue
-            if any(row.id == derived_id(row.path) for row in rows):
-                # A note its owner has not adopted is never rewritten for being recalled:
-                # its retrievals are kept beside it.
+            if any(row.by_person for row in rows):
+                # A person's note is never rewritten for being recalled: its retrievals are
+                # kept beside it.
                 sidecar.add(state.state_dir, item_id, sidecar.Kept(retrievals=usage.count, last_retrieved=usage.last_at))
                 rows = []
             for row in rows:

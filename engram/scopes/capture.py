@@ -38,7 +38,7 @@ from engram.lifecycle import proposals
 from engram.store.dedup import fingerprint
 from engram.store.fsio import append_line
 from engram.store.model import Engram, now
-from engram.store.notes import unadopted
+from engram.store.notes import persons_note
 from engram.trust import policy, roles
 from engram.trust.screen import screen_fields
 
@@ -142,14 +142,14 @@ def _same_need(state: VaultState, title: str, gap: str) -> Engram | None:
         (title.casefold(),), "ORDER BY created_at, path",
     ):
         if fingerprint("", _gap(item.content)) == key and item.path is not None:
-            return item if unadopted(item) else state.read(item.path)[0]
+            return item if persons_note(item) else state.read(item.path)[0]
     return None
 
 
 def _again(state: VaultState, need: Engram, reason: str, tags: Sequence[str]) -> writing.CreateResult:
     """Reinforce a known need and keep a reason it lacks (see :func:`record_need`). A
-    person's note its owner has not adopted is reinforced beside it, never written."""
-    if unadopted(need):
+    person's note (:func:`engram.store.notes.persons_note`) is reinforced beside it, never written."""
+    if persons_note(need):
         return writing.CreateResult("DUPLICATE", need, 1.0, writing.reinforce_beside(state, need), need.id)
     held = [*_WHY_LINE.findall(need.content), need.summary,
             *(str(e.get("note", "")) for e in need.endorsements or ())]

@@ -14,6 +14,10 @@ a person's Obsidian note, a Dendron note, one ``engram adopt`` gave an id — is
 place by :mod:`engram.store.surgical`, which changes only the keys whose values changed
 (and the body only when the content or derived section did), keeping every other byte.
 
+Which writer runs is a matter of bytes; whose note it is (engram's own item, or a
+person's: :func:`engram.store.notes.persons_note`) is decided by the callers, which
+never write counters or derived links into a person's note.
+
 A note a person wrote and has not adopted (no ``id`` in its file: it is indexed under a
 derived id) is never rewritten here under that derived id: the writer raises
 :class:`~engram.errors.NotAdopted`, whoever called it. Only a write that gives the note
@@ -32,7 +36,7 @@ from typing import Any
 from engram.errors import FormatError, NotAdopted
 from engram.store.fsio import atomic_write, read_regular
 from engram.store.model import Engram, Synapse
-from engram.store.notes import Note, format_error, is_derived_id, read_note
+from engram.store.notes import ITEM_KEYS, Note, format_error, is_derived_id, read_note
 from engram.store.surgical import edit_frontmatter
 from mergedriver import codec
 
@@ -129,16 +133,11 @@ def _note_of(data: bytes, rel: str, meta: Mapping[str, Any] | None = None) -> No
         return None
 
 
-#: Keys every file engram writes carries. A person's note whose frontmatter is only the
-#: ``id`` line ``engram adopt`` gave it renders the same bytes, but it is still theirs.
-_WRITTEN_KEYS = frozenset({"id", "title", "createdAt"})
-
-
 def is_canonical(data: bytes) -> bool:
     """Whether ``data`` is an engram file exactly as engram's canonical writer makes it."""
     try:
         meta, content, derived = codec.parse_engram(data)
-        if not meta.keys() >= _WRITTEN_KEYS:
+        if not meta.keys() >= ITEM_KEYS:  # a person's note, even one that renders the same bytes
             return False
         return codec.render_engram(meta, content, derived.split("\n") if derived else []) == data
     except codec.CodecError:

@@ -150,6 +150,11 @@ class Engram:
     merge_conflicts: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     path: str | None = None
+    #: The file is a person's note, not engram's own item: its frontmatter lacks engram's
+    #: identity triple (see :func:`engram.store.notes.persons_note`). Like ``path``, it is
+    #: where the item was read from, not what it says: never a frontmatter key, and not
+    #: part of the value (an item equals itself whichever file kind holds it).
+    by_person: bool = field(default=False, compare=False)
 
     # ------------------------------------------------------------------ conversion
 
@@ -166,11 +171,14 @@ class Engram:
         return meta
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any], content: str, path: str | None = None) -> Engram:
+    def from_meta(
+        cls, meta: Mapping[str, Any], content: str, path: str | None = None, *, by_person: bool = False
+    ) -> Engram:
         """Build from canonical frontmatter (see ``codec.normalize_engram_meta``).
 
         Missing keys take their defaults in memory only; the file is not touched. A
-        missing ``contentHash``/``contentSize`` is computed from the content.
+        missing ``contentHash``/``contentSize`` is computed from the content. ``by_person``:
+        the file it came from is a person's note (:attr:`by_person`).
         """
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
@@ -185,7 +193,7 @@ class Engram:
             values["content_hash"] = codec.content_hash(content)
         if "content_size" not in values:
             values["content_size"] = len(content.encode())
-        return cls(content=content, extra=MappingProxyType(extra), path=path, **values)
+        return cls(content=content, extra=MappingProxyType(extra), path=path, by_person=by_person, **values)
 
     @staticmethod
     def meta_of(meta: Mapping[str, Any], content: str) -> dict[str, Any]:
@@ -223,7 +231,7 @@ class Engram:
 _ENGRAM_KEYMAP: tuple[tuple[str, str], ...] = tuple(
     (f.name, _camel(f.name))
     for f in fields(Engram)
-    if f.name not in ("content", "extra", "path")
+    if f.name not in ("content", "extra", "path", "by_person")
 )
 _ATTR_OF: Mapping[str, str] = {key: attr for attr, key in _ENGRAM_KEYMAP}
 _DEFAULTS: Mapping[str, Any] = {f.name: f.default for f in fields(Engram)}

@@ -28,6 +28,16 @@ the id lives in the file and follows every rename.
 
 A file that has an ``id:`` line but frontmatter that does not parse is an engram item
 someone broke: that stays a :class:`~engram.errors.FormatError`, so ``doctor`` reports it.
+
+Whose note it is. A file is engram's own item only when its frontmatter holds engram's
+identity triple together — ``id``, ``title`` and ``createdAt``, each with a value engram
+can use — as every file engram creates does (:data:`ITEM_KEYS`). Any other note is a
+person's: one with no id (indexed under a derived id), a Dendron note (``id``,
+``title``, ``desc`` and epoch-millisecond ``created``/``updated``), a note ``engram
+adopt`` gave an id line. Engram writes into a person's note only when its owner asks (an
+update, ``engram adopt``); counters, reinforcement and derived links are kept beside it
+(:func:`persons_note` is the one test every such writer asks). A value read from another
+tool's key (``created`` → createdAt) never counts: it fills the item in memory only.
 """
 
 from __future__ import annotations
@@ -53,6 +63,9 @@ from engram.store.model import (
 from mergedriver import codec
 from mergedriver.yamlio import load_raw
 
+#: engram's identity triple: a note whose frontmatter holds all three is engram's own
+#: item; any other is a person's (see the module docstring).
+ITEM_KEYS = frozenset({"id", "title", "createdAt"})
 #: Prefix of derived ids (a note that carries no id of its own).
 DERIVED_PREFIX = "note-"
 #: Where an item's id comes from: its own frontmatter, or its path.
@@ -88,7 +101,13 @@ class Note:
 
     @property
     def adopted(self) -> bool:
+        """Whether the note carries an id of its own (it may still be a person's)."""
         return self.identity == FILE
+
+    @property
+    def by_person(self) -> bool:
+        """Whether the note is a person's rather than engram's own item."""
+        return self.item.by_person
 
 
 def derived_id(rel: str) -> str:
@@ -107,8 +126,23 @@ def is_derived_id(value: str) -> bool:
 
 def unadopted(item: Engram) -> bool:
     """Whether ``item`` is a note whose id is derived from its path (none in its file):
-    a person's note they have not adopted, which engram never writes into unasked."""
+    a person's note they have not adopted. Writing anything into it first needs an id in
+    it (:meth:`engram.items.state.VaultState.claim`)."""
     return item.path is not None and item.id == derived_id(item.path)
+
+
+def persons_note(item: Engram) -> bool:
+    """Whether ``item`` is a person's note rather than engram's own item: its file lacks
+    engram's identity triple (:data:`ITEM_KEYS`), an id of its own or not. Engram never
+    writes into such a note unasked: its counters and reinforcement go beside it
+    (:mod:`engram.items.sidecar`), its typed links show on their other ends only."""
+    return item.by_person or unadopted(item)
+
+
+def engram_owned(meta: Mapping[str, Any]) -> bool:
+    """Whether frontmatter ``meta`` (engram's keys as the note's own frontmatter gives
+    them, nothing read from other tools' keys) holds engram's identity triple."""
+    return meta.keys() >= ITEM_KEYS
 
 
 def note_name(rel: str) -> str:
@@ -148,13 +182,14 @@ class NoteMeta:
     properties: Mapping[str, Any]
     clashes: tuple[str, ...] = ()
     front_error: str | None = None
+    by_person: bool = True  # a person's note, not engram's own item (see the module docstring)
 
 
 def read_note(data: bytes, rel: str, rendered_from: Mapping[str, Any] | None = None) -> Note:
     """:func:`read_note_meta`, and the item built from it."""
     parts = read_note_meta(data, rel, rendered_from)
     try:
-        item = Engram.from_meta(parts.meta, parts.content, path=rel)
+        item = Engram.from_meta(parts.meta, parts.content, path=rel, by_person=parts.by_person)
     except (TypeError, ValueError) as exc:  # a value that slipped through the checks
         raise FormatError(rel, str(exc)) from exc
     return Note(item, parts.derived, parts.identity, parts.properties, parts.clashes, parts.front_error)
@@ -204,6 +239,7 @@ def read_note_meta(data: bytes, rel: str, rendered_from: Mapping[str, Any] | Non
     content, derived = codec.split_derived(body)
     meta, clashes = _engram_meta(raw)
     identity = FILE if "id" in meta else DERIVED
+    by_person = not engram_owned(meta)  # before other tools' keys fill engram's fields
     if identity == DERIVED:
         meta["id"] = derived_id(rel)
     _fill_from_other_tools(meta, raw)
@@ -217,7 +253,7 @@ def read_note_meta(data: bytes, rel: str, rendered_from: Mapping[str, Any] | Non
             parts = parts[1:]
             meta.setdefault("visibility", "private")
         meta["domainTags"] = parts
-    return NoteMeta(meta, content, derived, identity, raw, tuple(clashes), front_error)
+    return NoteMeta(meta, content, derived, identity, raw, tuple(clashes), front_error, by_person)
 
 
 _PLACEHOLDER = re.compile(r"^(\s*(?:-[ \t]+|[^\s#:][^:#]*:[ \t]+))(\{\{[^{}\n]*\}\})[ \t]*$", re.MULTILINE)

@@ -47,7 +47,7 @@ MAX_FRONTMATTER_BYTES = 64_000
 #: Fields a caller may not set: identity, provenance and bookkeeping.
 IMMUTABLE = frozenset(
     {"id", "created_at", "created_by", "version", "updated_at", "updated_by",
-     "content_hash", "content_size", "path", "slug"}
+     "content_hash", "content_size", "path", "slug", "by_person"}
 )
 #: Optional fields an update may clear by passing None.
 _CLEARABLE = frozenset(

@@ -55,7 +55,7 @@ from engram.items import derived
 from engram.items.state import VaultState, edited_outside, settled
 from engram.store.format import is_canonical, parse_engram, write_engram
 from engram.store.fsio import atomic_write
-from engram.store.notes import read_note, unadopted
+from engram.store.notes import persons_note, read_note
 from engram.team.gitstore import REGULAR, GitRepo
 from mergedriver import codec
 from mergedriver.merge import merge_file
@@ -211,8 +211,8 @@ def _settle_item(
         item, old = parse_engram(data, rel)
     except (OSError, FormatError):
         return  # gone or broken: the index and doctor report it
-    if unadopted(item):
-        return  # a person's note they have not adopted: shared as it is, never rewritten
+    if persons_note(item):
+        return  # a person's note: shared as it is, never rewritten
     lines = derived.lines_for(state.index, item)
     fresh = item
     if changed and edited_outside(item):

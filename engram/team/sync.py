@@ -379,10 +379,11 @@ class _Run:
         for good. They are settled here as a merge settles a pulled edit — the hash only
         (every clone that does it writes the same bytes), and content cut off inside a
         line against the last version whose hash vouched for it stays stale for doctor.
-        Files with uncommitted changes are left to staging, which records them."""
+        Files with uncommitted changes are left to staging, which records them. Only
+        engram's own items: a person's note is shared as it is, never restamped."""
         self.state.ensure_fresh()
         stale = [row["path"] for row in self.state.index.query(
-            "SELECT path FROM items WHERE identity = 'file' AND content_hash != body_hash ORDER BY path")]
+            "SELECT path FROM items WHERE by_person = 0 AND content_hash != body_hash ORDER BY path")]
         if not stale:
             return None
         dirty = uncommitted(self.repo, self.prefix, self.repo.rev("HEAD"))

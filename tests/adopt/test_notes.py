@@ -137,9 +137,10 @@ def test_a_typed_link_to_a_note_adopts_it_and_keeps_its_bytes(vault: Vault) -> N
     syn = vault.link("People/Steph Ango.md", "contextualizes", item.id)
     after = vault.get("People/Steph Ango.md")
     assert before.startswith("note-") and not after.id.startswith("note-") and syn.source == after.id
-    data = note.read_bytes()
-    assert data.startswith(b'---\ncategories:\n  - "[[People]]"\nid: ' + after.id.encode() + b"\n---\nMakes [[Obsidian]].  \n")
-    assert b"## Synapses (derived)" in data  # Obsidian's graph sees the typed link too
+    # The id line and nothing else: the note is still the person's, so the typed link
+    # shows on engram's end, where Obsidian's graph sees it too.
+    assert note.read_bytes() == b'---\ncategories:\n  - "[[People]]"\nid: ' + after.id.encode() + b"\n---\nMakes [[Obsidian]].  \n"
+    assert "[[People/Steph Ango|Steph Ango · contextualizes]]" in (vault.root / str(item.path)).read_text()
     assert vault.doctor().problems == ()
     # An update writes the keys it changes, in place.
     vault.update(after.id, {"importance": 0.8})

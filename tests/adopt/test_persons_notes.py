@@ -5,7 +5,9 @@ disputing it, a lesson about it, feedback and recalls, sync, ``doctor --fix`` �
 beside it: counters in ``.engram/`` (this machine), typed links in synapse files that
 name its derived id. Only the owner's own request (``engram adopt``, or an update or a
 typed link that names the note) writes into it. Real files, real git, the real MCP
-server through the SDK's in-memory client.
+server through the SDK's in-memory client. A person's note with an id of its own
+(Dendron's, or the id line ``engram adopt`` writes) is
+``tests/adopt/test_persons_notes_with_ids.py``'s.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ async def test_an_exact_duplicate_reinforces_beside_the_note(client: Client, not
     made = ok(await client.call_tool("engram_create", {"title": "Caching", "content": BODY, "domain": "Ideas"}))
     assert made["outcome"] == "DUPLICATE" and made["path"] == NOTE
     assert made["id"] == derived_id(NOTE) and made["version"] == 1
-    assert "not adopted" in made["message"] and "nothing was written" in made["message"]
+    assert "a note a person wrote" in made["message"] and "nothing was written" in made["message"]
     assert unchanged(notes)
     # The reinforcement is kept beside the note, and recall weighs it.
     assert await reinforcement(client) > 0.0
@@ -140,13 +142,12 @@ def test_sync_and_doctor_fix_leave_the_notes_and_adopt_keeps_the_links(notes: Pa
         assert found.problems == (), found.problems
         vault.doctor(fix=True)
         assert unchanged(notes)
-        # The owner adopts the note: the id line, and the link made beside it follows the
-        # id (the note now shows it, as every adopted note with typed links does).
+        # The owner adopts the note: the id line and nothing else (it is still theirs, so
+        # the link made beside it shows on the other end), and the link follows the id.
         adopted = vault.adopt([NOTE])
         ((_path, new_id),) = adopted.adopted
-        data = (notes / NOTE).read_text()
-        assert data.startswith("---\ntags: [perf]   # mine\nid: " + new_id + "\n---\n" + BODY)
-        assert data.endswith(f"\n## Synapses (derived)\n- → [[{str(made.item.path)[:-3]}|Caching · contradicts]]\n")
+        assert (notes / NOTE).read_text() == "---\ntags: [perf]   # mine\nid: " + new_id + "\n---\n" + BODY
+        assert "[[Ideas/Caching|Caching · contradicts]]" in (notes / str(made.item.path)).read_text()
         edges = vault.synapses(NOTE)
         assert [(e.kind, {e.source, e.target}) for e in edges] == [("contradicts", {new_id, made.id})]
         assert vault.doctor().problems == ()

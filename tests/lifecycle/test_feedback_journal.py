@@ -158,13 +158,26 @@ def test_fold_keeps_the_body_and_a_persons_own_properties_byte_for_byte(vault: V
     assert note.read_bytes() == (head + body).encode("utf-8")
     kept = sidecar.load(vault.state.state_dir)[item.id]
     assert kept.effective == 1 and kept.importance == pytest.approx(0.05)
-    # Adopted, it takes its counters in place, its own properties and body byte for byte.
+    # Adopted, it is still the person's: the id line is all engram wrote, and the
+    # counters follow the id beside it.
     ((_, new_id),) = vault.adopt(["notes/hand.md"]).adopted
     vault.feedback(new_id, "helped")
     vault.fold()
-    text = note.read_bytes().decode("utf-8")
-    assert text.startswith(head + f"id: {new_id}\n") and text.endswith(body)
-    assert "effectiveRetrievals: 1" in text and vault.get(new_id).importance == pytest.approx(0.55)
+    assert note.read_bytes() == (head + f"id: {new_id}\n" + body).encode("utf-8")
+    kept = sidecar.load(vault.state.state_dir)[new_id]
+    assert kept.effective == 2 and kept.importance == pytest.approx(0.1)
+    # A file with engram's identity triple is engram's own item: it takes its counters in
+    # place, the person's properties and body byte for byte around them.
+    own_id = "hand-note-2"
+    own = f"---\nid: {own_id}\ntitle: Hand note 2\ncreatedAt: 2026-01-02T03:04:05.000Z\n"
+    mine = vault.root / "notes" / "own.md"
+    mine.write_bytes((own + head[4:] + body).encode("utf-8"))
+    vault.refresh()
+    vault.feedback(own_id, "helped")
+    vault.fold()
+    text = mine.read_bytes().decode("utf-8")
+    assert text.startswith(own + head[4:]) and text.endswith(body)
+    assert "effectiveRetrievals: 1" in text and vault.get(own_id).importance == pytest.approx(0.55)
 
 
 def test_an_interrupted_fold_resumes_without_counting_anything_twice(vault: Vault) -> None:
