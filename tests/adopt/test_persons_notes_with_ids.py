@@ -20,6 +20,9 @@ from pathlib import Path
 import pytest
 
 from engram.items import sidecar
+from engram.store.format import render_engram
+from engram.store.model import Engram
+from engram.store.notes import persons_note, read_note
 from engram.vault import Vault
 from tests.git_helpers import bare_origin, clone_machine, git
 from tests.mcp_helpers import engram_command
@@ -77,6 +80,26 @@ def notes(request: pytest.FixtureRequest, tmp_path: Path) -> Notes:
     return Notes(root, rel)
 
 
+@pytest.mark.parametrize(("front", "persons"), [
+    (DENDRON_TEXT.split(b"\n---\n")[0][4:], True),
+    (b"id: 01JAPX3T0000000000000000A", True),  # the id line `engram adopt` writes
+    (b"id: 01JAPX3T0000000000000000A\ntitle: Caching", True),
+    (b"title: Caching\ncreatedAt: 2026-01-02T03:04:05.000Z", True),  # no id: a derived one
+    (b"id: 01JAPX3T0000000000000000A\ntitle: Caching\ncreatedAt: not a time", True),
+    (b"id: 01JAPX3T0000000000000000A\ntitle: Caching\ncreatedAt: 2026-01-02T03:04:05.000Z", False),
+    (b"cssclass: wide  # mine\nid: 01JAPX3T0000000000000000A\ntitle: Caching\ncreatedAt: 2026-01-02", False),
+])
+def test_a_note_is_engrams_own_only_with_id_title_and_created_at_in_its_frontmatter(front: bytes, persons: bool) -> None:
+    note = read_note(b"---\n" + front + b"\n---\n" + BODY, "Ideas/Caching.md")
+    assert persons_note(note.item) is persons and note.by_person is persons
+    # Dendron's `created` fills createdAt in memory; only the frontmatter's own keys decide.
+    dendron = read_note(DENDRON_TEXT, DENDRON).item
+    assert dendron.created_at.startswith("2021-12-10") and persons_note(dendron)
+    # Every file engram's canonical writer makes is its own.
+    made = Engram("01JAPX3T0000000000000000B", "Made", BODY.decode(), created_at="2026-01-02T03:04:05.000Z")
+    assert not persons_note(read_note(render_engram(made), "made.md").item)
+
+
 def engram(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(engram_command(*args), cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"engram {' '.join(args)}: {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
@@ -97,6 +120,10 @@ def test_searches_with_the_usage_journal_flushed_leave_the_note(notes: Notes) ->
         assert kept.retrievals == 2 and kept.effective == 1
         vault.doctor(fix=True)
         assert notes.unchanged()
+        # The index knows whose note it is, built warm or cold.
+        vault.reindex()
+        assert [i.by_person for i in vault.state.index.items("path IN (?, ?)", (notes.rel, OTHER))] == [True, True]
+        assert [r.by_person for r in vault.state.index.item_rows("id = ?", (note_id,))] == [True]
 
 
 def test_engram_link_writes_the_synapse_and_leaves_the_note(notes: Notes) -> None:
