@@ -225,7 +225,7 @@ def learn(
             verdict = judged(verdict, judgment, by_id)
         else:
             verdict = confirmed(verdict, confirmation)
-            why = unsure(verdict, {c.id: cos for c, cos in found}) if judge else None
+            why = unsure(verdict, {c.id: cos for c, cos in found}) if judge and not dry_run else None
             if why is not None:
                 asked = question(text, verdict, {c.id: (c.version, compared_text(c)) for c, _ in found}, why)
                 return LearnResult(

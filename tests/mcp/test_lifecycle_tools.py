@@ -39,7 +39,8 @@ async def test_learn_inserts_supersedes_and_reinforces(client: Client, vault: Va
     assert first["action"] == "inserted" and first["relation"] == "novel" and first["decided_by"] == "offline"
     again = await call(client, "engram_learn", content="The staging database listens on port 5432.")
     assert again["action"] == "reinforced" and again["id"] == first["id"]
-    fixed = await call(client, "engram_learn", content="The staging database now listens on port 6432.")
+    # judge=False: the offline verdict acts (the default asks the agent first, tests/mcp/test_stdio.py).
+    fixed = await call(client, "engram_learn", content="The staging database now listens on port 6432.", judge=False)
     assert fixed["action"] == "superseded" and fixed["target"] == first["id"]
     assert fixed["target_status"] == "superseded" and "port: 5432 → 6432" in " ".join(fixed["reasons"])
     old = vault.get(first["id"])
@@ -206,14 +207,16 @@ async def test_a_slow_model_leaves_the_offline_verdict_in_charge(vault: Vault, t
     reopened = Vault.open(vault.root)
     server = build_server(reopened, profile="full", config_file=tmp_path / "mcp.yaml")
     async with Client(server, sampling_callback=_sampler("YES", delay=2.0), mode="legacy") as c:
-        out = await call(c, "engram_learn", content="The staging database listens on port 6432.")
+        out = await call(c, "engram_learn", content="The staging database listens on port 6432.", judge=False)
+        asked = await call(c, "engram_learn", content="The staging database listens on port 7000.")
     reopened.close()
     assert out["decided_by"].startswith("offline (sampling timed out") and out["action"] == "superseded"
+    assert asked["action"] == "needs_judgment"  # no answer in time: the agent is asked in the result instead
 
 
 async def test_without_sampling_the_answer_says_offline_decided(client: Client, vault: Vault) -> None:
     await _seed(vault)
-    out = await call(client, "engram_learn", content="The staging database listens on port 6432.")
+    out = await call(client, "engram_learn", content="The staging database listens on port 6432.", judge=False)
     assert out["decided_by"] == "offline (the client cannot sample)" and out["action"] == "superseded"
     plain = await call(client, "engram_learn", content="Design reviews happen on Thursdays.")
     assert plain["decided_by"] == "offline"
