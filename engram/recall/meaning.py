@@ -36,7 +36,7 @@ from engram.recall import encoder, semantic
 from engram.recall.lexical import Candidate
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
-from engram.recall.vectors import Space, space
+from engram.recall.vectors import Scores, Space, space
 
 #: Cosines of all-MiniLM-L6-v2 between texts on unrelated subjects sit below this…
 UNRELATED = 0.2
@@ -61,6 +61,7 @@ class Sense:
 
     vector: Any
     space: Space
+    scores: Scores  # the query against every item with vectors, computed once
     weight: float
     confident: float  # minSimilarity
     #: The nearest item's rowid when it stands out from the rest (see MARGIN), else None.
@@ -69,14 +70,14 @@ class Sense:
     def nearest(self, k: int) -> list[tuple[int, float]]:
         """Up to ``k`` ``(rowid, cos)`` of the items closest to the query, leaving out
         those no closer than unrelated text."""
-        return [(rid, cos) for rid, cos in self.space.nearest(self.vector, k) if cos > UNRELATED]
+        return [(rid, cos) for rid, cos in self.scores.nearest(k) if cos > UNRELATED]
 
     def apply(self, cands: Iterable[Candidate]) -> None:
         """Give each candidate without one its similarity and ``meaning`` part (and re-sum its score)."""
         todo = [c for c in cands if "meaning" not in c.parts]
         if not todo:
             return
-        known = self.space.similarity(self.vector, [int(c.row["rowid"]) for c in todo])
+        known = self.scores.of([int(c.row["rowid"]) for c in todo])
         for cand in todo:
             cos = known.get(int(cand.row["rowid"]))
             if cos is not None:
@@ -107,11 +108,12 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     except ModelUnavailable as exc:
         return None, Meaning("unavailable", problem=str(exc))
     meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing)
-    top = vectors.nearest(vector, 2)
+    scores = vectors.scores(vector)
+    top = scores.nearest(2)
     standout = None
     if top and top[0][1] >= STANDS_OUT_FROM and (len(top) == 1 or top[0][1] - top[1][1] >= MARGIN):
         standout = top[0][0]
-    return Sense(vector, vectors, s.meaning, s.min_similarity, standout), meant
+    return Sense(vector, vectors, scores, s.meaning, s.min_similarity, standout), meant
 
 
 def unembedded(state: VaultState) -> int:

@@ -100,29 +100,25 @@ class Space:
 
     # ------------------------------------------------------------------ queries
 
-    def nearest(self, query: Any, k: int) -> list[tuple[int, float]]:
-        """Up to ``k`` items with vectors, closest to the unit vector ``query`` first, as
-        ``(rowid, cosine)``."""
+    def scores(self, query: Any) -> Scores:
+        """Every item's similarity to the unit vector ``query`` (its best passage's
+        cosine): one matrix-vector product, shared by every use a search makes of it."""
         import numpy as np
 
         with self._lock:
             self.refresh()
             self._build()
-            if not len(self._owners):
-                return []
-            best = np.maximum.reduceat(self._matrix @ query, self._starts)
             owners = self._owners
-        k = min(k, len(best))
-        top = np.argpartition(-best, k - 1)[:k]
-        top = top[np.argsort(-best[top], kind="stable")]
-        return [(int(owners[i]), float(best[i])) for i in top]
+            best = np.maximum.reduceat(self._matrix @ query, self._starts) if len(owners) else np.zeros(0, np.float32)
+        return Scores(owners, best)
+
+    def nearest(self, query: Any, k: int) -> list[tuple[int, float]]:
+        """Up to ``k`` items with vectors, closest to ``query`` first, as ``(rowid, cosine)``."""
+        return self.scores(query).nearest(k)
 
     def similarity(self, query: Any, rowids: Sequence[int]) -> dict[int, float]:
         """The cosine of each of ``rowids`` that has a vector."""
-        with self._lock:
-            self.refresh()
-            vecs = {rid: self._vecs[rid] for rid in rowids if rid in self._vecs}
-        return {rid: float((v @ query).max()) for rid, v in vecs.items()}
+        return self.scores(query).of(rowids)
 
     # ------------------------------------------------------------------ filling
 
@@ -160,6 +156,37 @@ class Space:
             if progress is not None:
                 progress(len(chunk))
         return done
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """One query's similarity to every item with vectors: ``best[i]`` is the cosine of
+    the item with rowid ``owners[i]`` (``owners`` ascending)."""
+
+    owners: Any
+    best: Any
+
+    def nearest(self, k: int) -> list[tuple[int, float]]:
+        """Up to ``k`` ``(rowid, cosine)``, closest first."""
+        import numpy as np
+
+        k = min(k, len(self.best))
+        if k <= 0:
+            return []
+        top = np.argpartition(-self.best, k - 1)[:k]
+        top = top[np.argsort(-self.best[top], kind="stable")]
+        return [(int(self.owners[i]), float(self.best[i])) for i in top]
+
+    def of(self, rowids: Sequence[int]) -> dict[int, float]:
+        """The cosine of each of ``rowids`` that has a vector."""
+        import numpy as np
+
+        if not len(self.owners) or not rowids:
+            return {}
+        wanted = np.asarray(rowids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.owners, wanted), len(self.owners) - 1)
+        hit = self.owners[at] == wanted
+        return {int(r): float(self.best[i]) for r, i, h in zip(wanted, at, hit, strict=True) if h}
 
 
 def space(index: Index) -> Space:
