@@ -559,7 +559,8 @@ def _added_or_deleted(repo: GitRepo, base: str, tip: str, prefix: str) -> list[l
     """The vault files each commit from ``base`` to ``tip`` added or deleted: one list per
     commit, and per parent of a merge (where a merge let a delete win, the edges it
     removed show against the side that had them). The tree merge reads it only when it
-    undoes a delete, to bring the item's edges back as they were last changed."""
+    undoes a delete or keeps an item the base lacks, to bring the item's edges back as
+    they were last changed."""
     lead = prefix + "/" if prefix else ""
     since = [tip] if base == EMPTY_TREE else [tip, "--not", base]
     out = repo.run("log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--diff-filter=AD",

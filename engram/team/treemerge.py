@@ -44,7 +44,12 @@ person who deleted, or by a clone whose own merge let the delete win over its li
 edits), so that side's history is asked (``history``): every commit there that removed
 the item's file together with edges of it gives those edges' last versions (merged
 field by field when several commits did), and each comes back merged with the other
-side's version by the usual rules.
+side's version by the usual rules. The same goes for an item the base lacks and one
+side keeps: that side may have undone a delete in an earlier merge while the other
+side's own merge let the same delete win over links it had added or changed (issue 26,
+fuzz seed 117). Neither side then shows an undone delete against this base, yet the
+lacking side's commits that removed the item's file with edges of it give those edges
+back all the same; otherwise they would live on in one clone's trash only.
 
 Two different items that claim one path (two machines created the same title) both
 survive: the smaller id keeps the path, the other gets its id-suffixed path, exactly as
@@ -208,6 +213,10 @@ class TreeMerger:
                 plan.gone.add(item_id)
             elif outcome == "revived":
                 revived[item_id] = "o" if entity.versions["o"] is None else "t"
+            elif (lacking := _lacking_side(entity)) is not None:
+                # New to the base, kept from one side: the other side's history may
+                # have let an earlier delete of it win over its edges (see the docstring).
+                revived[item_id] = lacking
         last = self._removed_with(revived)
         edges = [e for e in entities if not e.item]
         known = {e.key for e in edges}
@@ -426,14 +435,19 @@ class TreeMerger:
         found: dict[tuple[str, str], list[Blob]] = {}
         for side in sorted(set(revived.values())):
             wanted = {item_id for item_id, deleter in revived.items() if deleter == side}
-            commits = self._history(side)
-            self._load(c.old_sha or c.new_sha for changes in commits for c in changes if self._is_item_change(c))
-            for changes in commits:
+            # Only a commit that removed an edge can have removed one with its item: the
+            # others' item files are never read (most merges keep an item new to the base).
+            commits = [
+                (changes, edges) for changes in self._history(side)
+                if (edges := [Blob(c.path, c.old_sha, c.old_mode) for c in changes
+                              if c.old_sha and c.new_sha is None and c.old_mode in REGULAR
+                              and self._is_synapse(c.path)])
+            ]
+            self._load(c.old_sha or c.new_sha for changes, _ in commits for c in changes if self._is_item_change(c))
+            for changes, edges in commits:
                 hit = wanted & (self._item_ids(changes, deleted=True) - self._item_ids(changes, deleted=False))
                 if not hit:
                     continue
-                edges = [Blob(c.path, c.old_sha, c.old_mode) for c in changes
-                         if c.old_sha and c.new_sha is None and c.old_mode in REGULAR and self._is_synapse(c.path)]
                 self._load(blob.sha for blob in edges)
                 for blob in edges:
                     if self._ends([blob]) & hit:
@@ -557,6 +571,14 @@ class TreeMerger:
             if candidate not in taken and not self._occupied(candidate):
                 return candidate
         return f"{stem}-{item_id.lower()}-{len(taken)}.md"
+
+
+def _lacking_side(entity: _Entity) -> str | None:
+    """The side without an item that the base lacks and the other side has, or None."""
+    b, o, t = entity.versions["b"], entity.versions["o"], entity.versions["t"]
+    if b is not None or (o is None) == (t is None):
+        return None
+    return "o" if o is None else "t"
 
 
 def _blob(path: str, sha: str | None, mode: str) -> Blob | None:

@@ -214,3 +214,39 @@ def test_an_undone_delete_brings_back_links_the_deleter_made_and_never_shared(
     converge([alice, bob] if order == "deleter-first" else [bob, alice], [alice, bob], origin)
     for vault in (alice, bob):
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
+
+
+@pytest.mark.parametrize("first", ["editor", "linker"])
+@pytest.mark.parametrize("how", ["delete", "by hand"])
+def test_a_delete_undone_after_the_linker_merged_it_brings_back_the_linkers_edits(
+    team: tuple[Path, Vault, Vault, Vault], first: str, how: str
+) -> None:
+    """Fuzz seed 117: the delete reaches the linker and the editor separately. The
+    linker's merge lets it win over the evidence and the new link (its own commit then
+    its merge: git has seen both); the editor's merge undoes it. When those two merges
+    meet, the merge base already lacks the item, so neither merge saw an undone delete
+    — the edges the linker's merge removed with the item must still come back."""
+    origin, alice, bob, carol = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    z = alice.create("Z", "z\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    for vault in (alice, bob, carol):
+        vault.sync()
+    if how == "delete":
+        alice.delete(x.id)
+    else:
+        assert x.path is not None
+        (alice.root / x.path).unlink()
+    alice.sync()
+    bob.link(x.id, "extends", y.id, evidence="E-more")  # bob has not pulled the delete
+    bob.link(x.id, "causes", z.id, evidence="E-new")
+    carol.update(x.id, {"content": "x, improved\n"})  # an edit: the delete is undone
+    # Each merges the delete before the other's merge reaches origin.
+    early, late = (carol, bob) if first == "editor" else (bob, carol)
+    early.sync(push=False)
+    assert late.sync().pushed
+    converge([early, late, alice], [alice, bob, carol], origin)
+    for vault in (alice, bob, carol):
+        assert vault.get(x.id).content == "x, improved\n"
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
