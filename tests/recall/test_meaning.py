@@ -208,3 +208,14 @@ async def test_engram_search_over_mcp_finds_by_meaning_with_the_defaults(vault: 
     assert answer["status"] == "ok" and answer["hits"][0]["id"] == ids[TIMEOUT]
     assert answer["hits"][0]["via"] == "meaning" and "meaning" not in answer  # every item was searched
     assert json.dumps(answer)  # plain JSON
+
+
+def test_scores_name_only_the_items_that_have_vectors() -> None:
+    from engram.recall.vectors import Scores
+
+    scores = Scores(np.asarray([2, 5, 9], dtype=np.int64), np.asarray([0.1, 0.7, 0.4], dtype=np.float32))
+    assert [rid for rid, _ in scores.nearest(2)] == [5, 9]
+    assert scores.nearest(0) == [] and len(scores.nearest(10)) == 3
+    got = scores.of([5, 7, 9, 12, 1])  # 7, 12 and 1 have no vector
+    assert set(got) == {5, 9} and abs(got[5] - 0.7) < 1e-6
+    assert Scores(np.zeros(0, np.int64), np.zeros(0, np.float32)).of([1]) == {}
