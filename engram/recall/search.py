@@ -10,6 +10,10 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    the word index cannot match (substrings, CJK), and a bounded scan for fragments under
    three characters. Each path's scores are divided by its best, so the top candidate
    has lexical relevance 1.
+   **By meaning** (:mod:`engram.recall.meaning`): the query's vector is compared with
+   every item's (one product, :mod:`engram.recall.vectors`); the nearest join the
+   candidates, and every candidate gets its similarity. With meaning beside them, word
+   matches below the relevance floor count only as far as their meaning agrees.
 3. Succession: a candidate with a visible successor (``supersededBy``, or a
    ``supersedes`` edge from an item the filters admit at the query's instant) hands its
    place to that successor; one deactivated with no successor is dropped. ``as_of``
@@ -18,7 +22,8 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
    + complete·[holds every query term] + time·[written in a period the query names]
-   + semantic·max(0, cos(query, item)) when the optional model is on
+   + meaning·closeness(cos) (the sentence encoder, on by default)
+   + semantic·max(0, cos(query, item)) when the optional static model is on
    (:mod:`engram.recall.semantic`; weights from the ``recall`` section of ``engram.yaml``, see
    :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
    A person's note adds the counters kept beside it (:mod:`engram.items.sidecar`) to
@@ -26,9 +31,11 @@ The pipeline for one query (every step reads the derived index, never Markdown):
 5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
    the items it reaches, which may enter the results without sharing a word with the
    query. ``contradicts`` neighbours become warnings on the hit.
-6. Abstention: a hit's *relevance* is the IDF-weighted share of the query's terms it
-   contains (the query counting up to four rare words' worth). When no lexical hit
-   reaches ``minRelevance`` the answer is ``no_confident_match`` with the closest items
+6. Abstention, on the fused evidence: a hit's *relevance* is the IDF-weighted share of
+   the query's terms it contains (the query counting up to four rare words' worth); a
+   hit is also confident when it is close enough in meaning (``minSimilarity``, or the
+   nearest item standing out). When no hit is confident either way the answer is
+   ``no_confident_match`` with the closest items
    as ``near_misses``. The floor decides the answer, never the list: a confident answer
    keeps its weaker hits, so ``limit`` N returns N whenever N items match (and, under
    ``tier=auto``, fit the token budget); a hit that shares one word with a question of
