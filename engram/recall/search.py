@@ -202,6 +202,13 @@ def run(
     if sense is not None:
         sense.apply(cands.values())
         _weigh_chance(cands.values(), floor)
+        for cand in cands.values():
+            if cand.id in complete:
+                # An item holding every word of the question stays ahead of one that is
+                # only close in meaning (known-item lookups: the note four of whose words
+                # were typed); among such items meaning still orders.
+                cand.parts["complete"] += sense.weight
+                cand.score = round(sum(cand.parts.values()), 4)
         _by_meaning(state, sense, cands, where, params, at, s, now_ts, pending, beside, pool)
     expanded = expand and s.max_hops > 0 and bool(cands)
     if expanded:
