@@ -45,7 +45,7 @@ def test_eight_processes_learning_conflicting_lessons_leave_one_active_item(tmp_
         for n in range(8)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
+    assert all(p.returncode == 0 for p in procs), [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
     actions = [out.split()[0] for out, _ in outputs]
     assert set(actions) <= {"superseded", "reinforced"}, actions
     items = topic(vault)
