@@ -43,8 +43,10 @@ merge base may predate evidence added and edges made on the deleting side (by th
 person who deleted, or by a clone whose own merge let the delete win over its link
 edits), so that side's history is asked (``history``): every commit there that removed
 the item's file together with edges of it gives those edges' last versions (merged
-field by field when several commits did), and each comes back merged with the other
-side's version by the usual rules. The same goes for an item the base lacks and one
+field by field when several commits did, evidence as a union: a commit on a line that
+forked before the base removed an older version, which lacks newer evidence without
+having removed it), and each comes back merged with the other side's version by the
+usual rules. The same goes for an item the base lacks and one
 side keeps: that side may have undone a delete in an earlier merge while the other
 side's own merge let the same delete win over links it had added or changed (issue 26,
 fuzz seed 117). Neither side then shows an undone delete against this base, yet the
@@ -164,7 +166,6 @@ class TreeMerger:
         self._cache: dict[str, bytes] = {}
         self._made: set[str] = set()  # blob ids of versions merged here, not in the object store
         self._changed: set[str] = set()
-        self._base: dict[str, RawChange] = {}  # path → a change since the base (its old side)
 
     def read(self, blob: Blob) -> bytes:
         if blob.sha not in self._cache:
@@ -194,7 +195,6 @@ class TreeMerger:
         ours = {path: change for path, change in ours.items() if not self._machine_state(path)}
         theirs = {path: change for path, change in theirs.items() if not self._machine_state(path)}
         self._changed = {*ours, *theirs}
-        self._base = {**theirs, **ours}
         # Every blob either side touched, read in one batch (a round trip each is slow).
         self._cache.update(self._read_blobs(
             sha
@@ -477,13 +477,19 @@ class TreeMerger:
             self._cache.update(self._read_blobs(wanted))
 
     def _merged_versions(self, path: str, versions: list[Blob]) -> Blob:
-        """One edge's versions from several commits, merged as any two versions of it are
-        (evidence as a set), against the base's; in blob order, so every clone agrees."""
+        """One edge's versions from several commits, merged as two versions of it with no
+        common ancestor are (evidence as a union); in blob order, so every clone agrees.
+
+        Not against the merge base: a commit that removed the edge may sit on a line that
+        forked before the base (the deleter's own commit, made before its merge brought
+        in evidence added meanwhile), so its version lacks what the base has without
+        having removed it (issue 26, fuzz seed 80). Merged against the base, that older
+        version would take the newer evidence away from the edge the undone delete
+        brings back."""
         unique = sorted({blob.sha: blob for blob in versions}.values(), key=lambda blob: blob.sha)
         merged = unique[0]
-        base = self._base_version(path)
         for blob in unique[1:]:
-            result = merge_file(base, self.read(merged), self.read(blob), self.vault_path(path) or path)
+            result = merge_file(None, self.read(merged), self.read(blob), self.vault_path(path) or path)
             if not result.ok:
                 continue
             sha = _blob_id(result.data)
@@ -492,14 +498,6 @@ class TreeMerger:
                 self._made.add(sha)
             merged = Blob(path, sha, merged.mode)
         return merged
-
-    def _base_version(self, path: str) -> bytes | None:
-        """The base's bytes at ``path`` (a path neither side changed is not in it here:
-        the deleting side, and so the base, lacks it)."""
-        change = self._base.get(path)
-        if change is None or not change.old_sha or change.old_mode not in REGULAR:
-            return None
-        return self.read(Blob(path, change.old_sha, change.old_mode))
 
     def _follow_deleted(self, entity: _Entity, plan: TreePlan) -> None:
         """An edge to an item the merge deletes goes to the trash with it."""

@@ -250,3 +250,36 @@ def test_a_delete_undone_after_the_linker_merged_it_brings_back_the_linkers_edit
     for vault in (alice, bob, carol):
         assert vault.get(x.id).content == "x, improved\n"
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"], "causes": ["E-new"]}
+
+
+@pytest.mark.parametrize("how", ["delete", "by hand"])
+def test_a_delete_undone_keeps_evidence_the_deleters_own_merge_brought_in(
+    team: tuple[Path, Vault, Vault, Vault], how: str
+) -> None:
+    """Fuzz seed 80: the deleter removes the item (and its edge, as it then stood), then
+    merges evidence added to that edge meanwhile — the delete wins and the merge removes
+    the newer edge. When an edit then undoes the delete, the deleter's history holds
+    both removed versions; the older one predates the merge base, so its lacking the
+    newer evidence is no removal of it."""
+    origin, alice, bob, carol = team
+    x = alice.create("X", "x\n").item
+    y = alice.create("Y", "y\n").item
+    alice.link(x.id, "extends", y.id, evidence="E-seed")
+    for vault in (alice, bob, carol):
+        vault.sync()
+    if how == "delete":
+        carol.delete(x.id)
+    else:
+        assert x.path is not None
+        (carol.root / x.path).unlink()
+    bob.link(x.id, "extends", y.id, evidence="E-more")
+    assert bob.sync().pushed
+    carol.sync(push=False)  # commits the delete, then merges E-more: the delete wins
+    assert not any(x.id.encode() in data for data in tracked(carol.root).values())
+    alice.sync()
+    alice.update(x.id, {"content": "x, improved\n"})  # an edit: the delete is undone
+    assert alice.sync().pushed
+    converge([carol, alice, bob], [alice, bob, carol], origin)
+    for vault in (alice, bob, carol):
+        assert vault.get(x.id).content == "x, improved\n"
+        assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"]}
