@@ -3,12 +3,15 @@
 One call, one hold of the vault lock, so concurrent learners (one MCP server per agent
 session) serialise and each sees the last one's result:
 
-1. candidates: the vault's own recall (:func:`engram.recall.search.run`, lexical, no
-   graph expansion, nothing journaled) over active and draft items — a superseded hit
-   hands its place to its successor, so a lesson meets the *current* item of a chain;
+1. candidates: the vault's own recall (:func:`engram.recall.search.run`, words and
+   meaning, no graph expansion, nothing journaled) over active and draft items, each
+   with its cosine with the lesson — a superseded hit hands its place to its
+   successor, so a lesson meets the *current* item of a chain;
 2. a verdict: :func:`engram.lifecycle.classify.classify`, offline and deterministic,
    optionally confirmed by the client's model (a :class:`Confirmation` the MCP adapter
-   obtains by sampling; the answer says which path decided);
+   obtains by sampling; the answer says which path decided). With ``judge``, a verdict
+   engram is unsure of is not acted on but asked about (``needs_judgment``,
+   :mod:`engram.lifecycle.judging`), and the caller's ``judgment`` decides the next call;
 3. the action, through :mod:`engram.items.writing` (so every screen on the write path
    applies):
 
