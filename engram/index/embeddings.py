@@ -14,8 +14,8 @@ never embeds the same text twice.
 Invariants: an entry is never wrong (its key names the model and the text; a changed
 text has another key); writing is best effort (a busy or read-only cache costs the
 embedding again next time, never an answer); a corrupt file is set aside and started
-afresh like the index. Entries are never deleted by a write: :meth:`VectorCache.prune`
-drops the ones no item uses.
+afresh like the index. Entries are never deleted: a vector no item uses any more costs
+1.5 KB per passage on disk until the file is removed (it is derived, like the index).
 """
 
 from __future__ import annotations
@@ -97,22 +97,6 @@ class VectorCache:
                 dbfile.rollback(self.conn)
                 return False
         return True
-
-    def prune(self, keep: Iterable[str]) -> int:
-        """Drop every entry whose key is not in ``keep``; how many were dropped."""
-        kept = set(keep)
-        with self._lock:
-            try:
-                stale = [k for (k,) in self.conn.execute("SELECT key FROM vectors") if k not in kept]
-                self.conn.execute("BEGIN IMMEDIATE")
-                for i in range(0, len(stale), 500):
-                    chunk = stale[i : i + 500]
-                    self.conn.execute(f"DELETE FROM vectors WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-                self.conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                dbfile.rollback(self.conn)
-                raise StorageError(f"cannot prune the vector cache {self.path}: {exc}.", hint=dbfile.REBUILD_HINT) from exc
-        return len(stale)
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):

@@ -83,24 +83,6 @@ def model_file() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
 
 
-def available() -> bool:
-    """Whether the encoder can be loaded (loading it if it was not yet)."""
-    try:
-        _encoder()
-    except ModelUnavailable:
-        return False
-    return True
-
-
-def problem() -> ModelUnavailable | None:
-    """Why the encoder cannot run here (loading it if it was not yet), or None."""
-    try:
-        _encoder()
-    except ModelUnavailable as exc:
-        return exc
-    return None
-
-
 def _encoder() -> _Encoder:
     global _loaded, _failed
     with _lock:

@@ -36,7 +36,7 @@ from engram.recall import encoder, semantic
 from engram.recall.lexical import Candidate
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
-from engram.recall.vectors import Scores, Space, space
+from engram.recall.vectors import Scores, space
 
 #: Cosines of all-MiniLM-L6-v2 between texts on unrelated subjects sit below this…
 UNRELATED = 0.2
@@ -60,7 +60,6 @@ class Sense:
     """One query's meaning: its vector, the vault's vectors and the weights."""
 
     vector: Any
-    space: Space
     scores: Scores  # the query against every item with vectors, computed once
     weight: float
     confident: float  # minSimilarity
@@ -113,7 +112,7 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     standout = None
     if top and top[0][1] >= STANDS_OUT_FROM and (len(top) == 1 or top[0][1] - top[1][1] >= MARGIN):
         standout = top[0][0]
-    return Sense(vector, vectors, scores, s.meaning, s.min_similarity, standout), meant
+    return Sense(vector, scores, s.meaning, s.min_similarity, standout), meant
 
 
 def unembedded(state: VaultState) -> int:

@@ -112,14 +112,6 @@ class Space:
             best = np.maximum.reduceat(self._matrix @ query, self._starts) if len(owners) else np.zeros(0, np.float32)
         return Scores(owners, best)
 
-    def nearest(self, query: Any, k: int) -> list[tuple[int, float]]:
-        """Up to ``k`` items with vectors, closest to ``query`` first, as ``(rowid, cosine)``."""
-        return self.scores(query).nearest(k)
-
-    def similarity(self, query: Any, rowids: Sequence[int]) -> dict[int, float]:
-        """The cosine of each of ``rowids`` that has a vector."""
-        return self.scores(query).of(rowids)
-
     # ------------------------------------------------------------------ filling
 
     def fill(self, limit: int | None = None, progress: Callable[[int], None] | None = None, batch: int = 32) -> int:
