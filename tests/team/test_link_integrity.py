@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
+from engram.store.model import Engram
 from engram.vault import Vault
 from mergedriver import codec
 from tests.git_helpers import bare_origin, clean, clone_machine, first_machine, git, tracked
@@ -191,6 +192,15 @@ def test_links_two_clones_each_lost_to_the_delete_come_back_merged(
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-bob", "E-dave"]}
 
 
+def remove(vault: Vault, item: Engram, how: str) -> None:
+    """Delete ``item`` on ``vault``: with engram (``delete``) or as a person does (``by hand``)."""
+    if how == "delete":
+        vault.delete(item.id)
+    else:
+        assert item.path is not None
+        (vault.root / item.path).unlink()
+
+
 @pytest.mark.parametrize("how", ["delete", "by hand"])
 @pytest.mark.parametrize("order", ["deleter-first", "editor-first"])
 def test_an_undone_delete_brings_back_links_the_deleter_made_and_never_shared(
@@ -205,11 +215,7 @@ def test_an_undone_delete_brings_back_links_the_deleter_made_and_never_shared(
     bob.sync()
     alice.link(x.id, "extends", y.id, evidence="E-more")  # never synced before the delete:
     alice.link(z.id, "causes", x.id, evidence="E-new")  # only alice's trash keeps these
-    if how == "delete":
-        alice.delete(x.id)
-    else:
-        assert x.path is not None
-        (alice.root / x.path).unlink()
+    remove(alice, x, how)
     bob.update(x.id, {"content": "x, improved\n"})
     converge([alice, bob] if order == "deleter-first" else [bob, alice], [alice, bob], origin)
     for vault in (alice, bob):
@@ -233,11 +239,7 @@ def test_a_delete_undone_after_the_linker_merged_it_brings_back_the_linkers_edit
     alice.link(x.id, "extends", y.id, evidence="E-seed")
     for vault in (alice, bob, carol):
         vault.sync()
-    if how == "delete":
-        alice.delete(x.id)
-    else:
-        assert x.path is not None
-        (alice.root / x.path).unlink()
+    remove(alice, x, how)
     alice.sync()
     bob.link(x.id, "extends", y.id, evidence="E-more")  # bob has not pulled the delete
     bob.link(x.id, "causes", z.id, evidence="E-new")
@@ -267,11 +269,7 @@ def test_a_delete_undone_keeps_evidence_the_deleters_own_merge_brought_in(
     alice.link(x.id, "extends", y.id, evidence="E-seed")
     for vault in (alice, bob, carol):
         vault.sync()
-    if how == "delete":
-        carol.delete(x.id)
-    else:
-        assert x.path is not None
-        (carol.root / x.path).unlink()
+    remove(carol, x, how)
     bob.link(x.id, "extends", y.id, evidence="E-more")
     assert bob.sync().pushed
     carol.sync(push=False)  # commits the delete, then merges E-more: the delete wins
