@@ -42,7 +42,10 @@ def test_random_edits_and_syncs_converge_clean(tmp_path: Path, seed: int) -> Non
     harness runs 200 (``python -m benchmarks.syncload --seeds 200``)."""
     result = syncload.random_convergence(tmp_path, seed, clones=3, rounds=4, ops=4)
     assert result.failures == [], "\n".join([*result.failures, "what happened:", *result.log])
-    assert result.converged and result.lines > 20 and sum(result.ops.values()) >= 40
+    # The guards against a vacuous run count what was written, which timing moves: a
+    # file held back mid-run turns later edits into other ops (seed 1 wrote 21 lines
+    # here and 18 on a loaded CI machine), so the floor is well below any seed's count.
+    assert result.converged and result.lines >= 10 and sum(result.ops.values()) >= 40
     assert len(result.syncs) >= 2
 
 
