@@ -379,6 +379,11 @@ def kill_during(tmp: Path, items: int, step: str, rng: random.Random, jitter: fl
 #   second sync fails too is stuck.
 # - the origin's tip never holds an item that does not parse (a half-written file) nor a
 #   conflict marker in frontmatter.
+# - one id, one file: a tip engram pushed never holds an item in two files. A plain
+#   ``git pull`` can make such twins (git matches files by path, engram by id) and a
+#   plain ``git push`` publishes them before engram runs again (the hooks join them in
+#   the work tree, uncommitted); the next ``engram sync`` anywhere joins them
+#   (engram.team.twins), so a tip a plain push made is not held to it.
 
 TOKEN = re.compile(r"\btok\d+[a-z]?xc\d+\b")
 #: How a clone of the vault was set up, each as docs/merge.md and docs/cli.md describe it.
@@ -638,6 +643,7 @@ class _Fuzz:
         self.items: set[str] = set()  # submitted items
         self.entries: dict[tuple[str, str], tuple[str, str]] = {}
         self.entries_submitted: set[tuple[str, str]] = set()
+        self.plain_tips: set[str] = set()  # origin commits a plain `git push` made
         self.killed: set[tuple[str, str]] = set()
         self.counts: dict[str, int] = {}
         self.lost: set[str] = set()  # what was reported lost already (tokens, entries, items)
@@ -1121,6 +1127,7 @@ class _Fuzz:
                 after.method = f"{method}, then engram sync"
                 return after
             if self.git(clone.root, "push", "--quiet").returncode == 0:
+                self.plain_tips.add(self.git(clone.root, "rev-parse", "HEAD").stdout.strip())
                 return _Outcome(clone.name, method, True, "pushed")
         return _Outcome(clone.name, method, False, "push lost")
 
@@ -1156,8 +1163,9 @@ class _Fuzz:
 
     # ------------------------------------------------------------------ invariants
 
-    def check(self) -> _View:
-        """The invariants, against the origin's tip."""
+    def check(self, *, final: bool = False) -> _View:
+        """The invariants, against the origin's tip (``final``: after every clone synced
+        until nothing changed, when no plain push is excused)."""
         tip = _View.of(tree_files(self.origin, "main"))
         for rel in tip.unparseable:
             if f"unparseable|{rel}" not in self.lost:
@@ -1170,7 +1178,8 @@ class _Fuzz:
                 self.lost.add(f"markers|{rel}")
                 self.result.markers += 1
                 self.fail("markers", f"conflict markers in the frontmatter of {rel} at the origin")
-        for item_id in sorted(tip.duplicates):
+        plain = not final and self.git(self.origin, "rev-parse", "main").stdout.strip() in self.plain_tips
+        for item_id in sorted(tip.duplicates if not plain else ()):
             if f"duplicate|{item_id}" not in self.lost:
                 self.lost.add(f"duplicate|{item_id}")
                 self.fail("duplicate-id", f"the origin's tip holds item {item_id} twice: {tip.items[item_id].path}")
@@ -1260,7 +1269,7 @@ class _Fuzz:
         for name, why in failing.items():
             self.result.unable_to_sync += 1
             self.fail("unable-to-sync", f"{name} cannot sync at the end: {why}")
-        self.check()
+        self.check(final=True)
         origin_files = tree_files(self.origin, "main")
         differ = {
             r.name: sorted({path for path, _ in set(tracked(r).items()) ^ set(origin_files.items())}) for r in roots

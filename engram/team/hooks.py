@@ -201,6 +201,8 @@ def report(vault_path: Path, hook: str) -> int:
             parts.append(f"{len(set(settled.restamped) | set(settled.regenerated))} hash(es) or link section(s)")
         if settled.trashed:
             parts.append(f"{len(settled.trashed)} link(s) to deleted items moved to the trash")
+        if settled.twins:
+            parts.append(f"{len(settled.twins)} item(s) the merge left in two files joined into one")
         if settled.relinked:
             parts.append(f"{len(settled.relinked)} link(s) of items that are back brought out of the trash")
         print(f"engram: brought the vault up to date after this {HOOKS[hook]} ({'; '.join(parts)}); "

@@ -56,6 +56,7 @@ from engram.items.state import VaultState, edited_outside, settled
 from engram.store.format import is_canonical, parse_engram, write_engram
 from engram.store.fsio import atomic_write
 from engram.store.notes import persons_note, read_note
+from engram.team import twins
 from engram.team.gitstore import REGULAR, GitRepo
 from mergedriver import codec
 from mergedriver.merge import merge_file
@@ -75,10 +76,12 @@ class Settled:
     trashed: list[str] = field(default_factory=list)  # dangling edges moved to the trash
     suspect: list[str] = field(default_factory=list)  # hash left stale: content looks cut short
     relinked: list[str] = field(default_factory=list)  # edges of items back, from this clone's trash
+    twins: list[str] = field(default_factory=list)  # items a git merge left in two files, joined
 
     @property
     def changed(self) -> int:
-        return len(set(self.restamped) | set(self.regenerated)) + len(self.trashed) + len(self.relinked)
+        return (len(set(self.restamped) | set(self.regenerated)) + len(self.trashed) + len(self.relinked)
+                + len(self.twins))
 
 
 def stopped_mid_line(previous: str, current: str) -> bool:
@@ -274,8 +277,15 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
     back = {m.group(1).decode("utf-8", "replace") for sha in added.values() for m in [_ID.search(blobs[sha])] if m}
     with state.lock.hold():
         relinked = _relink(state, repo, back - set(by_id))  # an item moved is not back
-    out = settle(state, [*changes, *relinked], removed=removed, previous=previous)
+        if back:  # an id that arrived at a path may now be held twice (engram.team.twins)
+            state.ensure_indexed()
+            state.index.refresh_paths(sorted(changes))
+            joined = twins.join(state, repo, prefix, old, new, back)
+        else:
+            joined = []
+    out = settle(state, [*changes, *relinked, *joined], removed=removed, previous=previous)
     out.relinked = relinked
+    out.twins = joined
     with state.lock.hold():
         vault = VaultItems(state)
         for rel, sha in sorted(shas.items()):

@@ -56,7 +56,7 @@ from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
 from engram.store.paths import STATE_PREFIX
-from engram.team import authorship, held, precommit
+from engram.team import authorship, held, precommit, twins
 from engram.team import remote as wire
 from engram.team.committed import History
 from engram.team.gitstore import EMPTY_TREE, GitRepo, RawChange, unrelated_branches
@@ -108,6 +108,8 @@ class SyncReport:
     #: merged with the pulled version when it is committed (engram.team.held).
     carried: list[str] = field(default_factory=list)
     joined: list[str] = field(default_factory=list)  # … and those merged now
+    #: Items a plain git merge had left in two files (engram.team.twins), joined.
+    twins: list[str] = field(default_factory=list)
     settled: list[str] = field(default_factory=list)  # learn decisions finished after a merge
     #: Trust (engram.trust): items quarantined, redacted or made private before committing
     #: or after a merge, and secrets that arrived from the remote (to be rotated).
@@ -143,6 +145,7 @@ class SyncReport:
             self.restamped += len(settled.restamped)
             self.trashed += settled.trashed
             self.suspect += [p for p in settled.suspect if p not in self.suspect]
+            self.twins += [p for p in settled.twins if p not in self.twins]
 
     def note(self, guarded: GuardReport) -> bool:
         """Add what the trust rules did; True when they changed files."""
@@ -175,6 +178,8 @@ class SyncReport:
             out.append(f"kept an edit to {path} that the other side deleted")
         for path in self.trashed:
             out.append(f"moved {path} to the trash: it linked to an item that was deleted")
+        for path in self.twins:
+            out.append(f"joined the two files a git merge had made of one item into {path} (the other is in the trash)")
         for path in self.suspect:
             out.append(f"{path} ends inside a line of its last version (a write cut short?); its hash was left stale — run `engram doctor` to review it")
         if self.regenerated or self.restamped:
@@ -301,6 +306,7 @@ class _Run:
             # Links that name an item a person renamed or moved follow it (it keeps its path).
             follow_moves(self.state)
             report.absorb(self._record_committed_edits())
+            report.twins += self._join_committed_twins(current, remote, branch)
         self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
@@ -392,6 +398,23 @@ class _Run:
             return None
         with History(self.state.root) as history:
             return settle(self.state, stale, previous=history.reference_bytes)
+
+    def _join_committed_twins(self, current: str, remote: str | None, branch: str | None) -> list[str]:
+        """Items a plain ``git pull`` left in two files on a clone without the hooks
+        (:mod:`engram.team.twins`): the commits this clone is about to push that git
+        merged, never settled, are joined here before they can publish one id twice."""
+        name = _remote_for(self.repo, current, remote)
+        upstream = self.repo.rev(f"refs/remotes/{name}/{branch or _upstream_branch(self.repo, current) or current}") \
+            if name is not None else None
+        head = self.repo.rev("HEAD")
+        if upstream is None or head is None or upstream == head:
+            return []
+        if not self.repo.run("rev-list", "--merges", "-n", "1", f"{upstream}..{head}").out.strip():
+            return []  # only merges git made can hold an item twice
+        arrived = twins.arrived(self.repo, self.prefix, upstream, head)
+        if arrived:
+            self.state.ensure_indexed()
+        return twins.join(self.state, self.repo, self.prefix, upstream, head, arrived)
 
     def _push_for_review(self, report: SyncReport, refused: wire.Answer) -> None:
         """The branch refused the push: push HEAD for review instead (engram.team.remote)."""
@@ -547,7 +570,7 @@ class _Run:
                 staged = commit_local(
                     self.repo, self.state, self.prefix, lambda _: message, settle_seconds=self.settings.settle_seconds,
                     env=self.env, before_commit=lambda: self.journal.step("commit"),
-                    written=set(settled.restamped) | set(settled.regenerated) | set(settled.relinked),
+                    written=set(settled.restamped) | set(settled.regenerated) | set(settled.relinked) | set(settled.twins),
                 )
                 report.held = list(staged.held)
 

@@ -1,0 +1,154 @@
+"""One item in two files after a git merge (issue 26, fuzz seeds 134, 408, 415): a restore
+from the trash at the item's old path meets, in a plain ``git pull``, the merge that had
+brought the item back renamed. git matches files by path and keeps both; engram joins
+them (``engram.team.twins``) wherever it next sees the change — the post-merge and
+post-rewrite hooks, the sync that pushes the pull's merge, or a peer's sync that pulls
+it — so the origin never keeps one id twice. Real git: a bare origin and clones."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engram.cli import cli
+from engram.vault import Vault
+from tests.git_helpers import bare_origin, first_machine, git, tracked
+from tests.team.test_link_integrity import hooked_clone
+
+_ID = re.compile(rb"^id: *(\S+)", re.MULTILINE)
+
+
+def held_twice(repo: Path, ref: str | None = None) -> dict[str, list[str]]:
+    """Ids that more than one item file carries: in the work tree, or at ``ref``."""
+    if ref is None:  # the work tree as it is, committed or not
+        files = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*.md")
+                 if ".engram" not in p.relative_to(repo).parts and ".git" not in p.relative_to(repo).parts}
+    else:
+        names = git(repo, "ls-tree", "-r", "--name-only", ref).stdout.split()
+        files = {name: git(repo, "show", f"{ref}:{name}").stdout.encode() for name in names if name.endswith(".md")}
+    where: dict[str, list[str]] = {}
+    for rel, data in files.items():
+        found = _ID.search(data)
+        if rel.endswith(".md") and found:
+            where.setdefault(found.group(1).decode(), []).append(rel)
+    return {item_id: paths for item_id, paths in where.items() if len(paths) > 1}
+
+
+@dataclass
+class Team:
+    tmp: Path
+    origin: Path
+    alice: Vault
+    bob: Path
+    item_id: str
+
+    @property
+    def alice_root(self) -> Path:
+        return self.tmp / "alice"
+
+
+def restore_meets_rename(tmp: Path, *, bob_hooked: bool = True) -> Team:
+    """Alice deletes X; Bob, who had not seen the delete, renames it, and his sync keeps
+    the edited item (at its new path); Alice, who has not pulled since, restores X from
+    her trash at its old path, adds a line to it and commits with plain git."""
+    origin = bare_origin(tmp)
+    alice = first_machine(tmp, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    alice.sync()
+    bob = hooked_clone(tmp, origin, "bob") if bob_hooked else None
+    if bob is None:
+        git(tmp, "clone", "--quiet", str(origin), "bob")
+        bob = tmp / "bob"
+    with Vault.open(bob, actor="bob") as vault:
+        vault.refresh()
+    alice.delete(x.id)
+    alice.sync()
+    with Vault.open(bob, actor="bob") as vault:
+        vault.update(x.id, {"title": "Item X renamed", "content": "x body\nbob's line\n"})
+        vault.sync()
+    restored = alice.restore_deleted(x.id)
+    assert restored.path == "team/item-x.md"
+    alice.update(x.id, {"content": "x body\nalice's line\n"})
+    git(tmp / "alice", "add", "-A")
+    git(tmp / "alice", "commit", "--quiet", "-m", "restore X")
+    return Team(tmp, origin, alice, bob, x.id)
+
+
+def joined_at_origin(team: Team) -> str:
+    """The origin holds X once, with both sides' lines; returns its path."""
+    assert held_twice(team.origin, "main") == {}
+    paths = [name for name in git(team.origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+             if name.startswith("team/")]
+    assert paths == ["team/item-x-renamed.md"]
+    text = git(team.origin, "show", f"main:{paths[0]}").stdout
+    assert "bob's line" in text and "alice's line" in text
+    return paths[0]
+
+
+def test_the_sync_after_a_plain_pull_joins_the_two_files_before_it_pushes(tmp_path: Path) -> None:
+    team = restore_meets_rename(tmp_path)
+    # Alice's clone was set up by `engram init`: the driver and the pre-commit hook, no
+    # post-merge hook, so nothing of engram runs after this pull.
+    git(team.alice_root, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+    assert list(held_twice(team.alice_root)) == [team.item_id]
+    report = team.alice.sync()
+    assert report.twins == ["team/item-x-renamed.md"]
+    assert any("joined the two files" in line for line in report.lines())
+    joined_at_origin(team)
+    assert held_twice(team.alice_root) == {}
+    trash = team.alice_root / ".engram" / "trash" / team.item_id
+    assert [p.name for p in trash.rglob("*.md")] != []  # the other file is kept in the bin
+    again = team.alice.sync()
+    assert again.twins == [] and again.committed == 0
+
+
+def test_a_peer_joins_what_a_plain_push_published(tmp_path: Path) -> None:
+    team = restore_meets_rename(tmp_path)
+    git(team.alice_root, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+    git(team.alice_root, "push", "--quiet", "origin", "main")  # plain git all the way
+    assert list(held_twice(team.origin, "main")) == [team.item_id]
+    with Vault.open(team.bob, actor="bob") as vault:
+        report = vault.sync()
+    assert report.twins == ["team/item-x-renamed.md"]
+    joined_at_origin(team)
+    team.alice.sync()
+    assert tracked(team.alice_root) == tracked(team.bob)
+
+
+def install_hooks(root: Path) -> None:
+    out = CliRunner().invoke(cli, ["--vault", str(root), "hooks", "install"])
+    assert out.exit_code == 0, out.output
+
+
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_the_hooks_join_them_as_the_pull_lands(tmp_path: Path, how: str) -> None:
+    team = restore_meets_rename(tmp_path)
+    install_hooks(team.alice_root)  # post-merge and post-rewrite run engram after a pull
+    proc = git(team.alice_root, "pull", "--quiet", how, "--no-edit", "origin", "main")
+    assert "joined into one" in proc.stdout + proc.stderr
+    assert held_twice(team.alice_root) == {}
+    report = team.alice.sync()
+    assert report.twins == []  # nothing left for sync to join: it commits the hook's work
+    joined_at_origin(team)
+
+
+def test_a_copy_a_person_made_here_is_left_for_doctor(tmp_path: Path) -> None:
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    alice.sync()
+    root = tmp_path / "alice"
+    shutil.copy(root / "team/item-x.md", root / "team/item-x-copy.md")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "--no-verify", "-m", "a person copies a note")
+    report = alice.sync()
+    assert report.twins == []
+    assert held_twice(origin, "main") == {x.id: ["team/item-x-copy.md", "team/item-x.md"]}
+    problems = Counter(p.code for p in alice.doctor().problems)
+    assert problems["duplicate-id"] == 1
