@@ -14,7 +14,10 @@ with no vector yet are *missing*; searches use the rest and say how many are mis
 processes, ``engram reindex --embed``, and a search on a vault with only a few missing.
 
 Scale. Exact search costs ~4 ms per 100k passages on one core (a float32 product); the
-matrix takes 1.5 KB per passage (150 MB at 100k). Past a million passages an approximate
+matrix takes 1.5 KB per passage (150 MB at 100k). The product runs on one BLAS thread
+(threadpoolctl, for the call only): OpenBLAS spreads even a 5k × 384 product over every
+core, and on a busy machine its threads wait for each other — 0.4 ms on one thread took
+1–12 ms on two loaded cores. Past a million passages an approximate
 index (HNSW, sqlite-vec) would take over; docs/recall.md says so.
 """
 
@@ -109,7 +112,11 @@ class Space:
             self.refresh()
             self._build()
             owners = self._owners
-            best = np.maximum.reduceat(self._matrix @ query, self._starts) if len(owners) else np.zeros(0, np.float32)
+            if not len(owners):
+                return Scores(owners, np.zeros(0, np.float32))
+            with _one_blas_thread():
+                products = self._matrix @ query
+            best = np.maximum.reduceat(products, self._starts)
         return Scores(owners, best)
 
     # ------------------------------------------------------------------ filling
@@ -179,6 +186,20 @@ class Scores:
         at = np.minimum(np.searchsorted(self.owners, wanted), len(self.owners) - 1)
         hit = self.owners[at] == wanted
         return {int(r): float(self.best[i]) for r, i, h in zip(wanted, at, hit, strict=True) if h}
+
+
+_blas: Any = None
+
+
+def _one_blas_thread() -> Any:
+    """A context that runs BLAS on one thread (see the module docstring); the controller
+    is built once, since finding the loaded BLAS libraries takes a few milliseconds."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
 
 
 def space(index: Index) -> Space:
