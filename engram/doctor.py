@@ -50,7 +50,7 @@ Checks (each problem has a stable ``code``):
 - ``committed-state`` — git tracks files under ``.engram/`` (this machine's index,
   journals, audit log and trash: an older engram committed them in a clone whose own
   ``.gitignore`` did not name the folder) or ``private/``. Not fixed here: ``engram
-  sync`` takes ``.engram/`` off the branch, or ``git rm -r --cached FOLDER`` and commit.
+  sync`` takes them off the branch, or ``git rm -r --cached FOLDER`` and commit.
 - ``state-in-history`` — no longer tracked, but in git's history (the remote and every
   clone still carry it). Not fixed automatically: purging rewrites history
   (``git filter-repo --invert-paths --path FOLDER/``, a force-push, fresh clones).
@@ -559,8 +559,8 @@ _STATE_TRACKED = {
     ".engram/": "this machine's index, journals, audit log and trash, which an older engram committed in a clone "
     "whose .gitignore did not name the folder: every push publishes them and every pull can overwrite them. "
     "`engram sync` takes them off the branch (the files stay), or run `git rm -r --cached {path}` and commit",
-    "private/": "private items, which are never to be shared: run `git rm -r --cached {path}` and commit (the "
-    "files stay; an item meant for the team belongs outside private/)",
+    "private/": "private items, which are never to be shared: `engram sync` takes them off the branch (the files "
+    "stay), or run `git rm -r --cached {path}` and commit (an item meant for the team belongs outside private/)",
 }
 
 

@@ -24,9 +24,10 @@ the report with the reason, the sync ending "partial" — when it is:
 
 Nothing under ``.engram/`` or ``private/`` is ever a change to commit, whatever
 ``.gitignore`` says: those folders hold one machine's state and private items. A commit
-that tracks ``.engram/`` files (an older engram committed them in a clone of a folder
-whose own ``.gitignore`` did not name it) has them taken off the branch by the next
-sync's commit — untracked, the files left in place.
+that tracks files there (an older engram committed ``.engram/`` in a clone of a folder
+whose own ``.gitignore`` did not name it; a commit past the hook can carry ``private/``)
+has them taken off the branch by the next sync's commit — untracked, the files left in
+place.
 
 Otherwise a file that parses and is stable is the person's edit, whatever it removed:
 deleting whole lines — the last ones included — is an ordinary edit. A held file never
@@ -61,7 +62,7 @@ from engram.items.state import VaultState, edited_outside
 from engram.store.format import is_canonical
 from engram.store.fsio import TEMP_SUFFIX
 from engram.store.notes import FILE, Note, read_note
-from engram.store.paths import STATE_PREFIX, machine_local
+from engram.store.paths import MACHINE_LOCAL, machine_local
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team import held as held_edits
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
@@ -217,13 +218,15 @@ def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str |
     return out
 
 
-def _committed_state(repo: GitRepo, lead: str, head: str | None) -> list[str]:
-    """The ``.engram/`` files ``head`` tracks (vault-relative): an older engram committed
-    them in a clone whose ``.gitignore`` did not name the folder (issue 28)."""
-    if head is None:
+def committed_state(repo: GitRepo, lead: str, commit: str | None) -> list[str]:
+    """The ``.engram/`` and ``private/`` files ``commit`` tracks (repository-relative): an
+    older engram committed ``.engram/`` in a clone whose ``.gitignore`` did not name the
+    folder, and a commit made past the hook (``--no-verify``) can carry either (issue 28)."""
+    if commit is None:
         return []
-    out = repo.run("ls-tree", "-r", "-z", "--name-only", head, "--", lead + STATE_PREFIX).out
-    return [path[len(lead):] for path in out.split("\0") if path.startswith(lead + STATE_PREFIX)]
+    folders = [lead + folder for folder in MACHINE_LOCAL]
+    out = repo.run("--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", commit, "--", *folders).out
+    return [path for path in out.split("\0") if path.startswith(tuple(folders))]
 
 
 def _vet_all(
@@ -249,7 +252,9 @@ def _vet_all(
     blobs = repo.read_blobs(sha for _, sha in with_blob)
     committed = {rel: blobs[sha] for rel, sha in with_blob}
     removed_by_engram = _recent_engram_removals(state)
-    accepted = [_Accepted(rel, None, "0", None, False, True) for rel in _committed_state(repo, lead, head)]
+    accepted = [
+        _Accepted(path[len(lead):], None, "0", None, False, True) for path in committed_state(repo, lead, head)
+    ]
     for rel in sorted(candidates):
         verdict = _vet(state, rel, committed.get(rel), window, removed_by_engram)
         if isinstance(verdict, Held):

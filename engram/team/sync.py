@@ -55,14 +55,13 @@ from engram.items.state import VaultState
 from engram.lifecycle.feedback import fold
 from engram.lifecycle.reconcile import after_merge
 from engram.store.fsio import VaultLock
-from engram.store.paths import STATE_PREFIX
 from engram.team import authorship, held, precommit, twins
 from engram.team import remote as wire
 from engram.team.committed import History
 from engram.team.gitstore import EMPTY_TREE, GitRepo, RawChange, unrelated_branches
 from engram.team.journal import Journal, recover
 from engram.team.settle import Settled, between, keep_in_trash, settle
-from engram.team.staging import Held, commit_local, uncommitted
+from engram.team.staging import Held, commit_local, committed_state, uncommitted
 from engram.team.treemerge import TreeMerger, TreePlan
 from mergedriver.records import append_records
 
@@ -483,17 +482,19 @@ class _Run:
             self._commit(report, "engram sync: settle learn decisions made on two machines", local=False)
 
     def _without_state(self, commit: str) -> str:
-        """``commit``, or one on top of it that takes off the ``.engram/`` files a peer's
-        older engram committed: checking them out would overwrite this machine's index,
-        journal and trash, and the push heals the branch (issue 28)."""
+        """``commit``, or one on top of it that takes off the ``.engram/`` and ``private/``
+        files a peer committed (an older engram, or a commit past the hook): checking them
+        out would overwrite this machine's index, journal, trash and private items, or
+        add the peer's private items to this machine's, and the push heals the branch
+        (issue 28)."""
         lead = self.prefix + "/" if self.prefix else ""
-        out = self.repo.run("ls-tree", "-r", "-z", "--name-only", commit, "--", lead + STATE_PREFIX).out
-        stale = [path for path in out.split("\0") if path.startswith(lead + STATE_PREFIX)]
+        stale = committed_state(self.repo, lead, commit)
         if not stale:
             return commit
         tree = self.repo.write_tree(commit, [(path, None, "0") for path in stale])
         return self.repo.commit_tree(
-            tree, [commit], "engram sync: take .engram/ (one machine's local state) off the branch", env=self.env,
+            tree, [commit], "engram sync: take .engram/ and private/ (one machine's own files) off the branch",
+            env=self.env,
         )
 
     def _screen(self, old: str | None, new: str, report: SyncReport) -> None:

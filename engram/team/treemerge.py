@@ -57,9 +57,10 @@ Two different items that claim one path (two machines created the same title) bo
 survive: the smaller id keeps the path, the other gets its id-suffixed path, exactly as
 ``Vault.create`` names a second item with a taken slug.
 
-Files under ``.engram/`` (one machine's state, which an older engram committed in a
-clone whose ``.gitignore`` did not name the folder) are left out of the merge: neither
-side's version is taken, so the merged tree never brings them into a work tree.
+Files under ``.engram/`` and ``private/`` (one machine's state and private items, which
+an older engram committed in a clone whose ``.gitignore`` did not name the folder, or a
+commit past the hook) are left out of the merge: neither side's version is taken, so the
+merged tree never brings them into a work tree.
 
 Every other file (synapses, notes, settings) is matched by path. A file that cannot be
 merged (a text conflict, a side that does not parse) is a *failure*: the plan is not
@@ -75,7 +76,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.index.rows import classify
-from engram.store.paths import STATE_PREFIX, expected_paths, id_suffix
+from engram.store.paths import expected_paths, id_suffix, machine_local
 from engram.team.gitstore import REGULAR, RawChange
 from mergedriver import codec
 from mergedriver.merge import Unmergeable, flag_engram, merge_file
@@ -180,7 +181,7 @@ class TreeMerger:
 
     def _machine_state(self, path: str) -> bool:
         rel = self.vault_path(path)
-        return rel is not None and rel.startswith(STATE_PREFIX)
+        return rel is not None and machine_local(rel)
 
     def _occupied(self, path: str) -> bool:
         """Whether a path nobody changed holds a file (the same answer on every clone)."""
@@ -190,8 +191,9 @@ class TreeMerger:
 
     def plan(self, ours: Mapping[str, RawChange], theirs: Mapping[str, RawChange]) -> TreePlan:
         plan = TreePlan()
-        # One machine's state, which an older engram committed in some clones: never
-        # merged, taken or checked out over this machine's own (issue 28).
+        # One machine's state and private items, which an older engram (or a commit past
+        # the hook) committed in some clones: never merged, taken or checked out over
+        # this machine's own, nor added to them (issue 28).
         ours = {path: change for path, change in ours.items() if not self._machine_state(path)}
         theirs = {path: change for path, change in theirs.items() if not self._machine_state(path)}
         self._changed = {*ours, *theirs}

@@ -208,3 +208,49 @@ def test_a_peers_pushed_state_never_touches_this_machines_state(
     after = local_files(clone)
     assert {path: after.get(path, b"")[: len(data)] for path, data in peers.items()} == peers
     assert local_state(tree(clone)) == [] and git(clone, "status", "--short").stdout == ""
+
+
+def private_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "private").rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("owner_edits", [False, True], ids=["fast-forward", "merge"])
+def test_a_peers_pushed_private_items_never_reach_this_machines_private_scope(
+    adopted: tuple[Path, Path, Path], owner_edits: bool
+) -> None:
+    """A peer's ``private/`` pushed past the hook (``--no-verify``, an older engram) is
+    neither checked out over this machine's private items nor added to them, and the
+    push that follows takes it off the branch; the peer keeps its files."""
+    notes, origin, clone = adopted
+    with Vault.open(notes, actor="alice") as alice:
+        alice.create("Alice's own diary", "only alice reads this", visibility="private")
+        alice.sync()
+    (notes / "private" / "plans.md").write_text("# Plans\nAlice's plans, by hand.\n")
+    owners = private_files(notes)
+    with Vault.open(clone, actor="bob") as bob:
+        bob.sync()
+        bob.create("Bob's own diary", "only bob reads this", visibility="private")
+        (clone / "private" / "plans.md").write_text("# Plans\nBob's plans, by hand.\n")
+        bob.create("Bob's shared note", "text")
+        bob.sync()
+    peers = private_files(clone)
+    git(clone, "add", "-f", "private")
+    git(clone, "commit", "-q", "--no-verify", "-m", "bob's private items, published")
+    git(clone, "push", "-q", "origin", "HEAD:main")
+    assert local_state(tree(origin, "main"))
+    with Vault.open(notes, actor="alice") as alice:
+        if owner_edits:
+            alice.create("Owner's new note", "text")
+        report = alice.sync()
+        assert report.pushed
+        titles = [r.title for r in alice.list()]
+        assert "Bob's shared note" in titles
+        assert "Bob's own diary" not in titles
+        assert "Bob's own diary" not in [r.title for r in alice.search("only bob reads this").hits]
+    assert private_files(notes) == owners  # nothing of bob's added, nothing of alice's changed
+    assert local_state(tree(notes)) == [] and local_state(tree(origin, "main")) == []  # the push healed the remote
+    with Vault.open(clone, actor="bob") as bob:
+        bob.sync()
+        assert "Bob's own diary" in [r.title for r in bob.list()]
+    assert private_files(clone) == peers  # bob's files stay where they were, untracked again
+    assert local_state(tree(clone)) == [] and git(clone, "status", "--short").stdout == ""
