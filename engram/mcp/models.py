@@ -473,6 +473,7 @@ class ImportOut(_Out):
     update: int = Field(description="Near-duplicates of existing items: not written; update those instead.")
     skipped: int = Field(description="Already imported from this source: nothing written.")
     bad: int = Field(description="Records that could not be imported (see results[].message).")
+    held: int = Field(description="Records holding personal data, not written: pass personal_data to import them.")
     links: int = Field(description="Edges written.")
     results: list[ImportedRecord]
     message: str

@@ -4,7 +4,7 @@ engram.adopt)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -39,6 +39,13 @@ def register(box: Toolbox) -> None:
         ] = "mcp",
         dedupe: Annotated[bool, Field(description="Leave out duplicates and near-duplicates (default).")] = True,
         dry_run: Annotated[bool, Field(description="Check every record; write nothing.")] = False,
+        personal_data: Annotated[
+            Literal["private", "redact", "keep"] | None,
+            Field(description="Records holding personal data the vault's trust settings keep out of shared "
+                  "files (an email, a home-folder path) are HELD by default, each listed with what was found. "
+                  "private: import them under private/ (this machine only); redact: replace the findings; "
+                  "keep: import them as they are (audited). Secrets are never kept."),
+        ] = None,
     ) -> ImportOut:
         """Create many items in one call, from a list of records or JSON / JSON Lines text.
 
@@ -46,7 +53,9 @@ def register(box: Toolbox) -> None:
         log, another memory server's graph). Bad records are skipped and listed with
         why; the others are written. Deduplication applies as in engram_create, except
         that nothing is reinforced: importing the same records again writes nothing
-        (each is reported SKIPPED or DUPLICATE). For one or two items, use engram_create.
+        (each is reported SKIPPED or DUPLICATE). A record holding personal data is HELD
+        (not written, never dropped in silence) unless personal_data says what to do with
+        it. For one or two items, use engram_create.
         """
         if (records is None) == (text is None):
             raise InvalidInput("pass either records or text.", hint="records=[{'title': ...}] or text='[...]'.")
@@ -57,11 +66,14 @@ def register(box: Toolbox) -> None:
             batch = from_objects([(n, r, None) for n, r in enumerate(records or [], 1)], origin, default_domain=domain)
         if not batch.records:
             raise InvalidInput("there are no records to import.", hint="Pass at least one record.")
-        report = box.vault().run_import(batch, dedupe=dedupe, dry_run=dry_run)
+        report = box.vault().run_import(batch, dedupe=dedupe, dry_run=dry_run, personal_data=personal_data)
         counts = report.counts
         message = report.summary()
         if counts["BAD"]:
             message += ". Fix the BAD records (see results) and import again: the rest is skipped then."
+        if counts["HELD"]:
+            message += (". The HELD records hold personal data (see results): import them again with "
+                        "personal_data='private' (this machine only), 'redact' or 'keep' (as they are).")
         return ImportOut(
             dry_run=dry_run,
             records=len(report.results),
@@ -70,6 +82,7 @@ def register(box: Toolbox) -> None:
             update=counts["UPDATE"],
             skipped=counts["SKIPPED"],
             bad=counts["BAD"],
+            held=counts["HELD"],
             links=report.links,
             results=[
                 ImportedRecord(

@@ -331,6 +331,32 @@ async def test_import_reports_bad_records_and_skips_what_it_already_did(client: 
     assert "not valid JSON" in error(await client.call_tool("engram_import", {"text": "[{oops"}))
 
 
+async def test_import_holds_personal_data_by_name_and_one_argument_says_what_to_do(client: Client, vault: Vault) -> None:
+    """The same choice `engram import --personal-data` offers (issue 28): each record that
+    holds personal data is HELD with what was found, never dropped in silence; then
+    private, redacted or as it is."""
+    records = [
+        {"title": "Credits", "content": "Fixed by Jane Doe <jane.doe@gmail.com>.", "domain": "handbook"},
+        {"title": "Usage", "content": "Run it daily.", "domain": "handbook"},
+    ]
+    held = ok(await client.call_tool("engram_import", {"records": records}))
+    assert (held["new"], held["held"]) == (1, 1)
+    result = next(r for r in held["results"] if r["outcome"] == "HELD")
+    assert result["where"] == "line 1" and "Email address" in result["message"]
+    assert "personal_data='private'" in held["message"]
+    assert [i.title for i in vault.list()] == ["Usage"]
+    private = ok(await client.call_tool("engram_import", {"records": records[:1], "personal_data": "private"}))
+    assert (private["new"], private["held"]) == (1, 0)
+    item = vault.get(private["results"][0]["id"])
+    assert item.visibility == "private" and (item.path or "").startswith("private/")
+    assert item.content.strip() == records[0]["content"]
+    redacted = ok(await client.call_tool("engram_import", {
+        "records": [{**records[0], "title": "Credits, redacted"}], "personal_data": "redact"}))
+    assert redacted["new"] == 1
+    assert "gmail" not in vault.get(redacted["results"][0]["id"]).content
+    assert "invalid_input" in error(await client.call_tool("engram_import", {"records": records, "personal_data": "drop"}))
+
+
 # ---------------------------------------------------------------------- synapses
 
 
