@@ -15,7 +15,10 @@ visible in plain text, and the JSON escape of the same character inside a ``--js
 string, so JSON output stays valid and decodes to the exact stored text.
 
 Progress bars draw with ``\\r`` and cursor codes of their own: they write to
-:func:`raw_stderr`. Binary writers (the MCP stdio transport uses ``sys.stdout.buffer``)
+:func:`raw_stderr`. :func:`terminal_progress` decides whether a command shows them:
+only when standard error is a terminal (a pipe, a log or a test gets nothing), and each
+only once its step has run :data:`BAR_AFTER` seconds, so quick steps stay silent and a
+long one (indexing a big vault, doctor reading every note) says what it does. Binary writers (the MCP stdio transport uses ``sys.stdout.buffer``)
 are not wrapped; what they send is JSON, whose strings carry no raw control characters.
 """
 
@@ -24,9 +27,14 @@ from __future__ import annotations
 import io
 import re
 import sys
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, TextIO
+
+import click
+
+from engram.store.progress import Bar, Progress
 
 #: C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -101,3 +109,54 @@ def raw_stderr() -> TextIO:
     """Standard error without the escaping: for progress bars, which draw with ``\\r``."""
     err = sys.stderr
     return err.raw if isinstance(err, Escaping) else err
+
+
+#: Seconds a step runs before its bar shows: a shorter step is over before a person wonders.
+BAR_AFTER = 1.0
+
+
+class LateBar:
+    """A ``click.progressbar`` (the bar ``engram import`` draws) that appears only once
+    its step has run ``after`` seconds, counting what was done before it appeared."""
+
+    def __init__(self, label: str, length: int, stream: TextIO, after: float) -> None:
+        self.label, self.length, self.stream, self.after = label, length, stream, after
+        self.started = time.monotonic()
+        self.done = 0
+        self.bar: Any = None
+
+    def __enter__(self) -> LateBar:
+        self.started = time.monotonic()
+        return self
+
+    def update(self, n_steps: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n_steps)
+            return
+        self.done += n_steps
+        if time.monotonic() - self.started >= self.after:
+            self.bar = click.progressbar(length=self.length, label=self.label, file=self.stream)
+            self.bar.__enter__()
+            self.bar.update(self.done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def terminal_progress(stream: TextIO | None = None, *, after: float | None = None) -> Progress | None:
+    """Progress bars on ``stream`` (default: :func:`raw_stderr`) when it is a terminal,
+    else None: nothing is drawn into a pipe, a file or a test's captured output. Each
+    bar appears once its step has run ``after`` seconds (default :data:`BAR_AFTER`)."""
+    out = raw_stderr() if stream is None else stream
+    delay = BAR_AFTER if after is None else after
+    try:
+        if not out.isatty():
+            return None
+    except (AttributeError, ValueError):  # closed, or not a real stream
+        return None
+
+    def progress(label: str, length: int) -> AbstractContextManager[Bar]:
+        return LateBar(label, length, out, delay)
+
+    return progress

@@ -101,6 +101,7 @@ from engram.index.settings import IndexSettings
 from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
 from engram.store.format import Written
 from engram.store.model import Engram, Synapse
+from engram.store.progress import Progress, bar
 
 FRESHNESS_MODES = ("auto", "walk")
 
@@ -349,23 +350,23 @@ class Index:
         file anyway)."""
         return (rel for rel, _ in vault_files(self.root, top, self.wanted))
 
-    def refresh(self) -> RefreshStats:
+    def refresh(self, progress: Progress | None = None) -> RefreshStats:
         """Bring the index in line with the files on disk (see module docstring).
 
         When an earlier refresh completed, only what changed since it started is
         re-checked (found by ``find -cnewer``, see :func:`engram.freshness.changed_since`);
-        otherwise, or where ``find`` cannot run, every file is stat'ed.
-        """
+        otherwise, or where ``find`` cannot run, every file is stat'ed. ``progress`` is
+        told of each batch of files parsed (a cold build of a big vault takes a while)."""
         with self._lock:
             started = time.time_ns()
             mark = self._scan_mark()
             if mark is not None:
                 changes = changed_since(self.root, mark, SKIP_DIRS)
                 if changes is not None:
-                    stats = self._refresh_changes(changes)
+                    stats = self._refresh_changes(changes, progress)
                     self._set_scan_mark(started)
                     return stats
-            stats = self._refresh_walk()
+            stats = self._refresh_walk(progress)
             self._set_scan_mark(started)
             return stats
 
@@ -385,7 +386,7 @@ class Index:
                 (str(mark),),
             )
 
-    def _refresh_changes(self, changes: Changes) -> RefreshStats:
+    def _refresh_changes(self, changes: Changes, progress: Progress | None = None) -> RefreshStats:
         """Re-check reported files; re-list reported folders (new or vanished children)."""
         dirs: set[str] = set()
         files = set(changes.files)
@@ -404,7 +405,7 @@ class Index:
                 entries = list(os.scandir(self.root / folder if folder else self.root))
             except OSError:
                 if not folder:
-                    return self._refresh_walk()  # the vault root itself is unreadable
+                    return self._refresh_walk(progress)  # the vault root itself is unreadable
                 dirs.add(folder)  # the folder itself went away: drop what it held
                 continue
             present: set[str] = set()
@@ -423,14 +424,14 @@ class Index:
                         dirs.add(prefix + entry.name)  # a folder that became a file: drop its notes
             files.update(prefix + name for name in known_children - present)
             dirs.update(prefix + name for name in known_subdirs - present)
-        return self.refresh_paths(files, sorted(dirs))
+        return self.refresh_paths(files, sorted(dirs), progress)
 
-    def _refresh_walk(self) -> RefreshStats:
+    def _refresh_walk(self, progress: Progress | None = None) -> RefreshStats:
         with self._lock:
             known = self._stamps()
             if not known:  # a cold build: every file is read, no stamp to compare with
                 rels = list(self.paths())
-                return RefreshStats(len(rels), len(rels), 0, self._apply(rels, [], cold=True))
+                return RefreshStats(len(rels), len(rels), 0, self._apply(rels, [], cold=True, progress=progress))
             seen: set[str] = set()
             changed: list[str] = []
             for rel, st in self.walk():
@@ -438,10 +439,12 @@ class Index:
                 if _stale(known.get(rel), st):
                     changed.append(rel)
             gone = [path for path in known if path not in seen]
-            errors = self._apply(changed, gone)
+            errors = self._apply(changed, gone, progress=progress)
             return RefreshStats(len(seen), len(changed), len(gone), errors)
 
-    def refresh_paths(self, files: Iterable[str], dirs: Iterable[str] = ()) -> RefreshStats:
+    def refresh_paths(
+        self, files: Iterable[str], dirs: Iterable[str] = (), progress: Progress | None = None
+    ) -> RefreshStats:
         """Re-check only the given files and folders (vault-relative), as a watcher reports."""
         with self._lock:
             candidates = {rel for rel in files if self.wanted(rel)}
@@ -474,10 +477,10 @@ class Index:
                     continue
                 if _stale(known.get(rel), st):
                     changed.append(rel)
-            errors = self._apply(changed, gone)
+            errors = self._apply(changed, gone, progress=progress)
             return RefreshStats(len(candidates), len(changed), len(gone), errors)
 
-    def rebuild(self) -> RefreshStats:
+    def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         """Drop everything and index from scratch. In place (other processes using the
         index see the rebuild); an index too broken for that is moved aside and made anew."""
         with self._lock:
@@ -489,7 +492,7 @@ class Index:
                 self.close()
                 dbfile.set_aside(self.db_path)
                 self._rebuild_schema(self.conn, force=True)
-            return self.refresh()
+            return self.refresh(progress)
 
     def _stamps(self, only: set[str] | None = None) -> dict[str, tuple[int, int, int]]:
         # Plain tuples: a full walk compares 100k+ of them, and a dataclass per file costs
@@ -503,7 +506,7 @@ class Index:
             rows = self.conn.execute("SELECT path, ctime_ns, size, ino FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def _apply(self, changed: list[str], gone: list[str], cold: bool = False) -> int:
+    def _apply(self, changed: list[str], gone: list[str], cold: bool = False, progress: Progress | None = None) -> int:
         """Parse ``changed`` (in worker processes when there are many) and write the
         results in one transaction, taken when the first batch is parsed: a reader never
         sees half a refresh, and small refreshes parse before holding the write lock."""
@@ -512,32 +515,34 @@ class Index:
         errors = 0
         batches = parse_batches(self.root, changed)
         try:
-            first = next(batches, [])
-            with self.transaction() as conn:
-                # Wikilinks whose answer may change: those naming a note that went,
-                # came or changed (see engram.index.wikilinks).
-                keys = set() if cold else name_keys(conn, [*gone, *changed])
-                was = {} if cold else self._ids_at(conn, gone)
-                if cold:
-                    # Indexing text row by row through the trigger costs 3x more than
-                    # one FTS5 'rebuild' over the finished table.
-                    conn.execute("DROP TRIGGER items_ai")
-                for path in gone:
-                    self._forget(conn, path)
-                for batch in itertools.chain([first], batches):
-                    errors += self._write_batch(conn, batch, cold, keys)
-                if cold:
-                    for statement in FILL_FTS:
-                        conn.execute(statement)
-                    with contextlib.suppress(sqlite3.Error):  # a defensive build refuses; the row holds the default
-                        for statement in FORGET_HASHSIZE:
+            with bar(progress, "indexing notes", len(changed)) as shown:
+                first = next(batches, [])
+                with self.transaction() as conn:
+                    # Wikilinks whose answer may change: those naming a note that went,
+                    # came or changed (see engram.index.wikilinks).
+                    keys = set() if cold else name_keys(conn, [*gone, *changed])
+                    was = {} if cold else self._ids_at(conn, gone)
+                    if cold:
+                        # Indexing text row by row through the trigger costs 3x more than
+                        # one FTS5 'rebuild' over the finished table.
+                        conn.execute("DROP TRIGGER items_ai")
+                    for path in gone:
+                        self._forget(conn, path)
+                    for batch in itertools.chain([first], batches):
+                        errors += self._write_batch(conn, batch, cold, keys)
+                        shown.update(len(batch))
+                    if cold:
+                        for statement in FILL_FTS:
                             conn.execute(statement)
-                    conn.execute(INSERT_TRIGGER)
-                    conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
-                    conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
-                resolve_links(conn, keys, everything=cold)
-                if was:
-                    self._note_moves(conn, was)
+                        with contextlib.suppress(sqlite3.Error):  # a defensive build refuses; the row holds the default
+                            for statement in FORGET_HASHSIZE:
+                                conn.execute(statement)
+                        conn.execute(INSERT_TRIGGER)
+                        conn.execute("UPDATE tally SET n = (SELECT count(*) FROM items) WHERE key = 'items'")
+                        conn.execute("UPDATE tally SET n = n + 1 WHERE key = 'changes'")
+                    resolve_links(conn, keys, everything=cold)
+                    if was:
+                        self._note_moves(conn, was)
         finally:
             batches.close()
         return errors

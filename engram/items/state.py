@@ -66,6 +66,7 @@ from engram.store.model import (
 from engram.store.notes import DERIVED_PREFIX, derived_id, persons_note, read_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import id_suffix, item_relpath, resolve_inside
+from engram.store.progress import Progress
 from engram.store.settings import SETTINGS_FILE, Settings
 from engram.store.surgical import edit_frontmatter
 from engram.trust.policy import TrustSettings
@@ -289,15 +290,16 @@ class VaultState:
 
     # ------------------------------------------------------------------ freshness
 
-    def refresh(self) -> RefreshStats:
-        """Bring the derived index in line with the files (cheap when nothing changed)."""
-        stats = self.index.refresh()
+    def refresh(self, progress: Progress | None = None) -> RefreshStats:
+        """Bring the derived index in line with the files (cheap when nothing changed);
+        ``progress`` is told of the files parsed (:mod:`engram.store.progress`)."""
+        stats = self.index.refresh(progress)
         self._fresh = True
         return stats
 
-    def reindex(self) -> RefreshStats:
+    def reindex(self, progress: Progress | None = None) -> RefreshStats:
         """Rebuild the index from the files alone."""
-        stats = self.index.rebuild()
+        stats = self.index.rebuild(progress)
         self._fresh = True
         return stats
 
