@@ -77,11 +77,10 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from engram.adopt.adopting import Adoption
 from engram.adopt.adopting import summary as adoption_summary
@@ -91,17 +90,21 @@ from engram.items import derived, links, repair
 from engram.items.state import VaultState
 from engram.recall import semantic
 from engram.recall.settings import recall_settings
-from engram.store.format import read_engram, read_synapse
+from engram.store.format import read_bytes, read_engram, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.notes import persons_note
+from engram.store.notes import body_offset, persons_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import MACHINE_LOCAL
+from engram.store.progress import Progress, bar
 from engram.store.settings import SETTINGS_FILE
 from engram.team import authorship, conflicts
 from engram.team.committed import History
 from engram.team.gitstore import GitRepo
 from mergedriver import codec
+
+if TYPE_CHECKING:
+    from engram.trust.secrets import Detection
 
 
 @dataclass(slots=True)
@@ -143,24 +146,6 @@ class Report:
         return all(p.fixed for p in self.problems)
 
 
-class _Bar(Protocol):
-    def update(self, n_steps: int) -> None: ...
-
-
-#: Opens a progress bar for one long step, given its label and length: a context manager
-#: whose value advances with ``update(n)`` (``click.progressbar`` is one).
-Progress = Callable[[str, int], AbstractContextManager[_Bar]]
-
-
-class _NoBar:
-    def update(self, n_steps: int) -> None:
-        pass
-
-
-def _bar(progress: Progress | None, label: str, length: int) -> AbstractContextManager[_Bar]:
-    return nullcontext(_NoBar()) if progress is None else progress(label, length)
-
-
 def diagnose(
     state: VaultState,
     *,
@@ -174,15 +159,16 @@ def diagnose(
     A fix that needs consent (a hash over content that lost lines against git's last
     committed version) runs only for the paths in ``accept``, or when ``fix`` is set and
     ``confirm(problem)`` — shown the problem and its diff — says yes. ``progress`` draws
-    the two checks that read every item (the rest take a moment).
+    the steps that grow with the vault (bringing the index up to date, the checks that
+    read every item, telling originals from copies); the rest take a moment.
     """
-    state.refresh()
+    state.refresh(progress=progress)
     problems: list[Problem] = []
     problems += _bad_settings(state)
     problems += _semantic_missing(state)
     problems += _unparseable(state)
     problems += _linked_folders(state)
-    problems += _duplicate_ids(state)
+    problems += _duplicate_ids(state, progress)
     problems += _synapse_problems(state)
     problems += _item_problems(state, progress)
     problems += _leftover_temps(state)
@@ -277,7 +263,7 @@ def _linked_folders(state: VaultState) -> list[Problem]:
     return sorted(problems, key=lambda p: p.path)
 
 
-def _duplicate_ids(state: VaultState) -> list[Problem]:
+def _duplicate_ids(state: VaultState, progress: Progress | None = None) -> list[Problem]:
     rows = state.index.query(
         "SELECT id, path FROM items WHERE id IN"
         " (SELECT id FROM items GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
@@ -285,10 +271,16 @@ def _duplicate_ids(state: VaultState) -> list[Problem]:
     by_id: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         by_id[row["id"]].append(row["path"])
+    if not by_id:
+        return []
     problems = []
     templates = template_folders(state.root)
-    with History(state.root) as history:
+    # Each shared id asks git's history when the paths got it: a vault of notes made
+    # from a template with an id line can have thousands (54 s for 1,000 ids six notes
+    # share each, in 6k notes).
+    with History(state.root) as history, bar(progress, "telling originals from copies", len(by_id)) as shown:
         for item_id, paths in by_id.items():
+            shown.update(1)
             original, why = _original(state, history, item_id, paths)
             if in_folders(original, templates) is not None:
                 why += (" — it is an Obsidian template: take its id line out, or every note made from it will "
@@ -378,9 +370,9 @@ def _rename_synapse(state: VaultState, rel: str, source: str, kind: str, target:
 def _item_problems(state: VaultState, progress: Progress | None = None) -> list[Problem]:
     problems: list[Problem] = []
     paths = [row["path"] for row in state.index.query("SELECT path FROM items ORDER BY path")]
-    with History(state.root) as history, _bar(progress, "checking items", len(paths)) as bar:
+    with History(state.root) as history, bar(progress, "checking items", len(paths)) as shown:
         for rel in paths:
-            bar.update(1)
+            shown.update(1)
             try:
                 item, old_derived = read_engram(state.abspath(rel), rel)
             except (FileNotFoundError, EngramError):
@@ -534,14 +526,14 @@ def _trust_problems(state: VaultState, progress: Progress | None = None) -> list
     # 1,000-note vault, for findings it then threw away.
     secrets_only = dataclasses.replace(state.trust.options(), kinds=frozenset({"secret"}))
     shared = state.index.items("visibility != 'private'", (), "ORDER BY path")
-    with _bar(progress, "looking for secrets", len(shared)) as bar:
+    with bar(progress, "looking for secrets", len(shared)) as shown:
         for item in shared:
-            bar.update(1)
+            shown.update(1)
             found = scan_fields(policy.text_fields(item), secrets_only)
             if found:
                 problems.append(Problem(
                     "secret-in-shared-file", item.path or "",
-                    "holds " + "; ".join(d.describe() for d in found[:5])
+                    "holds " + "; ".join(_where(state, item.path or "", d) for d in found[:5])
                     + " — remove it (rotate a credential: it is in git's history) or make the item private",
                     fixable=False,
                 ))
@@ -553,6 +545,18 @@ def _trust_problems(state: VaultState, progress: Progress | None = None) -> list
     except GitError:
         pass
     return problems
+
+
+def _where(state: VaultState, rel: str, found: Detection) -> str:
+    """What was found and where, by the line of the *file* a person opens: the scanner
+    counts lines of the content, which starts below the frontmatter."""
+    if found.field != "content":
+        return found.describe()
+    try:
+        offset = body_offset(read_bytes(state.abspath(rel), rel))
+    except (OSError, EngramError):
+        return found.describe()
+    return f"{found.type} on line {found.line + offset} ({found.hint})"
 
 
 _STATE_TRACKED = {

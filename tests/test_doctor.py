@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 from engram.store.format import read_engram
 from engram.vault import Vault
 from mergedriver import codec
+from tests.terminal_helpers import cli_command, on_terminal
 
 
 def codes(vault: Vault) -> list[tuple[str, str]]:
@@ -254,9 +256,10 @@ def test_folders_that_vanish_mid_scan_are_skipped(vault: Vault) -> None:
             assert codes(vault) == [("leftover-temp", "notes/.one.md.1234abcd.engram-tmp")]
 
 
-def test_doctor_draws_progress_for_the_checks_that_read_every_item(vault: Vault) -> None:
-    for n in range(3):
-        vault.create(f"Item {n}", f"body {n}\n")
+def test_doctor_draws_progress_for_the_steps_that_grow_with_the_vault(vault: Vault) -> None:
+    made = [vault.create(f"Item {n}", f"body {n}\n").item for n in range(3)]
+    original = vault.root / (made[0].path or "")
+    shutil.copy(original, original.with_name("copy.md"))  # a second file with the same id: indexed anew
     drawn: list[tuple[str, int, int]] = []
 
     class Bar:
@@ -272,34 +275,82 @@ def test_doctor_draws_progress_for_the_checks_that_read_every_item(vault: Vault)
         def update(self, n_steps: int) -> None:
             self.done += n_steps
 
-    vault.doctor(progress=Bar)
-    assert drawn == [("checking items", 3, 3), ("looking for secrets", 3, 3)]
+    report = vault.doctor(progress=Bar)
+    assert [p.code for p in report.problems] == ["duplicate-id"]
+    assert [label for label, _, _ in drawn] == [
+        "indexing notes", "telling originals from copies", "checking items", "looking for secrets"]
+    assert all(done == length for _, length, done in drawn)  # every bar ran to its end
+    assert drawn[1:] == [("telling originals from copies", 1, 1), ("checking items", 4, 4), ("looking for secrets", 4, 4)]
+    assert drawn[0][1] >= 1  # the copy, and any file written within the last two seconds (re-read)
+    drawn.clear()
+    unwatched = vault.doctor()
+    assert [(p.code, p.path) for p in unwatched.problems] == [(p.code, p.path) for p in report.problems]
+    assert drawn == []  # the result does not depend on being watched, and nothing was drawn
 
 
 def test_the_cli_draws_doctors_progress_on_a_terminal_only(vault: Vault) -> None:
-    import pty
-    import subprocess
-    import sys
-
+    """On a pipe, never; on a terminal, for a step that runs over a second (here every
+    step, the threshold set to 0 in the real CLI process); a quick step stays silent."""
     vault.create("One item", "x\n")
-    command = [sys.executable, "-c", "from engram.cli import main; main()", "--vault", str(vault.root), "doctor"]
-    piped = subprocess.run(command, capture_output=True, text=True, check=False)
+    args = ("--vault", str(vault.root), "doctor")
+    piped = subprocess.run(cli_command(*args), capture_output=True, text=True, check=False)
     assert piped.returncode == 0 and "checking items" not in piped.stderr + piped.stdout
-    leader, follower = pty.openpty()
-    try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, text=True, check=False)
-        os.close(follower)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the terminal closed: everything was read
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        os.close(leader)
-    assert done.returncode == 0, done.stdout
-    assert b"checking items" in drawn and b"looking for secrets" in drawn
-    assert "No problems" in done.stdout or "0 problem" in done.stdout
+    code, out, drawn = on_terminal(cli_command(*args, after=0.0))
+    assert code == 0, out
+    assert b"checking items" in drawn and b"looking for secrets" in drawn and b"100%" in drawn
+    assert "0 problem(s)" in out
+    code, out, drawn = on_terminal(cli_command(*args))  # the real threshold: these steps take milliseconds
+    assert code == 0 and b"checking items" not in drawn and drawn.strip() == b"", drawn
+
+
+# A credential in a person's note, below frontmatter of seven lines (fences included).
+NOTE_WITH_KEY = """---
+title: Deploying
+tags: [ops]
+owner: dana
+status: draft
+reviewed: false
+---
+# Deploying
+
+Ask in the channel first.
+The key is AKIAQ3EGUDWXNJ7ZKL5V for now.
+"""
+
+
+def test_a_finding_names_the_line_of_the_file_not_of_its_content(vault: Vault) -> None:
+    note = vault.root / "ops" / "Deploying.md"
+    note.parent.mkdir()
+    note.write_text(NOTE_WITH_KEY)
+    line = NOTE_WITH_KEY.splitlines().index("The key is AKIAQ3EGUDWXNJ7ZKL5V for now.") + 1
+    assert line == 11  # content line 4
+    found = [p for p in vault.doctor().problems if p.code == "secret-in-shared-file"]
+    assert [p.path for p in found] == ["ops/Deploying.md"]
+    assert f"on line {line} " in found[0].message and "content line" not in found[0].message
+    assert note.read_text() == NOTE_WITH_KEY  # doctor never writes a person's note
+
+
+def doctor_output(vault: Vault, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli_command("--vault", str(vault.root), "doctor", *extra), capture_output=True, text=True,
+                          check=False)
+
+
+def test_the_closing_line_recommends_fix_only_when_something_is_fixable(vault: Vault) -> None:
+    (vault.root / "Deploying.md").write_text(NOTE_WITH_KEY)
+    only_yours = doctor_output(vault)
+    assert only_yours.returncode == 1
+    last = only_yours.stdout.strip().splitlines()[-1]
+    assert "1 problem(s), 1 open" in last
+    assert "--fix" not in only_yours.stdout and "none has an automatic fix" in last
+    temp = vault.root / "notes" / ".one.md.1234abcd.engram-tmp"
+    temp.parent.mkdir(exist_ok=True)
+    temp.write_text("half")
+    old = time.time() - 7200
+    os.utime(temp, (old, old))
+    with_a_fix = doctor_output(vault)
+    last = with_a_fix.stdout.strip().splitlines()[-1]
+    assert "2 problem(s), 2 open" in last and "run `engram doctor --fix` for the 1 fixable one(s)" in last
+    fixed = doctor_output(vault, "--fix")
+    last = fixed.stdout.strip().splitlines()[-1]
+    assert "2 problem(s), 1 open" in last and "--fix" not in last
+    assert not temp.exists()

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import sys
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 import click
 
 from engram.adopt.adopting import Adoption
 from engram.cli._common import AppContext, emit_json, item_line, json_option, pass_vault
-from engram.cli.terminal import raw_stderr
+from engram.cli.terminal import terminal_progress
 from engram.demo import build_demo
-from engram.doctor import Problem
+from engram.doctor import Problem, Report
 from engram.errors import Conflict
+from engram.store.progress import bar
 from engram.vault import Vault
-
-
-def _progress(label: str, length: int) -> AbstractContextManager[Any]:
-    return click.progressbar(length=length, label=label, file=raw_stderr())
 
 
 @click.command()
@@ -54,7 +49,7 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
         return click.confirm("Keep the text as it is now (recompute its hash)?", default=False)
 
     # Progress only where a person watches: a terminal (the bars draw on stderr).
-    progress = None if as_json or not raw_stderr().isatty() else _progress
+    progress = None if as_json else terminal_progress()
     report = vault.doctor(fix=fix, accept=accept, confirm=confirm if interactive else None, progress=progress)
     if as_json:
         emit_json(
@@ -84,14 +79,27 @@ def doctor(vault: Vault, fix: bool, accept: tuple[str, ...], as_json: bool) -> N
             click.echo(f"  … and {len(report.adoption.unresolved) - 20} more (`engram doctor --json` lists them all)")
         for path, text, choices in report.adoption.ambiguous[:20]:
             click.echo(f"  ambiguous   {path}: [[{text}]] could be {' or '.join(choices)}")
-        open_count = sum(not p.fixed for p in report.problems)
-        click.echo(
-            f"{report.items} items, {report.synapses} synapses, "
-            f"{len(report.problems)} problem(s), {open_count} open"
-            + ("" if fix or not open_count else " — run `engram doctor --fix` for the fixable ones")
-        )
+        click.echo(closing_line(report, fix))
     if not report.ok:
         raise click.exceptions.Exit(1)
+
+
+def closing_line(report: Report, fix: bool) -> str:
+    """The count, and the next step only where there is one: `--fix` is recommended when
+    an open problem has a safe fix, `--accept` when one waits for a person's yes; a
+    finding no fix can settle says what to do on its own line above."""
+    open_count = sum(not p.fixed for p in report.problems)
+    line = f"{report.items} items, {report.synapses} synapses, {len(report.problems)} problem(s), {open_count} open"
+    fixable = sum(p.fixable and not p.fixed and p.fix_error is None for p in report.problems)
+    waiting = sum(p.consent and not p.fixed for p in report.problems)
+    steps = []
+    if fixable and not fix:
+        steps.append(f"run `engram doctor --fix` for the {fixable} fixable one(s)")
+    if waiting:
+        steps.append(f"{waiting} wait(s) for your yes (`engram doctor --accept PATH`)")
+    if open_count and not steps:
+        steps.append("none has an automatic fix: each says above what to do")
+    return line + ("" if not steps else " — " + "; ".join(steps))
 
 
 def adoption_json(a: Adoption) -> dict[str, object]:
@@ -159,11 +167,12 @@ def reindex(vault: Vault, embed: bool, as_json: bool) -> None:
       engram reindex
       engram reindex --embed
     """
-    stats = vault.reindex()
+    progress = None if as_json else terminal_progress()
+    stats = vault.reindex(progress=progress)
     embedded = None
     if embed:
-        with click.progressbar(length=vault.unembedded(), label="embedding", file=raw_stderr()) as bar:
-            embedded = vault.embed_all(progress=bar.update)
+        with bar(progress, "embedding", vault.unembedded()) as shown:
+            embedded = vault.embed_all(progress=shown.update)
     if as_json:
         emit_json({"files": stats.scanned, "errors": stats.errors, **({"embedded": embedded} if embed else {})})
     else:

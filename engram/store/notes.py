@@ -160,6 +160,19 @@ def split_note(text: str) -> tuple[str | None, str]:
         return None, text.replace("\r\n", "\n")
 
 
+def body_offset(data: bytes) -> int:
+    """How many lines of a note's file come before its body (the frontmatter with its
+    fences; 0 without frontmatter): line ``n`` of an item's ``content`` is line
+    ``n + body_offset`` of the file, as an editor numbers it. (Content that a derived
+    section interrupts — a person's text below engram's links — shifts further below it.)"""
+    try:
+        text = codec.decode(data).replace("\r\n", "\n")
+    except codec.CodecError:
+        return 0
+    front, body = split_note(text)
+    return 0 if front is None else text[: len(text) - len(body)].count("\n")
+
+
 def format_error(relpath: str, exc: codec.CodecError) -> FormatError:
     """The engram error for a codec refusal."""
     if isinstance(exc, codec.TooLarge):
