@@ -28,6 +28,11 @@ Checks (each problem has a stable ``code``):
   next ``update``, and are no problem; this one is never
   recorded silently: the diff is shown and the fix (record the text as a new version)
   waits for a person (``--accept PATH``, or yes at the prompt).
+- ``old-residue`` — a person's note holding what an engram before issue 28 wrote into
+  it: usage and reinforcement counters, a ``## Synapses (derived)`` section. engram keeps
+  those beside the note now (:mod:`engram.items.sidecar`); the fix takes them out, the
+  counters moving to ``.engram/notes.json``, and waits for the person's yes like
+  ``lost-content``: the note is theirs.
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
@@ -73,6 +78,7 @@ fix never tears a file and an interrupted ``--fix`` can simply be run again.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import time
 from collections import defaultdict
@@ -384,7 +390,7 @@ def _item_problems(state: VaultState, progress: Progress | None = None) -> list[
 def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
     problems: list[Problem] = []
     if persons_note(item):
-        return _persons_note(rel, item)
+        return _persons_note(state, rel, item, old_derived)
     lost = None
     if item.content_hash != codec.content_hash(item.content):
         lost = _lost_content(state, rel, item, history)
@@ -417,19 +423,47 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
     return problems
 
 
-def _persons_note(rel: str, item: Engram) -> list[Problem]:
+def _persons_note(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
     """A person's note (:func:`engram.store.notes.persons_note`) is never rewritten or
-    moved by a fix: its derived section, if it has one, is the person's text; a private
-    one outside ``private/`` is theirs to move."""
+    moved by a safe fix: a private one outside ``private/`` is theirs to move, and what
+    an older engram wrote into it (counters, a derived section) goes only on their yes."""
+    counted = (item.retrieval_count, item.effective_retrievals, item.failed_uses, item.reinforcement_score,
+               item.last_retrieved_at, item.last_effective_at, item.last_failed_at)
+    # The file is read again only when the item shows residue (most notes: none).
+    problems = _residue(state, rel) if old_derived or any(counted) else []
     if item.visibility == "private" and not rel.startswith("private/"):
-        return [Problem(
+        problems.append(Problem(
             "path-drift", rel,
             "its visibility property is private but the file is outside private/ (it would be committed); "
             "it is a note a person wrote, which engram never moves, so move it into private/ yourself"
             " (or change the property)",
             fixable=False,
-        )]
-    return []
+        ))
+    return problems
+
+
+def _residue(state: VaultState, rel: str) -> list[Problem]:
+    try:
+        data = read_bytes(state.abspath(rel), rel)
+    except (OSError, EngramError):
+        return []
+    cleaned = repair.without_residue(data, rel)
+    if cleaned is None:
+        return []
+    keys, section = repair.residue(data, rel)
+    what = [f"the counters {', '.join(keys)}"] if keys else []
+    what += ["a '## Synapses (derived)' section"] if section else []
+    diff = difflib.unified_diff(
+        data.decode("utf-8", "replace").splitlines(), cleaned.decode("utf-8", "replace").splitlines(),
+        "now", "after", lineterm="", n=1,
+    )
+    return [Problem(
+        "old-residue", rel,
+        f"holds {' and '.join(what)}, which an older engram wrote into this note of yours; engram keeps them "
+        f"beside the note now. Take them out (the counters move to .engram/notes.json, every other byte stays) "
+        f"with `engram doctor --accept {rel}`, or leave the note as it is",
+        fixable=False, consent=True, diff="\n".join(diff), _fix=partial(repair.clear_residue, state, rel),
+    )]
 
 
 def _lost_content(state: VaultState, rel: str, item: Engram, history: History) -> Problem | None:

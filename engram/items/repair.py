@@ -11,11 +11,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram.items import derived
+from engram.errors import FormatError
+from engram.items import derived, sidecar
 from engram.items.state import VaultState, settled
 from engram.store.format import is_canonical, read_bytes, write_engram
+from engram.store.fsio import atomic_write
 from engram.store.model import Engram, new_id, now
+from engram.store.notes import persons_note, read_note, split_note
 from engram.store.paths import slugify
+from engram.store.surgical import edit_frontmatter
+from mergedriver import codec
 
 
 def rewrite_derived(state: VaultState, item: Engram) -> bool:
@@ -104,3 +109,61 @@ def follow_moves(state: VaultState) -> int:
         for item_id in touched:
             state.refresh_derived(item_id)
         return len(touched)
+
+
+# ------------------------------------------------------------------ a person's note
+# What an older engram wrote into a note a person keeps: taken out only when they say yes.
+
+
+def residue(data: bytes, rel: str) -> tuple[tuple[str, ...], bool]:
+    """The counters an engram before issue 28 folded into a person's note (see
+    :data:`engram.items.sidecar.COUNTERS`) that ``data`` holds, and whether it holds a
+    ``## Synapses (derived)`` section; nothing for engram's own item or a file that
+    does not read."""
+    try:
+        note = read_note(data, rel)
+    except FormatError:
+        return (), False
+    if not persons_note(note.item):
+        return (), False
+    return tuple(key for key in sidecar.COUNTERS if key in note.properties), bool(note.derived)
+
+
+def without_residue(data: bytes, rel: str) -> bytes | None:
+    """``data`` without that residue, every other byte kept (:mod:`engram.store.surgical`);
+    None when there is none or it cannot be taken out in place."""
+    keys, section = residue(data, rel)
+    if not keys and not section:
+        return None
+    body = None
+    if section:
+        _, text = split_note(codec.decode(data))
+        body = codec.split_derived(text)[0]
+    try:
+        return edit_frontmatter(data, {}, keys, body=body)
+    except codec.CodecError:
+        return None
+
+
+def clear_residue(state: VaultState, rel: str) -> bool:
+    """Take the residue out of a person's note (they said yes: ``engram doctor --accept``
+    or the prompt of ``--fix``); its counters move beside the note, into
+    ``.engram/notes.json``, so recall weighs the note as before. True if it changed."""
+    with state.lock.hold():
+        path = state.abspath(rel)
+        data = read_bytes(path, rel)
+        cleaned = without_residue(data, rel)
+        if cleaned is None:
+            return False
+        keys, _ = residue(data, rel)
+        item = read_note(data, rel).item  # the counters as the file's own item reads them
+        if keys:
+            sidecar.add(state.state_dir, item.id, sidecar.Kept(
+                reinforcement=item.reinforcement_score, retrievals=item.retrieval_count,
+                last_retrieved=item.last_retrieved_at, effective=item.effective_retrievals,
+                failed=item.failed_uses, last_effective=item.last_effective_at, last_failed=item.last_failed_at,
+            ))
+        atomic_write(path, cleaned)
+        state.index.refresh_paths([rel])
+        state.audit.record(state.actor, "clear-residue", item.id, path=rel, fields=keys)
+        return True

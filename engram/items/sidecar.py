@@ -69,6 +69,9 @@ _KEYS = {
     "effective": "effectiveRetrievals", "failed": "failedUses", "importance": "importance",
     "last_effective": "lastEffectiveAt", "last_failed": "lastFailedAt",
 }
+#: The counters an engram before issue 28 folded into a person's note, which live here
+#: now (``importance`` is left out: a person may well write that property themselves).
+COUNTERS = tuple(key for name, key in _KEYS.items() if name != "importance")
 _cache: dict[Path, tuple[tuple[int, int, int], dict[str, Kept]]] = {}
 _cache_lock = threading.Lock()
 

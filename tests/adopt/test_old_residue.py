@@ -1,0 +1,76 @@
+"""What an engram before issue 28 wrote into a person's note — usage and reinforcement
+counters, a ``## Synapses (derived)`` section — leaves it only when the person says yes
+(issue 28): doctor names it and shows the diff, never fixes it on its own (not even with
+``--fix`` off a terminal), and ``--accept PATH`` takes out exactly those lines, the
+counters moving beside the note so recall weighs it as before. Real files, the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from engram.items import sidecar
+from engram.vault import Vault
+from tests.terminal_helpers import cli_command
+
+# A person's note (id from `engram adopt`, no createdAt) as an older engram left it after
+# a duplicate, recalls and a contradiction: the person's lines and comment, then engram's.
+TOUCHED = """---
+tags: [ops, deploy]   # mine
+id: 01J8ZQ3V5W6X7Y8Z9A0B1C2D3E
+reinforcementScore: 1.0
+retrievalCount: 3
+lastRetrievedAt: 2026-11-02T10:00:00.000Z
+---
+# Deploying
+
+Ask in the channel first.
+
+## Synapses (derived)
+- → [[Other note|Other note · contradicts]]
+"""
+CLEAN = """---
+tags: [ops, deploy]   # mine
+id: 01J8ZQ3V5W6X7Y8Z9A0B1C2D3E
+---
+# Deploying
+
+Ask in the channel first.
+"""
+UNTOUCHED = "---\ntags: [ops]\nretrieval: manual\n---\n# Untouched\nA note engram never wrote into.\n"
+
+
+def doctor(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli_command("--vault", str(root), "doctor", *args), capture_output=True, text=True,
+                          check=False, stdin=subprocess.DEVNULL)
+
+
+def test_old_counters_and_a_derived_section_leave_a_persons_note_only_on_their_yes(vault: Vault) -> None:
+    note = vault.root / "ops" / "Deploying.md"
+    note.parent.mkdir()
+    note.write_text(TOUCHED)
+    (vault.root / "ops" / "Untouched.md").write_text(UNTOUCHED)
+    (vault.root / "Other note.md").write_text("# Other note\nText.\n")
+
+    found = json.loads(doctor(vault.root, "--json").stdout)["problems"]
+    residue = [p for p in found if p["code"] == "old-residue"]
+    assert [p["path"] for p in residue] == ["ops/Deploying.md"] and residue[0]["needsConsent"]
+    message, diff = residue[0]["message"], residue[0]["diff"]
+    assert "reinforcementScore, retrievalCount, lastRetrievedAt" in message and "Synapses (derived)" in message
+    assert "-reinforcementScore: 1.0" in diff and "-## Synapses (derived)" in diff and "-tags" not in diff
+
+    fixed = doctor(vault.root, "--fix")  # no terminal to ask on: nothing is taken
+    assert fixed.returncode == 1 and "needs your yes" in fixed.stdout
+    assert "wait(s) for your yes (`engram doctor --accept PATH`)" in fixed.stdout.strip().splitlines()[-1]
+    assert note.read_text() == TOUCHED
+
+    accepted = doctor(vault.root, "--accept", "ops/Deploying.md")
+    assert accepted.returncode == 0, accepted.stdout
+    assert note.read_text() == CLEAN  # the person's lines and comment byte for byte, engram's gone
+    assert (vault.root / "ops" / "Untouched.md").read_text() == UNTOUCHED
+    kept = sidecar.load(vault.root / ".engram")["01J8ZQ3V5W6X7Y8Z9A0B1C2D3E"]
+    assert (kept.reinforcement, kept.retrievals, kept.last_retrieved) == (1.0, 3, "2026-11-02T10:00:00.000Z")
+    assert [e.action for e in vault.audit()][-1] == "clear-residue"
+    assert "old-residue" not in doctor(vault.root, "--json").stdout  # nothing left to find
