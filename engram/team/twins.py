@@ -14,7 +14,12 @@ post-rewrite hooks run it). Its scope is narrow on purpose:
 - only ids the change brought a file of while another file holds the same id — twins
   the merge made. Two files a person made on this machine (a copied note) are not a
   change from elsewhere and stay for ``doctor``, which gives the copy a new id;
-- only engram's own items: a person's note is never rewritten (:func:`persons_note`).
+- a person's note (:func:`persons_note`) only when no commit made one twin as a copy:
+  notes made from an Obsidian template that carries an id share it, and each was
+  committed beside the note it copies. Twins of one note that a merge made were never
+  in one commit's tree until the merge (an engram item's twins are joined either way:
+  engram items are not made from templates, and a rebase replays a restore on top of
+  the renamed copy, which would look like a copy).
 
 The twins are merged as the tree merge would have merged them: three-way, field by field,
 with :func:`mergedriver.merge.merge_file`, against the item's version at the merge base
@@ -71,7 +76,7 @@ def join(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str, arri
     lead = prefix + "/" if prefix else ""
     joined = []
     for item_id, paths in sorted(by_id.items()):
-        kept = _join_one(state, repo, lead, base, item_id, paths)
+        kept = _join_one(state, repo, lead, base, new, item_id, paths)
         if kept is not None:
             joined.append(kept)
     return joined
@@ -95,18 +100,20 @@ def _base(repo: GitRepo, old: str, new: str) -> str | None:
     return repo.merge_base(old, new)
 
 
-def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, item_id: str,
+def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, new: str, item_id: str,
               paths: list[str]) -> str | None:
     versions: list[tuple[str, bytes]] = []
+    mine = False
     for rel in paths:
         try:
             data = state.abspath(rel).read_bytes()
             item, _ = parse_engram(data, rel)
         except (OSError, FormatError):
             return None  # broken or gone: doctor reports it
-        if persons_note(item):
-            return None  # a person's note is never rewritten, nor merged away
         versions.append((rel, data))
+        mine = mine or persons_note(item)
+    if mine and _copied(repo, lead, new, item_id, paths):
+        return None  # a note made from another (a template): doctor gives it its own id
     base_rel, base_data = _base_version(repo, lead, base, item_id, paths)
     merged = versions[0][1]
     for rel, data in versions[1:]:
@@ -122,6 +129,19 @@ def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, ite
     state.index.refresh_paths([keep])
     state.audit.record(state.actor, "join", item_id, path=keep, fields=tuple(p for p in paths if p != keep))
     return keep
+
+
+def _copied(repo: GitRepo, lead: str, new: str, item_id: str, paths: list[str]) -> bool:
+    """Whether a commit in ``new``'s history added one of ``paths`` while its own tree
+    held another of them with the same id: a copy, not a twin a merge made."""
+    for rel in paths:
+        added = repo.run("log", "-1", "--diff-filter=A", "--format=%H", new, "--", lead + rel, check=False).out.strip()
+        if not added:
+            continue
+        others = [lead + other for other in paths if other != rel]
+        if _version(repo, added, others, item_id) is not None:
+            return True
+    return False
 
 
 def _base_version(repo: GitRepo, lead: str, base: str | None, item_id: str,

@@ -152,3 +152,53 @@ def test_a_copy_a_person_made_here_is_left_for_doctor(tmp_path: Path) -> None:
     assert held_twice(origin, "main") == {x.id: ["team/item-x-copy.md", "team/item-x.md"]}
     problems = Counter(p.code for p in alice.doctor().problems)
     assert problems["duplicate-id"] == 1
+
+
+def test_a_persons_note_a_merge_left_twice_is_joined_too(tmp_path: Path) -> None:
+    """Fuzz seed 502: the same story with a note a person wrote (no ``createdAt``)."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    root = tmp_path / "alice"
+    (root / "hand").mkdir()
+    (root / "hand/field-notes.md").write_text("---\nid: hand-0001\ntitle: Field notes\ntags: [hand]\n---\nfirst line\n")
+    alice.sync()
+    git(tmp_path, "clone", "--quiet", str(origin), "bob")
+    with Vault.open(tmp_path / "bob", actor="bob") as vault:
+        vault.refresh()
+    alice.delete("hand-0001")
+    alice.sync()
+    with Vault.open(tmp_path / "bob", actor="bob") as vault:
+        moved = vault.update("hand-0001", {"title": "Field notes renamed", "content": "first line\nbob's line\n"})
+        vault.sync()
+    alice.restore_deleted("hand-0001")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "restore the note")
+    git(root, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+    assert list(held_twice(root)) == ["hand-0001"]
+    report = alice.sync()
+    assert report.twins == [moved.path]
+    assert held_twice(origin, "main") == {}
+    assert "bob's line" in git(origin, "show", f"main:{moved.path}").stdout
+
+
+def test_a_note_a_peer_made_from_a_template_keeps_its_own_file(tmp_path: Path) -> None:
+    """Notes made from an Obsidian template that carries an id share it (issue 28): each
+    was committed beside the template, so it is a copy, never joined into it."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    root = tmp_path / "alice"
+    (root / "templates").mkdir()
+    template = "---\nid: tmpl-0001\ntitle: Meeting\ntags: [meeting]\n---\n## Agenda\n"
+    (root / "templates/meeting.md").write_text(template)
+    alice.sync()
+    git(tmp_path, "clone", "--quiet", str(origin), "bob")
+    bob = tmp_path / "bob"
+    (bob / "meetings").mkdir()
+    (bob / "meetings/monday.md").write_text(template.replace("title: Meeting", "title: Monday") + "- budget\n")
+    git(bob, "add", "-A")
+    git(bob, "commit", "--quiet", "--no-verify", "-m", "monday's notes from the template")
+    git(bob, "push", "--quiet", "origin", "main")
+    report = alice.sync()
+    assert report.twins == []
+    assert (root / "templates/meeting.md").read_text() == template
+    assert "budget" in (root / "meetings/monday.md").read_text()
