@@ -431,24 +431,34 @@ class TreeMerger:
         """The edges of the revived items (id → the side that deleted it) as that side's
         history last had them: every commit there that removed an item's file (and did
         not add it back elsewhere: a move) removed the item's edges in the same commit,
-        as ``delete`` and a merge that lets a delete win do. Path → side → version."""
+        as ``delete`` and a merge that lets a delete win do — and every later commit
+        there that removed edges of it removed them because it was gone: the hooks and
+        settle move an edge to a deleted item to the trash after the pull that deleted
+        it, in a commit of its own (fuzz seed 514). An edge removed *before* the item's
+        file is an unlink someone made and stays unlinked. Path → side → version."""
         if not revived or self._history is None:
             return {}
         found: dict[tuple[str, str], list[Blob]] = {}
         for side in sorted(set(revived.values())):
             wanted = {item_id for item_id, deleter in revived.items() if deleter == side}
-            # Only a commit that removed an edge can have removed one with its item: the
-            # others' item files are never read (most merges keep an item new to the base).
+            history = self._history(side)  # newest commit first
             commits = [
-                (changes, edges) for changes in self._history(side)
-                if (edges := [Blob(c.path, c.old_sha, c.old_mode) for c in changes
-                              if c.old_sha and c.new_sha is None and c.old_mode in REGULAR
-                              and self._is_synapse(c.path)])
+                (at, changes, [Blob(c.path, c.old_sha, c.old_mode) for c in changes
+                               if c.old_sha and c.new_sha is None and c.old_mode in REGULAR
+                               and self._is_synapse(c.path)])
+                for at, changes in enumerate(history)
             ]
-            self._load(c.old_sha or c.new_sha for changes, _ in commits for c in changes if self._is_item_change(c))
-            for changes, edges in commits:
-                hit = wanted & (self._item_ids(changes, deleted=True) - self._item_ids(changes, deleted=False))
-                if not hit:
+            # Where each wanted item's file was last removed: the item files of the
+            # commits that removed one are read (most merges keep an item new to the base).
+            self._load(c.old_sha or c.new_sha for changes in history for c in changes
+                       if self._is_item_change(c) and (c.new_sha is None or c.old_sha is None))
+            gone_at: dict[str, int] = {}  # the oldest removal (two merges may each let it win)
+            for at, changes, _ in commits:
+                for item_id in wanted & (self._item_ids(changes, deleted=True) - self._item_ids(changes, deleted=False)):
+                    gone_at[str(item_id)] = at
+            for at, _, edges in commits:
+                hit = {item_id for item_id, when in gone_at.items() if at <= when}
+                if not hit or not edges:
                     continue
                 self._load(blob.sha for blob in edges)
                 for blob in edges:

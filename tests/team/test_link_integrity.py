@@ -281,3 +281,38 @@ def test_a_delete_undone_keeps_evidence_the_deleters_own_merge_brought_in(
     for vault in (alice, bob, carol):
         assert vault.get(x.id).content == "x, improved\n"
         assert links_of(vault, x.id) == {"extends": ["E-seed", "E-more"]}
+
+
+def test_links_a_pull_trashed_as_dangling_come_back_with_their_items(tmp_path: Path) -> None:
+    """Fuzz seed 514: carol deletes X and Y; bob, who has not pulled, links them and
+    pulls with plain git — the hook moves his links to the trash, since X and Y are gone,
+    and his sync commits that on its own; alice, who had not seen the delete either,
+    edits X and Y, so her sync brings them back. Bob's links come back with them: they
+    were removed because their items were gone, never unlinked."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    hand = tmp_path / "alice" / "hand"
+    hand.mkdir()
+    for name in ("x", "y"):  # notes a person wrote: a link never rewrites them
+        (hand / f"{name}.md").write_text(f"---\nid: note-{name}\ntitle: Note {name}\n---\n{name} body\n")
+    alice.sync()
+    bob_root = hooked_clone(tmp_path, origin, "bob")
+    carol = clone_machine(tmp_path, origin, "carol")
+    for name in ("x", "y"):  # deleted in an editor
+        (tmp_path / "carol" / "hand" / f"{name}.md").unlink()
+    carol.sync()
+    with Vault.open(bob_root, actor="bob") as bob:
+        edge = bob.link("note-x", "depends_on", "note-y", evidence="E-bob")
+    git(bob_root, "add", "-A")
+    git(bob_root, "commit", "--quiet", "-m", "bob links X and Y")
+    proc = git(bob_root, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+    assert "moved to the trash" in proc.stdout + proc.stderr  # X and Y are gone here: the link dangles
+    with Vault.open(bob_root, actor="bob") as bob:
+        bob.sync()
+    for name in ("x", "y"):  # edited in an editor, the delete not seen
+        with (hand / f"{name}.md").open("a") as note:
+            note.write("alice's line\n")
+    alice.sync()  # the edits bring X and Y back
+    names = git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+    assert f"synapses/depends_on/{edge.id}.yaml" in names
+    assert evidence_at(origin, "main", f"synapses/depends_on/{edge.id}.yaml") == ["E-bob"]
