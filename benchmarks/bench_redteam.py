@@ -18,7 +18,7 @@ real email addresses and the odd meeting passcode).
 and per real document, best of five rounds.
 
 The blind set of 6 December 2026 (``blind-2026-12-06.yaml``, issue 27) is reported apart
-too. ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
+too (``--no-blind`` leaves it out, for runs while tuning). ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
 and nothing else, and writes ``benchmarks/results/redteam-<file stem>.json``.
 
     python -m benchmarks.bench_redteam [--set FILE]
@@ -200,6 +200,8 @@ def run_set(path: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_redteam", description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, help="run only this set (attacks and benign lists, as heldout2.yaml)")
+    parser.add_argument("--no-blind", action="store_true",
+                        help="leave the blind sets out (a run while tuning must not see them)")
     args = parser.parse_args(argv)
     os.environ.setdefault("ENGRAM_FSYNC", "0")
     if args.set is not None:
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"dataset folder missing: {DATASETS}")
     heldout = _load("heldout.yaml")
     heldout2 = _load("heldout2.yaml")
-    blind = _load("blind-2026-12-06.yaml")
+    blind = None if args.no_blind else _load("blind-2026-12-06.yaml")
     work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
     started = time.perf_counter()
     try:
@@ -233,10 +235,10 @@ def main(argv: list[str] | None = None) -> int:
                 "attacks": _score(anyio.run(_run_cases, heldout2["attacks"], work, "h2-attacks"), True),
                 "benign": _score(anyio.run(_run_cases, heldout2["benign"], work, "h2-benign"), False),
             },
-            "blind-2026-12-06": {
+            **({} if blind is None else {"blind-2026-12-06": {
                 "attacks": _score(anyio.run(_run_cases, blind["attacks"], work, "b1206-attacks"), True),
                 "benign": _score(anyio.run(_run_cases, blind["benign"], work, "b1206-benign"), False),
-            },
+            }}),
             "real_notes": _real_notes(),
             "screen_cost": _screen_cost(
                 [*_load("benign.yaml"), *heldout["benign"], *heldout2["benign"]]

@@ -42,7 +42,7 @@ from engram.lifecycle import lineage as lc_lineage
 from engram.lifecycle import proposals as lc_proposals
 from engram.lifecycle import skills as lc_skills
 from engram.quality import evaluation, timing
-from engram.recall import meaning, usage
+from engram.recall import encoder, meaning, usage
 from engram.scopes import capture, distill, promotion, status
 from engram.scopes import recall as scope_recall
 from engram.team import conflicts as merge_conflicts
@@ -81,6 +81,8 @@ class Vault:
 
     def __init__(self, root: Path, *, actor: str | None = None) -> None:
         self.state = VaultState(root, actor=actor)
+        # The screen sits below recall, so the encoder it reads meaning with is handed in here.
+        self.state.encoder = encoder.embed
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, actor: str | None = None) -> Vault:

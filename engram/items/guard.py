@@ -112,10 +112,10 @@ def admit_changes(state: VaultState, changes: list[Change], *, incoming: bool) -
             shared = item.visibility in policy.SHARED
             for d in policy.scan_new_text(item, previous, settings) if shared else []:
                 report.arrived.append(f"{change.rel}: {d.describe()}")
-            admission = policy.admit(item, previous, settings, check_sensitive=False)
+            admission = policy.admit(item, previous, settings, check_sensitive=False, encoder=state.encoder)
         else:
             try:
-                admission = policy.admit(item, previous, settings)
+                admission = policy.admit(item, previous, settings, encoder=state.encoder)
             except SensitiveData as exc:
                 refused += [f"{change.rel}: {f}" for f in exc.findings]
                 rules_fired.append(exc.rule)

@@ -108,7 +108,7 @@ def _link(
             roles.check_supersede(state.actor, state.role, target, retire=state.roles.retire)
         if evidence is not None:
             shared = "private" not in (source.visibility, target.visibility)
-            evidence = policy.admit_text(evidence, "evidence", state.trust, shared=shared)
+            evidence = policy.admit_text(evidence, "evidence", state.trust, shared=shared, encoder=state.encoder)
         stamp = now()
         existing = state.existing_synapse(sid)
         entries = builtins.list(existing.evidence) if existing else []
@@ -171,7 +171,7 @@ def adopt_synapse(state: VaultState, syn: Synapse) -> bool:
         private = any(r["visibility"] == "private" for r in visibility)
         carried = existing.evidence if existing else ()
         syn = replace(syn, evidence=carried + tuple(  # the screens every evidence written here passes
-            replace(e, description=policy.admit_text(e.description, "evidence", state.trust, shared=not private))
+            replace(e, description=policy.admit_text(e.description, "evidence", state.trust, shared=not private, encoder=state.encoder))
             for e in syn.evidence[len(carried):]
         ))
         _store(state, syn, "relink" if existing else "link", private=private)

@@ -24,8 +24,8 @@ from engram.items.reading import get
 from engram.items.state import VaultState
 from engram.store.model import STATUSES, Engram, now
 from engram.trust import roles
-from engram.trust.policy import RELEASE_KEY, released, text_digest, text_fields
-from engram.trust.screen import Finding, screen_fields
+from engram.trust.policy import RELEASE_KEY, released, screen, text_digest, text_fields
+from engram.trust.screen import Finding
 
 __all__ = ["Quarantined", "listing", "release"]
 
@@ -46,7 +46,7 @@ def listing(state: VaultState) -> list[Quarantined]:
     state.ensure_fresh()
     out: list[Quarantined] = []
     for item in state.index.items("status = 'quarantined'", (), "ORDER BY updated_at DESC, path"):
-        screening = screen_fields(text_fields(item))
+        screening = screen(text_fields(item), state.trust, state.encoder)
         entry = next(
             (e for e in reversed(list(state.audit.entries(item.id))) if e.action in ("quarantine", "update")),
             None,
@@ -92,7 +92,7 @@ def release(
         state.check_version(current, expected_version)
         if current.status == "quarantined":
             status = status or "active"
-        elif released(current) or not screen_fields(text_fields(current)).quarantine:
+        elif released(current) or not screen(text_fields(current), state.trust, state.encoder).quarantine:
             raise InvalidInput(
                 f"item {current.id} is not quarantined (status {current.status}) and the screen does not flag its "
                 "text, so there is nothing to release.",

@@ -69,6 +69,7 @@ from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.progress import Progress
 from engram.store.settings import SETTINGS_FILE, Settings
 from engram.store.surgical import edit_frontmatter
+from engram.trust.likeness import Encoder
 from engram.trust.policy import TrustSettings
 from engram.trust.roles import Role, Roles
 from mergedriver import codec
@@ -205,6 +206,11 @@ class VaultState:
         #: ``roles`` in engram.yaml an agent is a writer, a person a curator (see
         #: :mod:`engram.trust.roles`).
         self.agent_session = False
+        #: The sentence encoder the instruction screen reads meaning with
+        #: (:mod:`engram.trust.likeness`). It lives in engram.recall, above this layer, so
+        #: whoever opens the vault hands it in (:class:`engram.vault.Vault` does); None
+        #: leaves the screen to its rules and says so (``meaning: unavailable``).
+        self.encoder: Encoder | None = None
 
     def __repr__(self) -> str:
         return f"VaultState({str(self.root)!r})"

@@ -160,7 +160,7 @@ def admit_new(state: VaultState, item: Engram, personal_data: str | None = None)
                 field="personal_data", hint=f"Use one of: {', '.join(policy.PERSONAL_CHOICES)}.",
             )
         trust = replace(trust, personal_data=personal_data)
-    return policy.admit(item, None, trust)
+    return policy.admit(item, None, trust, encoder=state.encoder)
 
 
 def record_admission(state: VaultState, admission: Admission, rel: str) -> None:
@@ -338,7 +338,7 @@ def update(
             return current
         roles.check_update(state.actor, state.role, current, changed, updated.status,
                            settles_to=updated.visibility if settling else None, retire=state.roles.retire)
-        admission = policy.admit(updated, current, state.trust)
+        admission = policy.admit(updated, current, state.trust, encoder=state.encoder)
         updated = admission.item
         changed = rules.changed_fields(current, updated)
         updated = replace(updated, version=current.version + 1, updated_at=now(), updated_by=state.actor)

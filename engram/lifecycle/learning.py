@@ -288,7 +288,7 @@ class _Spec:
         fields = args.pop("fields")
         item = writing.build(state, self.title, self.content, **args)
         item = rules.apply_changes(item, rules.normalize_changes(fields))
-        return policy.admit(item, None, state.trust, check_sensitive=False).quarantined
+        return policy.admit(item, None, state.trust, check_sensitive=False, encoder=state.encoder).quarantined
 
     def create(
         self, state: VaultState, like: Engram | None, fields: Mapping[str, Any] | None = None

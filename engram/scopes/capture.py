@@ -40,7 +40,6 @@ from engram.store.fsio import append_line
 from engram.store.model import Engram, now
 from engram.store.notes import persons_note
 from engram.trust import policy, roles
-from engram.trust.screen import screen_fields
 
 OBSERVED = ("scopes", "observed.jsonl")
 MAX_OBSERVATION_CHARS = 8_000
@@ -122,7 +121,7 @@ def record_need(
     with state.lock.hold():
         state.ensure_indexed()
         known = _same_need(state, title, gap)
-        if known is not None and not (reason and state.trust.screen and screen_fields({"why": reason}).quarantine):
+        if known is not None and not (reason and state.trust.screen and policy.screen({"why": reason}, state.trust, state.encoder).quarantine):
             return _again(state, known, reason, tags)
         return writing.create(state, title, body, domain=list(domain), kind="need", tags=["need", *tags],
                               summary=reason[:2000])
@@ -256,7 +255,7 @@ def observe(
     # shared text first (instruction-shaped text and secrets are refused, audited;
     # ``trust: redact`` settings redact), and is checked again as an item on accept.
     with state.refusals_audited("observe", "observation", target="proposal"):
-        body = policy.admit_text(text.strip(), "observation", state.trust, shared=True)
+        body = policy.admit_text(text.strip(), "observation", state.trust, shared=True, encoder=state.encoder)
     kind = "decision" if "a decision" in verdict.markers else "pattern" if "a rule" in verdict.markers else "observation"
     payload = {
         "title": _title(body), "content": body + "\n", "kind": kind, "domain": "/".join(domain),

@@ -69,8 +69,10 @@ def org_state(state: VaultState) -> VaultState | None:
 
 
 def _as_session_of(org: VaultState, state: VaultState) -> VaultState:
-    """The org clone acts as ``state`` does: an agent's session is an agent's there too."""
+    """The org clone acts as ``state`` does: an agent's session is an agent's there too,
+    and its screen reads meaning with the same encoder."""
     org.agent_session = state.agent_session
+    org.encoder = state.encoder
     return org
 
 

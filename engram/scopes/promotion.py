@@ -73,6 +73,7 @@ from engram.store.model import HIDDEN_STATUSES, Engram, now
 from engram.team import gitstore
 from engram.team.sync import SyncReport, sync
 from engram.trust import policy, roles
+from engram.trust.likeness import Encoder
 from engram.trust.policy import TrustSettings
 
 ORDER = ("private", "team", "org")
@@ -321,13 +322,13 @@ def _record(state: VaultState, src: str, to: str, **more: Any) -> dict[str, Any]
             **{k: v for k, v in more.items() if v not in (None, False, (), [])}}
 
 
-def _guard(item: Engram, scope: str, trust: TrustSettings) -> None:
+def _guard(item: Engram, scope: str, trust: TrustSettings, encoder: Encoder | None) -> None:
     """The trust checks a write to a shared item passes, for ``item`` moving into
     ``scope`` under one vault's ``trust`` settings: secrets and personal data (refused)
     and the instruction screen (refused too: a promoted item is read by every agent of
     the wider scope). Raises SensitiveData, InstructionShaped. The role check
     (:func:`engram.trust.roles.check_promote`) runs first, apart."""
-    screening = policy.check_move(item, scope, trust)
+    screening = policy.check_move(item, scope, trust, encoder)
     if screening.quarantine:
         raise InstructionShaped(
             f"{item.id} reads as instructions to whoever recalls it ({screening.reason()}), and {scope} "
@@ -374,7 +375,7 @@ def _to_team(state: VaultState, item: Engram, force: bool, *, single: bool) -> t
     refused = _refusal(state, item, earned, single=single, base=base)
     if refused is not None:
         return item, refused
-    refused = _refusal(state, item, lambda: _guard(item, "team", state.trust), single=single, base=base)
+    refused = _refusal(state, item, lambda: _guard(item, "team", state.trust, state.encoder), single=single, base=base)
     if refused is not None:
         return item, refused
     record = _record(state, "private", "team", forced=force and not st.eligible)
@@ -420,14 +421,14 @@ def _to_org(state: VaultState, item: Engram, org_content: str | None, force: boo
         return refused
     # What the org copy will hold: the (restated) body, the concrete one as the example.
     bound = replace(item, content=body, example=item.content if org_content is not None else item.example)
-    refused = _refusal(state, item, lambda: _guard(bound, "org", state.trust), single=single, base=base)
+    refused = _refusal(state, item, lambda: _guard(bound, "org", state.trust, state.encoder), single=single, base=base)
     if refused is not None:
         return refused
     org = ensure_clone(state)
 
     def org_checks() -> None:  # the org vault's own roles and trust settings
         roles.require_writer(state.actor, org.role, f"promote {item.id} into the org vault")
-        _guard(bound, "org", org.trust)
+        _guard(bound, "org", org.trust, state.encoder)
 
     refused = _refusal(state, item, org_checks, single=single, base=base)
     if refused is not None:

@@ -175,6 +175,7 @@ def report(vault_path: Path, hook: str) -> int:
     """What a hook runs: refresh the index and print findings. Always returns 0."""
     from engram.errors import EngramError
     from engram.items.state import VaultState, locate
+    from engram.recall import encoder
     from engram.team.conflicts import checks
     from engram.team.gitstore import GitRepo
     from engram.team.precommit import screen_incoming
@@ -182,6 +183,7 @@ def report(vault_path: Path, hook: str) -> int:
     guarded = None
     try:
         state = VaultState(locate(vault_path))
+        state.encoder = encoder.embed  # the screen of incoming text reads meaning too
         try:
             settled = _settle(state)
             findings = checks(state)

@@ -8,6 +8,9 @@
       phoneRegion: US        # how phone numbers without a +country code are read
       allow: []              # regular expressions of values that are never findings
       screen: true           # the instruction screen (quarantine)
+      meaning: true          # the screen also reads meaning: sentences close to known attacks
+      meaningSimilarity: 0.5 # … at least this close (cosine) to an attack exemplar
+      meaningMargin: 0.1     # … and closer to it than to any benign exemplar by this much
 
 :func:`admit` is pure: given the item about to be written and the version it replaces
 (None for a new item), it returns the item to write — unchanged, quarantined, redacted
@@ -28,6 +31,10 @@ secrets.
   it vouched for in the frontmatter key ``quarantineReleased`` (:data:`RELEASE_KEY`), so
   the release travels with the file: no machine screens that exact text again, and new
   instruction-shaped text written into the item later is screened as usual.
+- The screen reads meaning too (:mod:`engram.trust.likeness`) when ``meaning`` is on and
+  the caller hands in the sentence encoder (``encoder=``): without one, or when the model
+  cannot run, the screen is the rules alone and its :class:`Screening` says
+  ``meaning: unavailable``; a write is never refused for that.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from engram.errors import InstructionShaped, InvalidInput, SensitiveData
 from engram.store import rules
 from engram.store.model import Engram
 from engram.store.settings import SETTINGS_FILE
+from engram.trust.likeness import Encoder, Likeness, screen_meaning
 from engram.trust.screen import Screening, screen_fields
 from engram.trust.secrets import Detection, ScanOptions, field_texts, redact, scan_fields
 
@@ -66,8 +74,19 @@ class TrustSettings:
     phone_region: str = "US"
     allow: tuple[str, ...] = ()
     screen: bool = True
+    #: The screen's meaning stage (engram.trust.likeness) and its bounds.
+    meaning: bool = True
+    meaning_similarity: float = 0.5
+    meaning_margin: float = 0.1
 
     def validated(self) -> TrustSettings:
+        for key, number in (("meaningSimilarity", self.meaning_similarity), ("meaningMargin", self.meaning_margin)):
+            if not -1.0 <= number <= 1.0:
+                raise InvalidInput(
+                    f"{SETTINGS_FILE}: trust.{key} is {number}, not a cosine between -1 and 1.",
+                    field=f"trust.{key}",
+                    hint="Fix the trust section of engram.yaml (docs/trust.md has the defaults).",
+                )
         for key, value in (("secrets", self.secrets), ("personalData", self.personal_data)):
             if value not in ACTIONS:
                 raise InvalidInput(
@@ -82,6 +101,25 @@ class TrustSettings:
 
     def action_for(self, detection: Detection) -> str:
         return self.secrets if detection.kind == "secret" else self.personal_data
+
+    @property
+    def likeness(self) -> Likeness:
+        return Likeness(self.meaning_similarity, self.meaning_margin)
+
+
+def screen(
+    fields: dict[str, str], settings: TrustSettings, encoder: Encoder | None, known: dict[str, str] | None = None
+) -> Screening:
+    """The instruction screen over the named ``fields`` of one write: the rules, and the
+    meaning stage when ``trust.meaning`` is on. ``known`` holds the fields of the
+    version this write replaces: what they already held does not count again."""
+    screening = screen_fields(fields)
+    if known is not None:
+        screening = screening.without(screen_fields(known))
+    if not settings.meaning:
+        return screening
+    found = screen_meaning(fields, encoder, settings.likeness, known)
+    return screening.with_meaning(found.findings, found.status, found.problem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +211,19 @@ def scan_new_text(item: Engram, previous: Engram | None, settings: TrustSettings
 
 
 def admit(
-    item: Engram, previous: Engram | None, settings: TrustSettings, *, check_sensitive: bool = True
+    item: Engram,
+    previous: Engram | None,
+    settings: TrustSettings,
+    *,
+    check_sensitive: bool = True,
+    encoder: Encoder | None = None,
 ) -> Admission:
     """The item to write in place of ``item`` (see the module docstring).
 
     ``check_sensitive=False`` screens for instructions only (text that already arrived
-    through git: its secrets are reported, not refused). Raises SensitiveData when a
-    finding's setting is ``refuse`` (nothing is written).
+    through git: its secrets are reported, not refused). ``encoder`` lets the screen
+    read meaning. Raises SensitiveData when a finding's setting is ``refuse`` (nothing
+    is written).
     """
     events: list[Event] = []
     detections: tuple[Detection, ...] = ()
@@ -192,9 +236,7 @@ def admit(
         fields = text_fields(item)  # redacted: the screen reads what will be written
     screening = Screening()
     if settings.screen and not released(item):
-        screening = screen_fields(fields)
-        if previous is not None:
-            screening = screening.without(screen_fields(text_fields(previous)))
+        screening = screen(fields, settings, encoder, None if previous is None else text_fields(previous))
         if screening.quarantine and item.status != "quarantined":
             item = replace(item, status="quarantined")
             events.append(Event("quarantine", ",".join(screening.rules), screening.reason()))
@@ -251,13 +293,15 @@ def _handle_rest(
     return rules.apply_changes(item, changes), [Event("redact", rules_fired, reason)]
 
 
-def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -> str:
+def admit_text(
+    text: str, name: str, settings: TrustSettings, *, shared: bool, encoder: Encoder | None = None
+) -> str:
     """A text that is not an item (a synapse's evidence, an observation filed as a
     proposal): the text to store, redacted if the settings say so. Nothing can be
     quarantined or made private on its own here, so instruction-shaped text raises
     InstructionShaped, and a secret raises SensitiveData unless the setting is ``redact``."""
     if settings.screen:
-        screening = screen_fields({name: text})
+        screening = screen({name: text}, settings, encoder)
         if screening.quarantine:
             raise InstructionShaped(
                 f"the {name} is instruction-shaped text: {screening.reason()}.",
@@ -282,7 +326,7 @@ def admit_text(text: str, name: str, settings: TrustSettings, *, shared: bool) -
     )
 
 
-def check_move(item: Engram, scope: str, settings: TrustSettings) -> Screening:
+def check_move(item: Engram, scope: str, settings: TrustSettings, encoder: Encoder | None = None) -> Screening:
     """The checks for ``item`` moving unchanged into the shared ``scope`` (a promotion):
     every text is new to that scope, so all of it is read. Any secret or personal data
     refuses the move, whatever the ``trust`` setting, because a move never rewrites what
@@ -307,5 +351,5 @@ def check_move(item: Engram, scope: str, settings: TrustSettings) -> Screening:
         )
     if not settings.screen or released(moved):
         return Screening()
-    return screen_fields(text_fields(moved))
+    return screen(text_fields(moved), settings, encoder)
 

@@ -1,6 +1,10 @@
 """The screen's verdict: the rules that matched a write (:class:`Finding`) and what they
 add up to (:class:`Screening`). A write is quarantined when the distinct rules it matches
-weigh :data:`THRESHOLD` or more (see :mod:`engram.trust.screen`)."""
+weigh :data:`THRESHOLD` or more (see :mod:`engram.trust.screen`). The meaning stage
+(:mod:`engram.trust.likeness`) adds at most one finding of its own, ``screen.meaning``,
+whose note names the attack class it is like and the cosines; :attr:`Screening.meaning`
+says whether that stage ran (``on``), could not (``unavailable``) or was not asked
+(``off``)."""
 
 from __future__ import annotations
 
@@ -20,9 +24,12 @@ class Finding:
     field: str
     line: int
     excerpt: str
+    #: Why, beyond the rule's name: the meaning stage's nearest class and cosines.
+    note: str = ""
 
     def describe(self) -> str:
-        return f"{self.rule} ({self.category}) in {self.field} line {self.line}: {self.excerpt!r}"
+        note = f" [{self.note}]" if self.note else ""
+        return f"{self.rule} ({self.category}) in {self.field} line {self.line}: {self.excerpt!r}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,9 @@ class Screening:
     """The screen's verdict over the fields of one write."""
 
     findings: tuple[Finding, ...] = ()
+    #: The meaning stage: ``on``, ``unavailable`` (rules alone; ``problem`` says why) or ``off``.
+    meaning: str = "off"
+    problem: str = ""
 
     @property
     def score(self) -> float:
@@ -55,12 +65,19 @@ class Screening:
         if not self.findings:
             return ""
         top = sorted(self.findings, key=lambda f: (-f.weight, f.field, f.line))[:3]
+        alone = "; meaning unavailable, rules alone" if self.meaning == "unavailable" else ""
         return (
-            f"instruction-shaped text ({', '.join(self.categories)}; score {self.score:g}): "
-            + "; ".join(f"{f.field} line {f.line} {f.excerpt!r} [{f.rule}]" for f in top)
+            f"instruction-shaped text ({', '.join(self.categories)}; score {self.score:g}{alone}): "
+            + "; ".join(f"{f.field} line {f.line} {f.excerpt!r} [{f.rule}{': ' + f.note if f.note else ''}]"
+                        for f in top)
         )
 
     def without(self, earlier: Screening) -> Screening:
         """The findings not already present in ``earlier`` (same rule, same words)."""
         seen = {(f.rule, f.excerpt) for f in earlier.findings}
-        return Screening(tuple(f for f in self.findings if (f.rule, f.excerpt) not in seen))
+        kept = tuple(f for f in self.findings if (f.rule, f.excerpt) not in seen)
+        return Screening(kept, self.meaning, self.problem)
+
+    def with_meaning(self, findings: tuple[Finding, ...], status: str, problem: str = "") -> Screening:
+        """These findings with the meaning stage's added, and its status."""
+        return Screening(self.findings + findings, status, problem)

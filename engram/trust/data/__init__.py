@@ -1,0 +1,1 @@
+"""Data files of trust: the meaning stage's exemplars (engram.trust.likeness)."""
