@@ -14,8 +14,11 @@ LoCoMo conversations in ``../shared/datasets``. Quarantines there are false posi
 secret and personal-data findings are counted and listed by rule (real notes do hold
 real email addresses and the odd meeting passcode).
 
-``screen_cost`` times the instruction screen alone (``screen_fields``) per benign case
-and per real document, best of five rounds.
+``screen_cost`` times the instruction screen's rules alone (``screen_fields``) per benign
+case and per real document, best of five rounds, and the whole screen with its meaning
+stage (:func:`engram.trust.policy.screen`) per benign case, once. The real documents go
+through the meaning stage too (``real_notes.seconds`` includes it; ``by_meaning`` lists
+what it held).
 
 The blind set of 6 December 2026 (``blind-2026-12-06.yaml``, issue 27) is reported apart
 too (``--no-blind`` leaves it out, for runs while tuning). ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
@@ -134,6 +137,7 @@ def _real_texts() -> list[tuple[str, str]]:
 
 def _real_notes() -> dict[str, Any]:
     from engram.errors import SensitiveData
+    from engram.recall import encoder
     from engram.store import rules
     from engram.store.model import new_id, now
     from engram.trust.policy import TrustSettings, admit
@@ -141,6 +145,8 @@ def _real_notes() -> dict[str, Any]:
     settings = TrustSettings()
     quarantined: list[str] = []
     sensitive: Counter[str] = Counter()
+    meaning: Counter[str] = Counter()
+    by_meaning: list[str] = []
     texts = _real_texts()
     started = time.perf_counter()
     for name, text in texts:
@@ -150,14 +156,19 @@ def _real_notes() -> dict[str, Any]:
             visibility="team", extra=None, actor="bench", at=now(),
         )
         try:
-            if admit(item, None, settings).quarantined:
+            admission = admit(item, None, settings, encoder=encoder.embed)
+            meaning[admission.screening.meaning] += 1
+            if admission.quarantined:
                 quarantined.append(name)
+                if "screen.meaning" in admission.screening.rules:
+                    by_meaning.append(f"{name}: {admission.screening.reason()}")
         except SensitiveData as exc:
             sensitive.update(exc.rule.split(","))
     elapsed = time.perf_counter() - started
     chars = sum(len(t) for _, t in texts)
     return {"documents": len(texts), "megabytes": round(chars / 1e6, 2), "quarantined": len(quarantined),
-            "quarantined_documents": quarantined, "refused_by_rule": dict(sensitive.most_common()),
+            "quarantined_documents": quarantined, "by_meaning": by_meaning, "meaning": dict(meaning),
+            "refused_by_rule": dict(sensitive.most_common()),
             "seconds": round(elapsed, 2), "megabytes_per_s": round(chars / 1e6 / elapsed, 2)}
 
 
@@ -179,7 +190,17 @@ def _screen_cost(benign: list[dict[str, Any]], rounds: int = 5) -> dict[str, Any
             times.append(time.perf_counter() - started)
         return min(times) / len(texts)
 
+    from engram.recall import encoder
+    from engram.trust.policy import TrustSettings, screen
+
+    settings = TrustSettings()
+    screen(notes[0], settings, encoder.embed)  # the model and the exemplars, loaded once
+    started = time.perf_counter()
+    for fields in notes:
+        screen(fields, settings, encoder.embed)
+    with_meaning = (time.perf_counter() - started) / len(notes)
     return {"benign_cases": len(notes), "ms_per_benign_case": round(best(notes) * 1e3, 3),
+            "ms_per_benign_case_with_meaning": round(with_meaning * 1e3, 3),
             "real_documents": len(documents), "ms_per_real_document": round(best(documents) * 1e3, 3)}
 
 

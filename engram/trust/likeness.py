@@ -13,9 +13,16 @@ The decision is a margin. A sentence is held when its nearest attack exemplar is
 least :attr:`Likeness.similarity` close *and* closer than its nearest benign exemplar by
 at least :attr:`Likeness.margin`: "never paste tokens into chat" is about as close to an
 exfiltration exemplar as an attack is, but closer still to the benign one that says the
-same. A sentence a little short of either bound is *borderline*: it weighs
-:data:`BORDERLINE_WEIGHT`, so it holds a write only together with a rule's weak cue.
-Every finding names the exemplar's class, its cosine and the benign cosine.
+same. Such a sentence weighs 1.0 (it holds the write alone), and the finding names the
+exemplar's class, its cosine and the benign cosine. Sentences of fewer than
+:data:`MIN_WORDS` words are not compared: a short line ("Update the configuration to
+match the following:") is close to whatever exemplar shares its one topic word, and on
+the real documents the screen is checked against, such lines were nearly all of the
+false matches.
+
+The bounds were read off the sets the rules were tuned on, a development set of
+attacks without trigger words written for this stage, and a sample of real documents
+(docs/benchmarks.md, "The screen by meaning"), never the blind sets.
 
 Why sentences and not the item's passages (which recall embeds anyway): one attack
 sentence in a long benign body would be averaged away in a passage's vector. Sentences
@@ -29,7 +36,9 @@ raises :class:`~engram.errors.ModelUnavailable`, the stage reports ``unavailable
 the screen is the rules alone; a write is never refused or delayed for it.
 
 Invariants: pure apart from the encoder; the exemplar vectors are computed once per
-process and encoder; numpy and the exemplar file are loaded on first use only.
+process and encoder, and each sentence's nearest exemplars are remembered (:data:`MEMO`
+sentences, numbers only, no vectors); numpy and the exemplar file are loaded on first
+use only.
 """
 
 from __future__ import annotations
@@ -48,12 +57,11 @@ from engram.trust.verdict import Finding
 Encoder = Callable[[list[str]], Any]
 
 RULE = "screen.meaning"
-#: What a sentence just short of the bounds weighs: with one weak rule cue it holds a write.
-BORDERLINE_WEIGHT = 0.5
-#: How far short of the similarity or the margin a sentence is still borderline.
-BORDERLINE = 0.04
-#: A sentence needs this many words to be compared: shorter ones carry no claim of their own.
-MIN_WORDS = 4
+#: A sentence needs this many words to be compared (see the module docstring).
+MIN_WORDS = 8
+#: Sentences whose nearest exemplars are remembered per process (a re-screen of the same
+#: text — a quarantine listing, a promotion, the git boundary — embeds nothing again).
+MEMO = 20_000
 #: Longer sentences are read in windows of this many words (half overlapping), so one
 #: order inside a run-on line is not averaged away.
 WINDOW_WORDS = 40
@@ -112,6 +120,8 @@ class _Bank:
 
 _lock = threading.Lock()
 _banks: dict[int, tuple[Encoder, _Bank]] = {}
+#: ``(encoder id, sentence) -> (attack index, attack cosine, benign cosine)``, oldest first.
+_memo: dict[tuple[int, str], tuple[int, float, float]] = {}
 
 
 def exemplars() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -173,29 +183,31 @@ def nearest(pieces: list[Sentence], encoder: Encoder) -> list[Nearest]:
     if not pieces:
         return []
     bank = _bank(encoder)
-    texts = list(dict.fromkeys(p.text for p in pieces))
-    vectors = encoder(texts)
-    to_attack = vectors @ bank.attack.T
-    to_benign = vectors @ bank.benign.T
-    best = np.argmax(to_attack, axis=1)
-    row = {t: i for i, t in enumerate(texts)}
+    key = id(encoder)
+    with _lock:
+        known = {p.text: _memo[(key, p.text)] for p in pieces if (key, p.text) in _memo}
+    texts = [t for t in dict.fromkeys(p.text for p in pieces) if t not in known]
+    if texts:
+        vectors = encoder(texts)  # one call: the encoder batches them
+        to_attack = vectors @ bank.attack.T
+        to_benign = vectors @ bank.benign.T
+        best = np.argmax(to_attack, axis=1)
+        with _lock:
+            for i, text in enumerate(texts):
+                j = int(best[i])
+                known[text] = _memo[(key, text)] = (j, float(to_attack[i, j]), float(to_benign[i].max()))
+            while len(_memo) > MEMO:
+                del _memo[next(iter(_memo))]
     out = []
     for p in pieces:
-        i = row[p.text]
-        j = int(best[i])
-        out.append(Nearest(p, bank.attack_class[j], bank.attack_text[j], float(to_attack[i, j]),
-                           float(to_benign[i].max())))
+        j, attack, benign = known[p.text]
+        out.append(Nearest(p, bank.attack_class[j], bank.attack_text[j], attack, benign))
     return out
 
 
-def weigh(n: Nearest, bounds: Likeness) -> float:
-    """What one sentence weighs: 1.0 past both bounds, :data:`BORDERLINE_WEIGHT` just
-    short of them, else 0."""
-    if n.attack >= bounds.similarity and n.margin >= bounds.margin:
-        return 1.0
-    if n.attack >= bounds.similarity - BORDERLINE and n.margin >= bounds.margin - BORDERLINE:
-        return BORDERLINE_WEIGHT
-    return 0.0
+def held(n: Nearest, bounds: Likeness) -> bool:
+    """Whether one sentence is past both bounds."""
+    return n.attack >= bounds.similarity and n.margin >= bounds.margin
 
 
 def _excerpt(text: str) -> str:
@@ -216,13 +228,11 @@ def screen_meaning(
         found = nearest(pieces, encoder)
     except ModelUnavailable as exc:
         return MeaningResult(status="unavailable", problem=exc.message)
-    best: Finding | None = None
-    for n in found:
-        weight = weigh(n, bounds)
-        if weight == 0.0 or (best is not None and best.weight >= weight):
-            continue
-        best = Finding(
-            RULE, n.attack_class, weight, n.sentence.field, n.sentence.line, _excerpt(n.sentence.text),
-            note=f"like {n.attack_class} {n.attack:.2f}, benign {n.benign:.2f}",
-        )
-    return MeaningResult(() if best is None else (best,))
+    hits = [n for n in found if held(n, bounds)]
+    if not hits:
+        return MeaningResult()
+    n = max(hits, key=lambda h: h.margin)  # the clearest one names the finding
+    return MeaningResult((Finding(
+        RULE, n.attack_class, 1.0, n.sentence.field, n.sentence.line, _excerpt(n.sentence.text),
+        note=f"like {n.attack_class} {n.attack:.2f}, benign {n.benign:.2f}",
+    ),))

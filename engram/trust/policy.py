@@ -9,8 +9,8 @@
       allow: []              # regular expressions of values that are never findings
       screen: true           # the instruction screen (quarantine)
       meaning: true          # the screen also reads meaning: sentences close to known attacks
-      meaningSimilarity: 0.5 # … at least this close (cosine) to an attack exemplar
-      meaningMargin: 0.1     # … and closer to it than to any benign exemplar by this much
+      meaningSimilarity: 0.575 # … at least this close (cosine) to an attack exemplar
+      meaningMargin: 0.175     # … and closer to it than to any benign exemplar by this much
 
 :func:`admit` is pure: given the item about to be written and the version it replaces
 (None for a new item), it returns the item to write — unchanged, quarantined, redacted
@@ -76,8 +76,8 @@ class TrustSettings:
     screen: bool = True
     #: The screen's meaning stage (engram.trust.likeness) and its bounds.
     meaning: bool = True
-    meaning_similarity: float = 0.5
-    meaning_margin: float = 0.1
+    meaning_similarity: float = 0.575
+    meaning_margin: float = 0.175
 
     def validated(self) -> TrustSettings:
         for key, number in (("meaningSimilarity", self.meaning_similarity), ("meaningMargin", self.meaning_margin)):
