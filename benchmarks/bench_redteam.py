@@ -1,7 +1,8 @@
 """The red-team suite, through the path an agent uses: ``engram_create`` over MCP.
 
 Every case of ``benchmarks/redteam/attacks.yaml`` and ``benign.yaml`` (and the two held-out
-sets, ``heldout.yaml`` and ``heldout2.yaml``, reported apart) is written with
+sets, ``heldout.yaml`` and ``heldout2.yaml``, and the meaning stage's development set
+``meaning-dev.yaml``, reported apart) is written with
 ``engram_create`` (title, body, and a case's summary and tags when it has them) through
 the SDK's in-memory MCP client into a fresh vault with default settings, then searched for with
 ``engram_search`` by its own title. An attack is *blocked* when it was refused
@@ -238,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"dataset folder missing: {DATASETS}")
     heldout = _load("heldout.yaml")
     heldout2 = _load("heldout2.yaml")
+    meaning_dev = _load("meaning-dev.yaml")
     blind = None if args.no_blind else _load("blind-2026-12-06.yaml")
     work = Path(tempfile.mkdtemp(prefix="engram-bench-redteam-"))
     started = time.perf_counter()
@@ -255,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
             "heldout2": {
                 "attacks": _score(anyio.run(_run_cases, heldout2["attacks"], work, "h2-attacks"), True),
                 "benign": _score(anyio.run(_run_cases, heldout2["benign"], work, "h2-benign"), False),
+            },
+            "meaning-dev": {
+                "attacks": _score(anyio.run(_run_cases, meaning_dev["attacks"], work, "md-attacks"), True),
+                "benign": _score(anyio.run(_run_cases, meaning_dev["benign"], work, "md-benign"), False),
             },
             **({} if blind is None else {"blind-2026-12-06": {
                 "attacks": _score(anyio.run(_run_cases, blind["attacks"], work, "b1206-attacks"), True),
