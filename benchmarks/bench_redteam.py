@@ -22,7 +22,8 @@ through the meaning stage too (``real_notes.seconds`` includes it; ``by_meaning`
 what it held).
 
 The blind set of 6 December 2026 (``blind-2026-12-06.yaml``, issue 27) is reported apart
-too (``--no-blind`` leaves it out, for runs while tuning). ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
+too (``--no-blind`` leaves it out, for runs while tuning). ``--meaning`` turns the
+screen's meaning stage on in every vault and for the real documents (it is off by default). ``--set FILE`` runs one set in the held-out format (``attacks`` and ``benign`` lists)
 and nothing else, and writes ``benchmarks/results/redteam-<file stem>.json``.
 
     python -m benchmarks.bench_redteam [--set FILE]
@@ -68,6 +69,10 @@ def _answer(result: Any) -> dict[str, Any]:
     return answer
 
 
+#: ``--meaning``: every vault (and the real documents) screened with ``trust.meaning: true``.
+MEANING = False
+
+
 async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list[dict[str, Any]]:
     from mcp import Client
 
@@ -75,6 +80,11 @@ async def _run_cases(cases: list[dict[str, Any]], work: Path, name: str) -> list
     from engram.vault import Vault
 
     vault = Vault.init(work / name, actor="redteam")
+    if MEANING:
+        with (vault.root / "engram.yaml").open("a", encoding="utf-8") as fh:
+            fh.write("\ntrust:\n  meaning: true\n")
+        vault.close()
+        vault = Vault.open(vault.root, actor="redteam")
     out = []
     async with Client(build_server(vault, config_file=work / "mcp.yaml")) as client:
         for n, case in enumerate(cases):
@@ -143,7 +153,7 @@ def _real_notes() -> dict[str, Any]:
     from engram.store.model import new_id, now
     from engram.trust.policy import TrustSettings, admit
 
-    settings = TrustSettings()
+    settings = TrustSettings(meaning=MEANING)
     quarantined: list[str] = []
     sensitive: Counter[str] = Counter()
     meaning: Counter[str] = Counter()
@@ -194,7 +204,7 @@ def _screen_cost(benign: list[dict[str, Any]], rounds: int = 5) -> dict[str, Any
     from engram.recall import encoder
     from engram.trust.policy import TrustSettings, screen
 
-    settings = TrustSettings()
+    settings = TrustSettings(meaning=True)
     screen(notes[0], settings, encoder.embed)  # the model and the exemplars, loaded once
     started = time.perf_counter()
     for fields in notes:
@@ -222,9 +232,12 @@ def run_set(path: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_redteam", description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, help="run only this set (attacks and benign lists, as heldout2.yaml)")
+    parser.add_argument("--meaning", action="store_true", help="turn the screen's meaning stage on (trust.meaning)")
     parser.add_argument("--no-blind", action="store_true",
                         help="leave the blind sets out (a run while tuning must not see them)")
     args = parser.parse_args(argv)
+    global MEANING
+    MEANING = args.meaning
     os.environ.setdefault("ENGRAM_FSYNC", "0")
     if args.set is not None:
         started = time.perf_counter()

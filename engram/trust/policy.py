@@ -8,7 +8,7 @@
       phoneRegion: US        # how phone numbers without a +country code are read
       allow: []              # regular expressions of values that are never findings
       screen: true           # the instruction screen (quarantine)
-      meaning: true          # the screen also reads meaning: sentences close to known attacks
+      meaning: false         # true: the screen also reads meaning (sentences close to known attacks)
       meaningSimilarity: 0.575 # … at least this close (cosine) to an attack exemplar
       meaningMargin: 0.175     # … and closer to it than to any benign exemplar by this much
 
@@ -31,7 +31,7 @@ secrets.
   it vouched for in the frontmatter key ``quarantineReleased`` (:data:`RELEASE_KEY`), so
   the release travels with the file: no machine screens that exact text again, and new
   instruction-shaped text written into the item later is screened as usual.
-- The screen reads meaning too (:mod:`engram.trust.likeness`) when ``meaning`` is on and
+- The screen reads meaning too (:mod:`engram.trust.likeness`) when ``meaning`` is turned on and
   the caller hands in the sentence encoder (``encoder=``): without one, or when the model
   cannot run, the screen is the rules alone and its :class:`Screening` says
   ``meaning: unavailable``; a write is never refused for that.
@@ -67,7 +67,9 @@ RELEASE_KEY = "quarantineReleased"
 
 @dataclass(frozen=True, slots=True)
 class TrustSettings:
-    """The ``trust`` section of ``engram.yaml`` (defaults: refuse both, screen on)."""
+    """The ``trust`` section of ``engram.yaml`` (defaults: refuse both, screen on, its
+    meaning stage off: it costs ~20× a create's time and holds some plain facts, see
+    docs/trust.md)."""
 
     secrets: str = "refuse"
     personal_data: str = "refuse"
@@ -75,7 +77,7 @@ class TrustSettings:
     allow: tuple[str, ...] = ()
     screen: bool = True
     #: The screen's meaning stage (engram.trust.likeness) and its bounds.
-    meaning: bool = True
+    meaning: bool = False
     meaning_similarity: float = 0.575
     meaning_margin: float = 0.175
 
