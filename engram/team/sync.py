@@ -305,7 +305,7 @@ class _Run:
             # Links that name an item a person renamed or moved follow it (it keeps its path).
             follow_moves(self.state)
             report.absorb(self._record_committed_edits())
-            report.twins += self._join_committed_twins(current, remote, branch)
+            report.twins += self._join_committed_twins(current, remote, report.branch)
         self._commit(report, message)
         report.remote = _remote_for(repo, current, remote)
         if report.remote is None:
@@ -398,13 +398,12 @@ class _Run:
         with History(self.state.root) as history:
             return settle(self.state, stale, previous=history.reference_bytes)
 
-    def _join_committed_twins(self, current: str, remote: str | None, branch: str | None) -> list[str]:
+    def _join_committed_twins(self, current: str, remote: str | None, branch: str) -> list[str]:
         """Items a plain ``git pull`` left in two files on a clone without the hooks
         (:mod:`engram.team.twins`): the commits this clone is about to push that git
         merged, never settled, are joined here before they can publish one id twice."""
         name = _remote_for(self.repo, current, remote)
-        upstream = self.repo.rev(f"refs/remotes/{name}/{branch or _upstream_branch(self.repo, current) or current}") \
-            if name is not None else None
+        upstream = self.repo.rev(f"refs/remotes/{name}/{branch}") if name is not None else None
         head = self.repo.rev("HEAD")
         if upstream is None or head is None or upstream == head:
             return []
