@@ -54,7 +54,7 @@ class Space:
 
     def __init__(self, index: Index) -> None:
         self.index = index
-        self.cache = VectorCache(index.db_path)
+        self.cache = VectorCache(index.vectors_beside)
         self._lock = threading.RLock()
         self._tally: tuple[int, int] = (-1, -1)
         self._keys: dict[int, str] = {}  # rowid -> cache key, every item

@@ -142,6 +142,9 @@ class _Snapshot(VaultState):
 def _opened(state: VaultState, folder: Path) -> VaultState:
     past = _Snapshot(folder, actor=state.actor)
     past.agent_session = state.agent_session
+    # Vectors are cached by content: the versions of then that are still today's text
+    # are not embedded again.
+    past.index.vectors_beside = state.index.vectors_beside
     return past
 
 

@@ -219,3 +219,19 @@ def test_scores_name_only_the_items_that_have_vectors() -> None:
     got = scores.of([5, 7, 9, 12, 1])  # 7, 12 and 1 have no vector
     assert set(got) == {5, 9} and abs(got[5] - 0.7) < 1e-6
     assert Scores(np.zeros(0, np.int64), np.zeros(0, np.float32)).of([1]) == {}
+
+
+def test_a_search_as_of_an_instant_uses_the_vectors_already_computed(vault: Vault) -> None:
+    """A search at an instant runs on a snapshot vault of the versions then
+    (engram.team.past); the items whose text has not changed since must not be embedded
+    again — with `embedOnSearch: 0` they would be missing, and meaning partial."""
+    path = vault.root / "engram.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "recall:\n  embedOnSearch: 0\n", encoding="utf-8")
+    with Vault.open(vault.root) as fresh:
+        ids = lessons(fresh)
+        assert fresh.embed_all() == 3
+        instant = fresh.get(ids[LUNCH]).updated_at
+        result = fresh.search(QUESTION, as_of=instant, record=False)
+        assert result.meaning.state == "on" and result.meaning.missing == 0
+        assert result.hits[0].id == ids[TIMEOUT] and result.hits[0].via == "meaning"
+        assert cache_rows(fresh) == 3  # nothing embedded twice
