@@ -18,6 +18,13 @@ enough to add, and a sum keeps "matches the words *and* the meaning" above eithe
 The calibration points were read off the project's own development sets (LoCoMo's
 first half and the learn golden set), never the blind sets (docs/benchmarks.md).
 
+The stage runs beside the word stage (:func:`foresee`, on a few worker threads per
+process): the query's vector and its product with every item's are ready by the time
+the words have found their candidates. ONNX Runtime, numpy and SQLite release the GIL,
+so on a machine with a core to spare the encoder's milliseconds are hidden behind
+BM25's instead of added to them; on a busy one it costs what it did in line. The
+answer is the same either way: the stage reads nothing the word stage writes.
+
 When the encoder cannot run, the stage is ``unavailable``: the search answers by words
 and says why; nothing fails. When some items have no vector yet, the stage is
 ``partial`` and says how many; a search embeds them itself when they are few
@@ -26,7 +33,10 @@ and says why; nothing fails. When some items have no vector yet, the stage is
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +100,31 @@ class Sense:
         if cand.similarity is None:
             return False
         return cand.similarity >= self.confident or int(cand.row["rowid"]) == self.standout
+
+
+_worker: ThreadPoolExecutor | None = None
+_worker_lock = threading.Lock()
+#: Searches on the server's threads each get a worker while there are cores for them.
+_WORKERS = min(4, os.cpu_count() or 1)
+
+
+def _forget_worker() -> None:
+    # A forked child has the executor but not its threads: it would queue work forever.
+    global _worker
+    _worker = None
+
+
+os.register_at_fork(after_in_child=_forget_worker)
+
+
+def foresee(state: VaultState, query: str, s: RecallSettings) -> Future[tuple[Sense | None, Meaning]]:
+    """Start :func:`understand` on a worker thread, for the search to collect once its
+    words have found their candidates: it goes on with them meanwhile."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="engram-meaning")
+    return _worker.submit(understand, state, query, s)
 
 
 def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense | None, Meaning]:

@@ -63,7 +63,7 @@ from engram.items.state import VaultState
 from engram.recall.disclosure import disclose
 from engram.recall.graph import EdgeCache, SpreadSettings, spread
 from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
-from engram.recall.meaning import Sense, closeness, understand
+from engram.recall.meaning import Sense, closeness, foresee
 from engram.recall.results import TIERS, Meaning, SearchResult, Status
 from engram.recall.semantic import meaning
 from engram.recall.settings import RecallSettings, recall_settings
@@ -146,6 +146,8 @@ def run(
             hint='Search for words, e.g. `engram search "vacuum lock"`.',
         )
     at = rules.timestamp("as_of", as_of) if as_of is not None else now()
+    # The meaning stage (the query's vector, its product with every item's) runs beside the words.
+    early = foresee(state, query, s) if not raw and s.meaning > 0 else None
     where, params = filters.sql()
     # Quarantined text never reaches a reader, whatever the filters ask for (engram.trust):
     # curators review it with `engram quarantine list`.
@@ -198,7 +200,7 @@ def run(
     flavour = meaning(query, s.semantic) if not raw else None  # the optional static model
     if flavour is not None:
         flavour.apply(state.index, cands.values())
-    sense, meant = understand(state, query, s) if not raw else (None, Meaning("off"))
+    sense, meant = early.result() if early is not None else (None, Meaning("off"))
     if sense is not None:
         sense.apply(cands.values())
         _weigh_chance(cands.values(), floor)

@@ -7,13 +7,16 @@ a missing or corrupt model and the vector cache behave as docs/recall.md says.""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -219,6 +222,39 @@ def test_scores_name_only_the_items_that_have_vectors() -> None:
     got = scores.of([5, 7, 9, 12, 1])  # 7, 12 and 1 have no vector
     assert set(got) == {5, 9} and abs(got[5] - 0.7) < 1e-6
     assert Scores(np.zeros(0, np.int64), np.zeros(0, np.float32)).of([1]) == {}
+
+
+def test_searches_from_many_threads_get_the_answers_one_thread_gets(vault: Vault) -> None:
+    """The query's vector is computed on worker threads beside the word stage
+    (meaning.foresee): searches running at once must not get each other's vectors."""
+    lessons(vault)
+    queries = [QUESTION, "pg_repack vacuum", "when is lunch", "tomorrow's weather forecast for the regatta"] * 3
+    alone = {q: [h.id for h in vault.search(q, record=False).hits] for q in queries}
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(lambda q: (q, [h.id for h in vault.search(q, record=False).hits]), queries))
+    assert together == [(q, alone[q]) for q in queries]
+
+
+def test_a_forked_child_still_searches_by_meaning(vault: Vault) -> None:
+    """A process forked after a search has the parent's worker pool but not its threads;
+    its search must get a pool of its own, not wait forever."""
+    ids = lessons(vault)
+    assert vault.search(QUESTION, record=False).hits[0].id == ids[TIMEOUT]  # the pool exists now
+    ctx = multiprocessing.get_context("fork")
+    answers = ctx.Queue()
+    child = ctx.Process(target=_search_in_child, args=(vault.root, answers))
+    child.start()
+    child.join(timeout=300)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the forked child's search never finished"
+    assert answers.get(timeout=10) == ids[TIMEOUT]
+
+
+def _search_in_child(root: Path, answers: Any) -> None:
+    with Vault.open(root) as vault:
+        answers.put(vault.search(QUESTION, record=False).hits[0].id)
 
 
 def test_a_search_as_of_an_instant_uses_the_vectors_already_computed(vault: Vault) -> None:
