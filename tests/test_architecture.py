@@ -3,7 +3,9 @@
 The core is a stack of units, each of which may import only the units below it (the
 standard library and third-party packages aside). Imports inside ``if TYPE_CHECKING:``
 are exempt: they name types, they do not run. Imports inside functions count: a lazy
-import is still a dependency.
+import is still a dependency. So do :class:`engram.vault.Vault`'s delegations
+(``delegate(engram.items.reading.get)``): each imports its module when the method is
+first called.
 """
 
 from __future__ import annotations
@@ -64,7 +66,17 @@ def runtime_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+    return found | delegated_modules(tree)
+
+
+def delegated_modules(tree: ast.Module) -> set[str]:
+    """The modules ``delegate(engram.a.b.fn)`` names: imported when the method is first called."""
+    return {
+        ast.unparse(node.args[0]).rpartition(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "delegate"
+        and node.args and ast.unparse(node.args[0]).startswith("engram.")
+    }
 
 
 def unit_of(module: str) -> str | None:
@@ -172,6 +184,18 @@ def test_vault_is_a_table_of_contents_not_a_mixin_stack() -> None:
         is_method = attr.fn.__qualname__.startswith("VaultState.")
         assert is_method or first.annotation in ("VaultState", VaultState), f"Vault.{name} does not take the state"
         assert attr.fn.__doc__, f"Vault.{name}: {attr.fn.__qualname__} has no docstring"
+
+
+def test_each_delegation_is_seen_as_an_import_of_the_module_it_names() -> None:
+    """The layer check reads the delegations: a method naming a module of a layer above
+    the vault (or an adapter) would be an import that breaks the layers, lazy or not."""
+    from engram.vault import Vault, delegate
+
+    imports = runtime_imports(PACKAGE / "vault.py")
+    for name, attr in vars(Vault).items():
+        if isinstance(attr, delegate) and not attr.fn.__qualname__.startswith("VaultState."):
+            assert attr.fn.__module__ in imports, f"Vault.{name}: {attr.fn.__module__} not seen by the layer check"
+    assert {"engram.scopes.recall", "engram.team.sync", "engram.doctor"} <= imports
 
 
 def test_a_delegated_method_shows_its_own_signature(tmp_path: Path) -> None:
