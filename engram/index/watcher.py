@@ -27,8 +27,6 @@ vault's own temp files) are ignored: they hold nothing the index reads.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import os
 import struct
@@ -79,9 +77,14 @@ class Watcher(Protocol):
 
 
 class _Libc:
-    """The three inotify calls, loaded once."""
+    """The three inotify calls, loaded once (ctypes is imported then: a one-shot command
+    never watches, so it never pays for it)."""
 
     def __init__(self) -> None:
+        import ctypes
+        import ctypes.util
+
+        self.get_errno = ctypes.get_errno
         lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         self.init1 = lib.inotify_init1
         self.init1.argtypes = [ctypes.c_int]
@@ -111,7 +114,7 @@ class InotifyWatcher:
         self._libc = libc
         fd = libc.init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+            raise OSError(libc.get_errno(), "inotify_init1 failed")
         self.fd: int | None = fd
         self._dirs: dict[int, str] = {}  # watch descriptor -> folder ("" is the root)
         self._root_lost = False
@@ -140,7 +143,7 @@ class InotifyWatcher:
         path = os.fsencode(self.root / rel if rel else self.root)
         wd = self._libc.add_watch(self.fd, path, _MASK)
         if wd < 0:
-            err = ctypes.get_errno()
+            err = self._libc.get_errno()
             if err in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
                 return  # gone or unreadable already; its parent's event covers it
             raise OSError(err, os.strerror(err))

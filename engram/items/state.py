@@ -24,7 +24,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
-import getpass
 import os
 import re
 import shutil
@@ -33,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engram.errors import (
     EngramError,
@@ -69,11 +68,13 @@ from engram.store.paths import id_suffix, item_relpath, resolve_inside
 from engram.store.progress import Progress
 from engram.store.settings import SETTINGS_FILE, Settings
 from engram.store.surgical import edit_frontmatter
-from engram.trust.likeness import Encoder
-from engram.trust.policy import TrustSettings
 from engram.trust.roles import Role, Roles
 from mergedriver import codec
 from mergedriver.codec import CodecError
+
+if TYPE_CHECKING:  # the screen and the detectors load with the first write, not with a search
+    from engram.trust.likeness import Encoder
+    from engram.trust.policy import TrustSettings
 
 STATE_DIR = ".engram"
 
@@ -106,6 +107,8 @@ def resolve_actor(root: Path | None = None, explicit: str | None = None) -> tupl
     if name:
         return name, "git"
     try:
+        import getpass
+
         return getpass.getuser(), "login"
     except (KeyError, OSError):
         return "unknown", "login"
@@ -261,6 +264,8 @@ class VaultState:
     @property
     def trust(self) -> TrustSettings:
         """The ``trust`` section of ``engram.yaml`` (see :mod:`engram.trust.policy`)."""
+        from engram.trust.policy import TrustSettings
+
         if self._trust is None or self._trust[0] is not self.settings:
             self._trust = (self.settings, self.settings.section("trust", TrustSettings).validated())
         return self._trust[1]

@@ -26,13 +26,11 @@ ONNX Runtime's and tokenizers' exceptions are translated here and nowhere else.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import importlib.util
 import os
 import threading
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +124,9 @@ def _load() -> _Encoder:
     # tokenizers would spread each batch over a thread pool; a query is one short text.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        import gzip
+        from importlib import resources
+
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -18,13 +18,16 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engram.errors import GitError, InvalidInput
 from engram.items.state import VaultState
 from engram.scopes.settings import ScopeSettings, scope_settings
 from engram.store.settings import Settings
 from engram.team import gitstore, setup
-from engram.team.sync import SyncReport, sync
+
+if TYPE_CHECKING:  # sync (and all it imports) loads when a sync runs, not with every search
+    from engram.team.sync import SyncReport
 
 CLONE_DIR = ("scopes", "org")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[^/\\:]+@[^:]+:")
@@ -126,6 +129,8 @@ def sync_org(state: VaultState, *, message: str | None = None) -> SyncReport:
     """Bring the org clone level with the org repository (clone it first if needed):
     commit, fetch, merge field by field, push, retry when a peer pushed first.
     Raises InvalidInput (no org configured), GitError."""
+    from engram.team.sync import sync
+
     org = ensure_clone(state)
     branch = org_branch(state)
     with gitstore.GitRepo(org.root) as repo:

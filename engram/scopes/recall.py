@@ -39,7 +39,6 @@ from engram.recall.usage import journal_for
 from engram.scopes.org import org_state
 from engram.store import rules
 from engram.store.model import VISIBILITIES, Engram, now
-from engram.team import past
 
 SCOPES = VISIBILITIES  # private, team, org
 UNBOUNDED = 10**9  # tokens: a vault's answer before the merged list is fitted to the budget
@@ -81,9 +80,13 @@ def search(
         min_relevance=min_relevance,
     )
     org = org_state(state) if wanted is None or "org" in wanted else None
-    # Time travel searches each vault as it was then: its versions at T (engram.team.past).
-    here = past.snapshot(state, rules.timestamp("as_of", as_of)) if as_of is not None else state
-    there = past.snapshot(org, rules.timestamp("as_of", as_of)) if as_of is not None and org is not None else org
+    here, there = state, org
+    if as_of is not None:  # time travel searches each vault as it was then: its versions at T
+        from engram.team import past
+
+        when = rules.timestamp("as_of", as_of)
+        here = past.snapshot(state, when)
+        there = past.snapshot(org, when) if org is not None else None
     if there is None:
         mine = recall_search(here, query, visibility=wanted, record=False, budget=budget, **common)  # type: ignore[arg-type]
         _journal(state, mine.hits, record)

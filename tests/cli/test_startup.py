@@ -1,9 +1,10 @@
 """Start-up (issue 30): each command imports what it uses, and nothing drifts for it.
 
 The root group imports a command's module only when the command runs, from the table in
-:mod:`engram.cli.catalog`; these tests keep that table equal to what the modules export
-and assert the *import set* of cheap commands and of the pre-commit hook in a fresh
-process (never a time: the machines that run this are shared).
+:mod:`engram.cli.catalog`; :class:`engram.vault.Vault` imports a layer when a method
+that needs it is first called; these tests keep that table equal to what the modules
+export and assert the *import set* of cheap commands, of a search and of the git hooks
+in a fresh process (never a time: the machines that run this are shared).
 """
 
 from __future__ import annotations
@@ -22,12 +23,19 @@ from click.testing import CliRunner
 import engram
 import engram.cli
 from engram.cli import catalog
-from tests.conftest import ROOT
+from engram.vault import Vault
+from tests.conftest import ROOT, words_only
 from tests.git_helpers import git
 
 #: What a command that needs no vault must not import: the core's layers and the adapters' libraries.
 HEAVY = ("engram.vault", "engram.index", "engram.items.state", "engram.trust.screen", "engram.recall",
          "engram.team.gitstore", "sqlite3", "yaml", "git", "mcp", "networkx", "importlib.metadata")
+#: What a search by words needs none of: writing (the screen, the detectors, dedupe), the
+#: lifecycle, imports, sync and history, doctor, and the libraries of those and of meaning.
+NOT_FOR_SEARCH = ("engram.items.writing", "engram.trust.policy", "engram.trust.screen", "engram.trust.secrets",
+                  "engram.trust.detectors", "engram.lifecycle", "engram.adopt", "engram.team.sync",
+                  "engram.team.past", "engram.doctor", "engram.quality", "git", "requests", "detect_secrets",
+                  "numpy", "onnxruntime", "snowballstemmer", "mcp", "networkx")
 
 
 def modules_after(code: str, cwd: Path | None = None) -> set[str]:
@@ -117,6 +125,29 @@ def test_the_pre_commit_hook_imports_no_index_no_vault_and_no_gitpython(tmp_path
     assert "engram.trust.secrets" in modules  # it did check the commit
     assert loaded(modules, ("engram.vault", "engram.index", "engram.items.state", "engram.recall", "sqlite3",
                             "git", "engram.lifecycle", "engram.team.sync")) == []
+
+
+def test_opening_a_vault_imports_only_the_layers_its_calls_need(tmp_path: Path) -> None:
+    """Written to fail on the old code, where engram/vault.py imported every layer to
+    build its table of methods."""
+    Vault.init(tmp_path / "v").close()
+    opened = modules_after(f"from engram.vault import Vault\nv = Vault.open({str(tmp_path / 'v')!r})")
+    assert loaded(opened, (*NOT_FOR_SEARCH, "engram.scopes", "engram.recall.search", "engram.items.reading")) == []
+    listed = modules_after(f"from engram.vault import Vault\nv = Vault.open({str(tmp_path / 'v')!r})\nv.titles([])")
+    assert "engram.items.reading" in listed
+    assert loaded(listed, NOT_FOR_SEARCH) == []
+
+
+def test_a_search_by_words_imports_the_index_and_recall_only(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v") as vault:
+        vault.create("Use pg_repack, not VACUUM FULL", "VACUUM FULL locks the table.", domain=["ops"])
+        words_only(vault).close()
+    out = subprocess.run([sys.executable, "-c", run_cli("--vault", str(tmp_path / "v"), "search", "pg_repack")],
+                         capture_output=True, text=True, check=True)
+    assert "Use pg_repack" in out.stdout  # it did find the item
+    modules = modules_after(run_cli("--vault", str(tmp_path / "v"), "search", "pg_repack"))
+    assert {"engram.scopes.recall", "engram.recall.search", "engram.index.search"} <= modules
+    assert loaded(modules, NOT_FOR_SEARCH) == []
 
 
 def test_the_package_names_load_on_first_use() -> None:
