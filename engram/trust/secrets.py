@@ -99,7 +99,7 @@ _PLACEHOLDER = re.compile(
 
 
 def _is_placeholder(value: str) -> bool:
-    from detect_secrets.filters import heuristic  # imported on first use (see detectors)
+    from engram.trust.detectors import heuristic  # imported on first use (see detectors)
 
     v = value.strip().strip("'\"`,;")
     return (
@@ -160,7 +160,7 @@ _BEARER = re.compile(
 
 def _credential_like(value: str, name_is_password: bool) -> bool:
     """Whether an assigned value looks like a real credential rather than prose."""
-    from detect_secrets.filters import heuristic
+    from engram.trust.detectors import heuristic
 
     v = value.strip().strip("'\"`,;")
     if len(v) < 4 or re.search(r"\s", v) or _is_placeholder(v) or heuristic.is_not_alphanumeric_string(v):
@@ -173,19 +173,14 @@ def _credential_like(value: str, name_is_password: bool) -> bool:
 
 def _keyword_secrets(text: str) -> Iterator[tuple[str, str, int, int]]:
     """Assignments to key-like names and high-entropy tokens next to them."""
-    from detect_secrets.filters import heuristic
-    from detect_secrets.plugins.keyword import (
-        CONFIG_DENYLIST_REGEX_TO_GROUP,
-        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-        KeywordDetector,
-    )
+    from engram.trust.detectors import heuristic, keyword
 
-    detector = KeywordDetector()
+    detector = keyword.KeywordDetector()
     offset = 0
     for line in text.split("\n"):
         if _KEYLIKE.search(line):
             found: dict[str, str] = {}
-            for regexes in (CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
+            for regexes in (keyword.CONFIG_DENYLIST_REGEX_TO_GROUP, keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
                 for value in detector.analyze_string(line, denylist_regex_to_group=regexes):
                     value = value.strip().strip("'\"`,;")
                     if value and not heuristic.is_indirect_reference(line) and not heuristic.is_likely_id_string(value, line):

@@ -36,6 +36,8 @@ NOT_FOR_SEARCH = ("engram.items.writing", "engram.trust.policy", "engram.trust.s
                   "engram.trust.detectors", "engram.lifecycle", "engram.adopt", "engram.team.sync",
                   "engram.team.past", "engram.doctor", "engram.quality", "git", "requests", "detect_secrets",
                   "numpy", "onnxruntime", "snowballstemmer", "mcp", "networkx")
+#: What requests brings in when it is really imported (engram.trust.detectors defers it).
+REQUESTS = ("urllib3", "charset_normalizer", "idna", "certifi", "requests.adapters")
 
 
 def modules_after(code: str, cwd: Path | None = None) -> set[str]:
@@ -122,9 +124,20 @@ def test_the_pre_commit_hook_imports_no_index_no_vault_and_no_gitpython(tmp_path
     git(vault, "add", "note.md")
     code = "from engram.team.precommit import main\nassert main(['--vault', '.']) == 0"
     modules = modules_after(code, cwd=vault)
-    assert "engram.trust.secrets" in modules  # it did check the commit
+    assert {"engram.trust.secrets", "engram.trust.detectors"} <= modules  # it did check the commit
     assert loaded(modules, ("engram.vault", "engram.index", "engram.items.state", "engram.recall", "sqlite3",
-                            "git", "engram.lifecycle", "engram.team.sync")) == []
+                            "git", "engram.lifecycle", "engram.team.sync", *REQUESTS)) == []
+
+
+def test_requests_deferred_by_the_detectors_is_the_real_module_once_used() -> None:
+    code = (
+        "import sys\nfrom engram.trust import secrets\n"
+        "assert secrets.scan_text('key AKIAIOSFODNN7EXAMPLF here', 'f')  # the plugins ran\n"
+        "assert 'urllib3' not in sys.modules\n"
+        "import requests\nassert requests.codes.ok == 200\n"
+        "assert type(sys.modules['requests']).__name__ == 'module' and 'urllib3' in sys.modules"
+    )
+    assert set(REQUESTS) <= modules_after(code)
 
 
 def test_opening_a_vault_imports_only_the_layers_its_calls_need(tmp_path: Path) -> None:
