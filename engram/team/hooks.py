@@ -11,7 +11,9 @@ date, edges to items deleted elsewhere moved to the trash, edges of an item that
 brought out of this clone's trash — left uncommitted, for the next ``engram sync`` or
 commit), then prints the cross-file findings of
 :func:`engram.team.conflicts.checks` that a person must decide — superseded items still
-active, items a merge flagged, files that no longer parse. A hook never fails a pull:
+active, items a merge flagged, files that no longer parse. A merge that moved nothing
+(``ORIG_HEAD`` = ``HEAD``, not a ``--squash``; :func:`moved`) brought nothing in: the
+hook stops there, having imported nothing but this module. A hook never fails a pull:
 it reports and exits with the status of the hook it chains.
 
 A user's existing hook is never overwritten: it is renamed to ``<hook>.pre-engram`` and
@@ -33,15 +35,14 @@ from __future__ import annotations
 import os
 import shlex
 import stat
+import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from engram.errors import Conflict
-from engram.team import gitstore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # git runs this module after every pull: it imports what a pull needs, when it needs it
     from engram.items.state import VaultState
     from engram.team.settle import Settled
 
@@ -57,8 +58,11 @@ def chained_name(hook: str) -> str:
     return f"{hook}.pre-engram"
 
 
-@dataclass(frozen=True, slots=True)
-class HookStatus:
+class HookStatus(NamedTuple):
+    """One hook's state in a clone. A named tuple rather than a dataclass: this module is
+    what git runs after every pull, and ``dataclasses`` (with ``inspect``) would add a
+    third to the start-up of a pull that brought nothing."""
+
     hook: str
     path: Path
     installed: bool
@@ -113,6 +117,8 @@ def _script(hook: str, vault_rel: str) -> str:
 
 
 def _paths(root: Path, hook: str) -> tuple[Path, str]:
+    from engram.team import gitstore
+
     path = gitstore.git_path(root, f"hooks/{hook}")
     rel = os.path.relpath(root.resolve(), gitstore.top_level(root))
     return path, rel
@@ -171,8 +177,31 @@ def uninstall(root: Path, names: tuple[str, ...] = tuple(HOOKS)) -> tuple[HookSt
     return statuses(root, names)
 
 
+def moved(vault_path: Path) -> bool:
+    """Whether the merge or rebase moved ``HEAD`` (``ORIG_HEAD`` ≠ ``HEAD``), asked of
+    git alone. A merge that moved nothing brought nothing to settle, screen or report,
+    so the hook stops there at the cost of one ``git rev-parse``. ``git merge --squash``
+    moves nothing but changes the work tree (git leaves ``SQUASH_MSG``): that counts as
+    moved, and so does anything git cannot answer (the full check then says why)."""
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "ORIG_HEAD", "HEAD", "--git-path", "SQUASH_MSG"],
+            cwd=vault_path, capture_output=True, text=True, check=False,
+        )
+    except OSError:
+        return True
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != 3:
+        return True
+    before, after, squash = lines
+    return before != after or (vault_path / squash).exists()
+
+
 def report(vault_path: Path, hook: str) -> int:
-    """What a hook runs: refresh the index and print findings. Always returns 0."""
+    """What a hook runs: settle what arrived, screen it and print findings (nothing when
+    the merge moved nothing, see :func:`moved`). Always returns 0."""
+    if not moved(vault_path):
+        return 0
     from engram.errors import EngramError
     from engram.items.state import VaultState, locate
     from engram.recall import encoder

@@ -25,7 +25,7 @@ import engram.cli
 from engram.cli import catalog
 from engram.vault import Vault
 from tests.conftest import ROOT, words_only
-from tests.git_helpers import git
+from tests.git_helpers import commit_all, git
 
 #: What a command that needs no vault must not import: the core's layers and the adapters' libraries.
 HEAVY = ("engram.vault", "engram.index", "engram.items.state", "engram.trust.screen", "engram.recall",
@@ -138,6 +138,20 @@ def test_requests_deferred_by_the_detectors_is_the_real_module_once_used() -> No
         "assert type(sys.modules['requests']).__name__ == 'module' and 'urllib3' in sys.modules"
     )
     assert set(REQUESTS) <= modules_after(code)
+
+
+def test_a_pull_that_moved_nothing_costs_the_hook_its_own_module_only(tmp_path: Path) -> None:
+    """git runs the post-merge hook after every pull; one that moved nothing (``ORIG_HEAD``
+    = ``HEAD``) imports no layer, no library and not even dataclasses."""
+    with Vault.init(tmp_path / "v") as vault:
+        vault.create("A note", "Some text.")
+        commit_all(vault)
+        git(vault.root, "update-ref", "ORIG_HEAD", "HEAD")
+    code = "from engram.team.hooks import _main\nassert _main(['post-merge', '--vault', '.']) == 0"
+    modules = modules_after(code, cwd=tmp_path / "v")
+    assert sorted(m for m in modules if m.startswith("engram")) == [
+        "engram", "engram.errors", "engram.team", "engram.team.hooks"]
+    assert loaded(modules, ("dataclasses", "sqlite3", "yaml", "git", "mergedriver")) == []
 
 
 def test_opening_a_vault_imports_only_the_layers_its_calls_need(tmp_path: Path) -> None:

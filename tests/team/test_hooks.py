@@ -148,3 +148,28 @@ def test_the_hooks_commands(vault: Vault) -> None:
 def test_the_hook_entry_point_rejects_wrong_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert hooks._main(["post-merge"]) == 2
     assert "usage: python -m engram.team.hooks post-merge|post-rewrite --vault PATH" in capsys.readouterr().err
+
+
+def test_a_merge_that_moved_nothing_is_not_checked_but_a_squash_is(
+    vault: Vault, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """git runs the hook only after a merge that brought something; when ``ORIG_HEAD`` is
+    ``HEAD`` all the same, nothing arrived to settle, screen or report (``engram doctor``
+    lists what was there before), so the hook stops after one ``git rev-parse``."""
+    vault.create("A note", "Some text.")
+    commit_all(vault)
+    assert hooks.moved(vault.root)  # no ORIG_HEAD: git cannot tell, so the full check runs
+    git(vault.root, "update-ref", "ORIG_HEAD", "HEAD")
+    assert not hooks.moved(vault.root)
+    (vault.root / "broken.md").write_text("---\nid: [unclosed\n---\nbody\n", encoding="utf-8")
+    assert hooks.report(vault.root, "post-merge") == 0
+    assert capsys.readouterr().out == ""  # the broken file was there before this merge
+    git(vault.root, "switch", "--quiet", "-c", "other")
+    (vault.root / "later.md").write_text("A later note.\n", encoding="utf-8")
+    git(vault.root, "add", "later.md")
+    git(vault.root, "commit", "--quiet", "-m", "later")
+    git(vault.root, "switch", "--quiet", "-")
+    git(vault.root, "merge", "--squash", "--quiet", "other")  # HEAD stays; the work tree changes
+    assert hooks.moved(vault.root)
+    assert hooks.report(vault.root, "post-merge") == 0
+    assert "thing(s) to look at after this merge" in capsys.readouterr().out
