@@ -81,6 +81,13 @@ def model_file() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
 
 
+def model_file_exists() -> bool:
+    """Whether the weights are where :func:`model_file` says (their checksum is checked
+    when they are loaded). Nothing is imported or read."""
+    path = model_file()
+    return path is not None and path.is_file()
+
+
 def _encoder() -> _Encoder:
     global _loaded, _failed
     with _lock:

@@ -135,6 +135,32 @@ def test_half_filled_vectors_still_answer_and_say_so(vault: Vault) -> None:
         assert v.search("pg_repack", record=False).meaning.state == "on"
 
 
+def test_a_vault_without_vectors_answers_the_same_without_loading_the_model(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No item has a vector yet (more missing than a search embeds itself): the query's
+    vector would meet nothing, so the search does not load the model — and answers
+    exactly as it does when it loads it."""
+    path = vault.root / "engram.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "recall:\n  embedOnSearch: 0\n", encoding="utf-8")
+    with Vault.open(vault.root) as v:
+        lessons(v)
+        code = (
+            f"import sys\nfrom engram.vault import Vault\nv = Vault.open({str(v.root)!r})\n"
+            "r = v.search('how do I repack a table', record=False)\n"
+            "print(r.meaning.state, r.meaning.missing, 'onnxruntime' in sys.modules)"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+        assert out.stdout.split() == ["partial", "3", "False"]
+        for query in ("how do I repack a table", "pg_repack", QUESTION):
+            skipped = v.search(query, record=False).to_json()
+            with monkeypatch.context() as m:
+                m.setattr(encoder, "model_file_exists", lambda: False)  # the query embedded, as before
+                embedded = v.search(query, record=False).to_json()
+            skipped["elapsedMs"] = embedded["elapsedMs"] = 0
+            assert skipped == embedded and skipped["meaning"] == {"state": "partial", "items": 3, "missing": 3}
+
+
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
 def test_a_missing_or_corrupt_model_is_a_clear_error_and_words_still_work(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
