@@ -47,7 +47,6 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from engram.errors import ModelUnavailable
@@ -126,6 +125,8 @@ _memo: dict[tuple[int, str], tuple[int, float, float]] = {}
 
 def exemplars() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """``(attacks, benign)``: the exemplar file's ``(class, sentence)`` pairs."""
+    from importlib import resources
+
     import yaml
 
     data = yaml.safe_load(resources.files("engram.trust.data").joinpath(EXEMPLARS).read_text(encoding="utf-8"))

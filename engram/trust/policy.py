@@ -41,15 +41,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram.errors import InstructionShaped, InvalidInput, SensitiveData
 from engram.store import rules
 from engram.store.model import Engram
 from engram.store.settings import SETTINGS_FILE
-from engram.trust.likeness import Encoder, Likeness, screen_meaning
-from engram.trust.screen import Screening, screen_fields
 from engram.trust.secrets import Detection, ScanOptions, field_texts, redact, scan_fields
+
+if TYPE_CHECKING:  # the screen loads with the first write it reads: a commit's secret scan needs none of it
+    from engram.trust.likeness import Encoder, Likeness
+    from engram.trust.screen import Screening
 
 Action = Literal["refuse", "private", "redact"]
 ACTIONS: tuple[str, ...] = ("refuse", "private", "redact")
@@ -106,6 +108,8 @@ class TrustSettings:
 
     @property
     def likeness(self) -> Likeness:
+        from engram.trust.likeness import Likeness
+
         return Likeness(self.meaning_similarity, self.meaning_margin)
 
 
@@ -115,6 +119,9 @@ def screen(
     """The instruction screen over the named ``fields`` of one write: the rules, and the
     meaning stage when ``trust.meaning`` is on. ``known`` holds the fields of the
     version this write replaces: what they already held does not count again."""
+    from engram.trust.likeness import screen_meaning
+    from engram.trust.screen import screen_fields
+
     screening = screen_fields(fields)
     if known is not None:
         screening = screening.without(screen_fields(known))
@@ -139,7 +146,7 @@ class Event:
 @dataclass(frozen=True, slots=True)
 class Admission:
     item: Engram
-    screening: Screening = field(default_factory=Screening)
+    screening: Screening = field(default_factory=lambda: _nothing_screened())
     detections: tuple[Detection, ...] = ()
     events: tuple[Event, ...] = ()
 
@@ -151,6 +158,12 @@ class Admission:
     def quarantine(self) -> Event | None:
         """The quarantine event (which rules, why), when the write was held back."""
         return next((e for e in self.events if e.action == "quarantine"), None)
+
+
+def _nothing_screened() -> Screening:
+    from engram.trust.screen import Screening
+
+    return Screening()
 
 
 def held_message(event: Event, path: str | None) -> str:
@@ -236,7 +249,7 @@ def admit(
         item, more = _handle_sensitive(item, detections, settings)
         events += more
         fields = text_fields(item)  # redacted: the screen reads what will be written
-    screening = Screening()
+    screening = _nothing_screened()
     if settings.screen and not released(item):
         screening = screen(fields, settings, encoder, None if previous is None else text_fields(previous))
         if screening.quarantine and item.status != "quarantined":
@@ -352,6 +365,6 @@ def check_move(item: Engram, scope: str, settings: TrustSettings, encoder: Encod
                             else "name a role, a team or a channel rather than a person or a machine."),
         )
     if not settings.screen or released(moved):
-        return Screening()
+        return _nothing_screened()
     return screen(text_fields(moved), settings, encoder)
 
