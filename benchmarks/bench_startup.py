@@ -1,17 +1,31 @@
 """Start-up cost of the commands people wait on (issue 30): CPU time, not wall time.
 
 Each command runs as its own process, ``--runs`` times (default 5); the figure is the
-median of the child's user+sys CPU seconds (``os.wait4``), which moves little with the
-machine's load, beside the median wall time. The rows:
+median of the child's user+sys CPU seconds (``os.wait4``, git's child processes
+included), which moves little with the machine's load, beside the median wall time. The
+rows:
 
 - ``engram --version`` and ``engram --help``: nothing but the root group;
-- ``engram search QUERY`` on a small vault (``engram demo``, index already built);
+- ``engram search QUERY`` on a small vault (``engram demo``, index already built), with
+  recall by meaning on (the default: the sentence encoder is loaded for the query) and
+  on a copy with ``recall.meaning: 0`` (words only);
 - the pre-commit hook on a one-file commit: the exact command the installed hook runs
   (``python -m engram.team.precommit --vault .``) with one changed item staged;
-- the post-merge hook's Python part after a no-op pull (``ORIG_HEAD`` = ``HEAD``).
+- the post-merge hook's Python part after a pull that moved nothing (``ORIG_HEAD`` =
+  ``HEAD``; git itself skips the hook after "Already up to date", so this is its floor)
+  and after a pull that brought one changed item (``ORIG_HEAD`` = ``HEAD~1``);
 - ``python -c pass``: the floor, the interpreter alone.
 
-    python -m benchmarks.bench_startup [--runs 5]
+Bytecode. An installed package runs from compiled bytecode (pip compiles it), so the
+source trees measured are compiled first and the children may write bytecode even when
+``PYTHONDONTWRITEBYTECODE`` is set here; without it every run would compile every module
+it imports (half a second for a search).
+
+Before and after. ``--trees OLD NEW`` measures two source trees of engram (each put
+first on ``PYTHONPATH``) on the same vaults, one run of each in turn, so both meet the
+same load::
+
+    python -m benchmarks.bench_startup [--runs 5] [--trees /tmp/engram-before .]
 
 Prints one JSON document (and a Markdown table on stderr).
 """
@@ -19,6 +33,7 @@ Prints one JSON document (and a Markdown table on stderr).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -50,48 +65,102 @@ def engram_exe() -> str:
     return found
 
 
+def tree_env(base: dict[str, str], tree: Path | None) -> dict[str, str]:
+    """The children's environment for one source tree (None: as this process finds engram)."""
+    env = {k: v for k, v in base.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [base.get("PYTHONPATH")])])
+    return env
+
+
+def compile_tree(env: dict[str, str]) -> None:
+    """Compile the engram (and merge driver) that ``env`` imports, as pip does at install."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import engram, mergedriver; print(engram.__path__[0]); print(mergedriver.__path__[0])"],
+        env=env, capture_output=True, text=True, check=True,
+    )
+    for folder in out.stdout.split():
+        compileall.compile_dir(folder, quiet=1)
+
+
+def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
+    """Each row ``runs`` times per tree, the trees taking turns."""
+    results: dict[str, Any] = {name: {} for name in envs}
+    for row, (argv, cwd) in rows.items():
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
+        for _ in range(runs):
+            for name, env in envs.items():
+                samples[name].append(cpu_of(argv, cwd, env))
+        for name, got in samples.items():
+            results[name][row] = {
+                "cpu_s": round(statistics.median(r[0] for r in got), 3),
+                "wall_s": round(statistics.median(r[1] for r in got), 3),
+                "runs": len(got),
+            }
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--trees", nargs="+", type=Path, default=None,
+                        help="source trees of engram to measure in turn (default: the one this process imports)")
     args = parser.parse_args()
-    env = {**os.environ, "ENGRAM_ACTOR": "bench", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
+    base = {**os.environ, "ENGRAM_ACTOR": "bench", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com",
+            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
+    trees: list[Path | None] = [t.resolve() for t in args.trees] if args.trees else [None]
+    envs = {str(t) if t is not None else "current": tree_env(base, t) for t in trees}
+    for env in envs.values():
+        compile_tree(env)
+    setup_env = next(iter(envs.values()))
     engram = engram_exe()
+    py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "demo"
-        subprocess.run([engram, "demo", str(vault)], check=True, env=env, capture_output=True)
+        subprocess.run([engram, "demo", str(vault)], check=True, env=setup_env, capture_output=True)
         if not (vault / ".git").exists():
             subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
         if subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=vault, capture_output=True).returncode:
             subprocess.run(["git", "add", "-A"], cwd=vault, check=True)
-            subprocess.run(["git", "commit", "-qm", "demo", "--no-verify"], cwd=vault, check=True, env=env)
-        subprocess.run([engram, "search", "postgres"], cwd=vault, check=True, env=env, capture_output=True)
+            subprocess.run(["git", "commit", "-qm", "demo", "--no-verify"], cwd=vault, check=True, env=setup_env)
+        subprocess.run([engram, "search", "postgres"], cwd=vault, check=True, env=setup_env, capture_output=True)
+        words = Path(tmp) / "words"
+        shutil.copytree(vault, words, symlinks=True)
+        settings = words / "engram.yaml"
+        settings.write_text(settings.read_text(encoding="utf-8") + "recall:\n  meaning: 0\n", encoding="utf-8")
+        subprocess.run([engram, "search", "postgres"], cwd=words, check=True, env=setup_env, capture_output=True)
         items = sorted(p for p in vault.rglob("*.md") if ".engram" not in p.parts and p.parent != vault)
         edited = items[0]
         edited.write_text(edited.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
         subprocess.run(["git", "add", str(edited)], cwd=vault, check=True)
         subprocess.run(["git", "update-ref", "ORIG_HEAD", "HEAD"], cwd=vault, check=True)
         rows = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "engram --version": [engram, "--version"],
-            "engram --help": [engram, "--help"],
-            "engram search postgres (demo vault)": [engram, "search", "postgres"],
-            "pre-commit hook, one staged file": [sys.executable, "-m", "engram.team.precommit", "--vault", "."],
-            "post-merge hook, no-op pull": [sys.executable, "-m", "engram.team.hooks", "post-merge", "--vault", "."],
+            "python -c pass": ([py, "-c", "pass"], vault),
+            "engram --version": ([engram, "--version"], vault),
+            "engram --help": ([engram, "--help"], vault),
+            "engram search postgres (demo vault)": ([engram, "search", "postgres"], vault),
+            "engram search postgres (demo vault, words only)": ([engram, "search", "postgres"], words),
+            "pre-commit hook, one staged file": ([py, "-m", "engram.team.precommit", "--vault", "."], vault),
+            "post-merge hook, no-op pull": ([py, "-m", "engram.team.hooks", "post-merge", "--vault", "."], vault),
         }
-        results: dict[str, Any] = {}
-        for name, argv in rows.items():
-            runs = [cpu_of(argv, vault, env) for _ in range(args.runs)]
-            results[name] = {
-                "cpu_s": round(statistics.median(r[0] for r in runs), 3),
-                "wall_s": round(statistics.median(r[1] for r in runs), 3),
-                "runs": len(runs),
-            }
-    out = {"load": os.getloadavg(), "cpus": os.cpu_count(), "results": results}
+        results = measure(rows, envs, args.runs)
+        # A pull that brought one changed item: the staged edit committed, ORIG_HEAD before it.
+        subprocess.run(["git", "commit", "-qm", "one more line", "--no-verify"], cwd=vault, check=True, env=setup_env)
+        subprocess.run(["git", "update-ref", "ORIG_HEAD", "HEAD~1"], cwd=vault, check=True)
+        pull = {"post-merge hook, pull of one changed item":
+                ([py, "-m", "engram.team.hooks", "post-merge", "--vault", "."], vault)}
+        for name, got in measure(pull, envs, args.runs).items():
+            results[name] |= got
+    out = {"load": os.getloadavg(), "cpus": os.cpu_count(), "trees": list(envs), "results": results}
     print(json.dumps(out, indent=2))
-    print("| command | CPU s (median) | wall s (median) |\n|---|---|---|", file=sys.stderr)
-    for name, r in results.items():
-        print(f"| `{name}` | {r['cpu_s']:.3f} | {r['wall_s']:.3f} |", file=sys.stderr)
+    names = list(envs)
+    print("| command | " + " | ".join(f"CPU s ({n})" for n in names) + " | " + " | ".join(
+        f"wall s ({n})" for n in names) + " |", file=sys.stderr)
+    print("|---" * (1 + 2 * len(names)) + "|", file=sys.stderr)
+    for row in results[names[0]]:
+        cpu = " | ".join(f"{results[n][row]['cpu_s']:.3f}" for n in names)
+        wall = " | ".join(f"{results[n][row]['wall_s']:.3f}" for n in names)
+        print(f"| `{row}` | {cpu} | {wall} |", file=sys.stderr)
 
 
 if __name__ == "__main__":
