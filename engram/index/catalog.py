@@ -156,10 +156,6 @@ class Index:
         keeps the ignore list it was built with rather than re-deciding what is an item."""
         self.root = root
         self.db_path = db_path
-        #: The index whose vector cache (engram.index.embeddings) this one reads and
-        #: fills: its own, unless it is a snapshot of a vault (engram.team.past), which
-        #: shares the vault's, since entries are keyed by content.
-        self.vectors_beside = db_path
         self._settings = settings
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None

@@ -27,6 +27,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engram.index.catalog import Index
@@ -34,6 +35,8 @@ from engram.index.embeddings import VectorCache
 from engram.recall import encoder
 
 _spaces: weakref.WeakKeyDictionary[Index, Space] = weakref.WeakKeyDictionary()
+#: Indexes that read another's vector cache (see :func:`share_cache`): its index path.
+_cache_homes: weakref.WeakKeyDictionary[Index, Path] = weakref.WeakKeyDictionary()
 _spaces_lock = threading.Lock()
 
 
@@ -54,7 +57,7 @@ class Space:
 
     def __init__(self, index: Index) -> None:
         self.index = index
-        self.cache = VectorCache(index.vectors_beside)
+        self.cache = VectorCache(_cache_homes.get(index, index.db_path))
         self._lock = threading.RLock()
         self._tally: tuple[int, int] = (-1, -1)
         self._keys: dict[int, str] = {}  # rowid -> cache key, every item
@@ -200,6 +203,14 @@ def _one_blas_thread() -> Any:
 
         _blas = ThreadpoolController()
     return _blas.limit(limits=1, user_api="blas")
+
+
+def share_cache(index: Index, owner: Index) -> None:
+    """Let ``index`` read and fill ``owner``'s vector cache rather than one of its own: a
+    snapshot of a vault (engram.team.past) holds mostly the vault's texts, and entries
+    are keyed by content, so only versions that differ are embedded. Call it before the
+    first search of ``index``."""
+    _cache_homes[index] = _cache_homes.get(owner, owner.db_path)
 
 
 def space(index: Index) -> Space:

@@ -51,6 +51,7 @@ from engram.errors import EngramError, StorageError
 from engram.index.rows import classify
 from engram.items.state import VaultState
 from engram.items.trash import entries as trash_entries
+from engram.recall import vectors
 from engram.store.fsio import atomic_write
 from engram.store.notes import read_note
 from engram.store.settings import SETTINGS_FILE
@@ -142,9 +143,7 @@ class _Snapshot(VaultState):
 def _opened(state: VaultState, folder: Path) -> VaultState:
     past = _Snapshot(folder, actor=state.actor)
     past.agent_session = state.agent_session
-    # Vectors are cached by content: the versions of then that are still today's text
-    # are not embedded again.
-    past.index.vectors_beside = state.index.vectors_beside
+    vectors.share_cache(past.index, state.index)  # today's texts are not embedded again
     return past
 
 
