@@ -200,7 +200,7 @@ class VaultState:
         index_settings = None if self.settings.problem else self.settings.section("index", IndexSettings)
         self.index = Index(self.root, self.state_dir / "index.sqlite", index_settings)
         self.audit = AuditLog(self.state_dir / "audit.jsonl")
-        self.lock = VaultLock(self.state_dir / "write.lock")
+        self.lock = VaultLock(self.state_dir / "write.lock", prepare=self._prepare_writes)
         self._fresh = False
         self._companions: dict[str, _Closable] = {}
         self._trust: tuple[Settings, TrustSettings] | None = None
@@ -269,6 +269,15 @@ class VaultState:
         if self._trust is None or self._trust[0] is not self.settings:
             self._trust = (self.settings, self.settings.section("trust", TrustSettings).validated())
         return self._trust[1]
+
+    def _prepare_writes(self) -> None:
+        """Before this state first takes the write lock: load the trust screen a write
+        admits through (:func:`engram.trust.policy.warm`). A broken ``trust`` section is
+        left for the write itself to report."""
+        from engram.trust.policy import warm
+
+        with contextlib.suppress(EngramError):
+            warm(self.trust, self.encoder)
 
     @property
     def roles(self) -> Roles:

@@ -17,7 +17,9 @@ Invariants:
 - The write lock is one ``flock`` on ``.engram/write.lock``. Every read-modify-write of
   vault files runs under it, so concurrent processes (one MCP server per agent session)
   serialise their writes and none is lost. It is re-entrant within a process, and a
-  process that dies releases it (the kernel drops the lock with the descriptor).
+  process that dies releases it (the kernel drops the lock with the descriptor). Those
+  who find it taken queue for it first come, first served (:mod:`engram.store.lockqueue`),
+  each for up to its stated budget.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from engram.errors import Busy, FileTooLarge, StorageError, UnsafeFile
@@ -37,6 +39,8 @@ TEMP_SUFFIX = ".engram-tmp"
 
 try:  # POSIX
     import fcntl
+
+    from engram.store import lockqueue
 
     def _try_lock(fd: int) -> bool:
         try:
@@ -52,6 +56,8 @@ try:  # POSIX
 
 except ImportError:  # pragma: no cover - Windows
     import msvcrt
+
+    lockqueue = None  # type: ignore[assignment]
 
     def _try_lock(fd: int) -> bool:
         try:
@@ -213,10 +219,15 @@ def prune_empty_dirs(path: Path, stop: Path) -> None:
 class VaultLock:
     """An inter-process, re-entrant exclusive lock on one file."""
 
-    def __init__(self, path: Path, timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, timeout: float = 30.0, prepare: Callable[[], None] | None = None) -> None:
+        """``prepare`` runs once, before the first acquisition and outside the lock: what
+        a writer loads on first use (imports, compiled patterns, a model) is then not
+        loaded while every other writer waits."""
         self.path = path
         self.timeout = timeout
+        self._prepare = prepare
         self._fd: int | None = None
+        self._entry: lockqueue.Entry | None = None
         self._depth = 0
         self._thread_lock = threading.RLock()
 
@@ -224,6 +235,9 @@ class VaultLock:
     def hold(self) -> Iterator[None]:
         with self._thread_lock:
             if self._depth == 0:
+                if self._prepare is not None:
+                    prepare, self._prepare = self._prepare, None
+                    prepare()
                 self._acquire()
             self._depth += 1
             try:
@@ -243,18 +257,40 @@ class VaultLock:
                 hint="Writes need a writable vault folder (reads work without one).",
             ) from exc
         deadline = time.monotonic() + self.timeout
+        queue = self.path.with_name(self.path.name + ".queue")
+        if lockqueue is not None and not lockqueue.waiting(queue) and _try_lock(fd):
+            self._fd = fd
+            return
+        # Taken, or others wait: first come, first served (engram.store.lockqueue), so
+        # the writer that just let go cannot take it again ahead of those waiting.
+        try:
+            entry = lockqueue.Entry(queue) if lockqueue is not None else None
+        except OSError as exc:
+            os.close(fd)
+            raise StorageError(
+                f"cannot queue for the lock in {queue}: {exc.strerror}.",
+                hint="Writes need a writable vault folder (reads work without one).",
+            ) from exc
         delay = 0.0005
-        while not _try_lock(fd):
+        while True:
+            ahead = entry.ahead() if entry is not None else 0
+            if not ahead and _try_lock(fd):
+                break
             if time.monotonic() >= deadline:
+                if entry is not None:
+                    entry.leave()
                 os.close(fd)
+                queued = f" ({ahead} more writer(s) queued ahead)" if ahead else ""
                 raise Busy(
-                    f"another process has held the vault lock for over {self.timeout:.0f}s.",
+                    f"waited {self.timeout:.0f}s for the vault lock: another process holds it{queued}.",
                     hint=f"Wait and retry; `fuser {self.path}` names the process. The lock "
                     "is released when that process exits: do not delete the file.",
                 )
             time.sleep(delay)
-            delay = min(delay * 2, 0.02)
-        self._fd = fd
+            # The first in line looks every millisecond (the lock idles while it sleeps);
+            # the rest as often as their place needs.
+            delay = min(delay * 2, 0.001 if not ahead else 0.004 * (1 + min(ahead, 10)))
+        self._fd, self._entry = fd, entry
 
     def _release(self) -> None:
         if self._fd is not None:
@@ -263,6 +299,9 @@ class VaultLock:
             finally:
                 os.close(self._fd)
                 self._fd = None
+                if self._entry is not None:  # after the lock: the next in line finds it free
+                    self._entry.leave()
+                    self._entry = None
 
 
 def ensure_ignored(folder: Path) -> None:

@@ -113,6 +113,25 @@ class TrustSettings:
         return Likeness(self.meaning_similarity, self.meaning_margin)
 
 
+_warmed: set[tuple[bool, bool]] = set()
+
+
+def warm(settings: TrustSettings, encoder: Encoder | None = None) -> None:
+    """Load what :func:`admit` uses — the secret detectors, the screen's patterns and,
+    with ``trust.meaning``, its model — once per process, by screening a sample. Writers
+    call it before they take the vault lock (:class:`engram.store.fsio.VaultLock`'s
+    ``prepare``): loaded under it, a process's first write held every other writer up
+    for a third of a second (``benchmarks/bench_lock.py``)."""
+    key = (settings.screen, bool(settings.meaning and encoder is not None))
+    if key in _warmed:
+        return
+    sample = {"content": "Warm-up: the deploy needs 2 GB of memory."}
+    scan_fields(sample, settings.options())
+    if settings.screen:
+        screen(sample, settings, encoder)
+    _warmed.add(key)
+
+
 def screen(
     fields: dict[str, str], settings: TrustSettings, encoder: Encoder | None, known: dict[str, str] | None = None
 ) -> Screening:

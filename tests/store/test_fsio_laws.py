@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -288,7 +289,9 @@ def test_another_process_holding_the_lock_makes_a_writer_busy_then_free(tmp_path
             with pytest.raises(Busy) as err, mine.hold():
                 pytest.fail("the lock was taken while another process held it")
             assert err.value.exit_code == 6
+            assert "waited 0s for the vault lock" in err.value.message
             assert "do not delete the file" in (err.value.hint or "")
+            assert _queued(lock_path) == []  # a writer that gave up left the queue
             assert str(lock_path) in (err.value.hint or "")
             holder.stdin.write("\n")
             holder.stdin.flush()
@@ -298,6 +301,72 @@ def test_another_process_holding_the_lock_makes_a_writer_busy_then_free(tmp_path
                 holder.kill()
     with VaultLock(lock_path, timeout=10).hold():
         assert lock_path.exists()
+
+
+WAITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from engram.store.fsio import VaultLock
+    with VaultLock(Path(sys.argv[1]), timeout=120).hold():
+        with open(sys.argv[2], "a") as log:
+            log.write(sys.argv[3] + "\\n")
+    """
+)
+
+
+def _queued(lock_path: Path) -> list[str]:
+    folder = lock_path.with_name(lock_path.name + ".queue")
+    return sorted(n for n in os.listdir(folder) if not n.startswith(".")) if folder.is_dir() else []
+
+
+def _until(check: Callable[[], bool], proc: subprocess.Popen[str] | None = None) -> None:
+    """Wait for ``check`` (a readiness, not a number of seconds); fail if ``proc`` exits first."""
+    deadline = time.monotonic() + 120
+    while not check():
+        assert time.monotonic() < deadline, "never became ready"
+        assert proc is None or proc.poll() is None, "the process exited early"
+        time.sleep(0.01)
+
+
+def test_writers_get_the_lock_in_the_order_they_asked_for_it(tmp_path: Path) -> None:
+    """flock wakes every waiter and the one that just let go usually wins again; the
+    queue (engram.store.lockqueue) serves writers first come, first served — the holder
+    that asks again goes behind those already waiting."""
+    lock_path = tmp_path / ".engram" / "write.lock"
+    log = tmp_path / "order.txt"
+    lock = VaultLock(lock_path)
+    waiters = []
+    with lock.hold():
+        for n, name in enumerate(("first", "second")):
+            waiters.append(subprocess.Popen([sys.executable, "-c", WAITER, str(lock_path), str(log), name],
+                                            env=dict(os.environ), text=True))
+            _until(lambda n=n: len(_queued(lock_path)) == n + 1, waiters[-1])
+    with lock.hold(), log.open("a") as out:  # let go, and at once ask again
+        out.write("again\n")
+    for proc in waiters:
+        assert proc.wait(timeout=120) == 0
+    assert log.read_text().split() == ["first", "second", "again"]
+    assert _queued(lock_path) == []
+
+
+def test_a_waiter_that_died_in_the_queue_is_not_waited_for(tmp_path: Path) -> None:
+    lock_path = tmp_path / ".engram" / "write.lock"
+    log = tmp_path / "order.txt"
+    lock = VaultLock(lock_path)
+    with lock.hold():
+        doomed = subprocess.Popen([sys.executable, "-c", WAITER, str(lock_path), str(log), "doomed"],
+                                  env=dict(os.environ), text=True)
+        _until(lambda: len(_queued(lock_path)) == 1, doomed)
+        dead_entry = _queued(lock_path)[0]
+        doomed.kill()
+        doomed.wait(timeout=60)
+        later = subprocess.Popen([sys.executable, "-c", WAITER, str(lock_path), str(log), "later"],
+                                 env=dict(os.environ), text=True)
+        _until(lambda: any(n != dead_entry for n in _queued(lock_path)), later)
+    assert later.wait(timeout=120) == 0  # not Busy: the dead entry was not waited for
+    assert log.read_text().split() == ["later"]
+    assert dead_entry not in _queued(lock_path)
 
 
 def test_the_lock_is_reentrant_and_released_by_the_outermost_hold(tmp_path: Path) -> None:
