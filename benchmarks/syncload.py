@@ -467,6 +467,10 @@ class _Item:
     path: str
     content: str
     count: int
+    twins: tuple[str, ...] = ()  # other files holding the same id (a plain pull's twins)
+
+    def where(self) -> str:
+        return " and ".join((self.path, *self.twins))
 
 
 @dataclass
@@ -517,7 +521,8 @@ class _View:
                 if item_id in view.items:  # one id in two files (git's rename detection missed a move)
                     view.duplicates.add(item_id)
                     other = view.items[item_id]
-                    view.items[item_id] = _Item(f"{other.path} and {rel}", other.content + content, max(count, other.count))
+                    view.items[item_id] = _Item(other.path, other.content + content, max(count, other.count),
+                                                (*other.twins, rel))
                 else:
                     view.items[item_id] = _Item(rel, content, count)
         return view
@@ -1187,7 +1192,7 @@ class _Fuzz:
         for item_id in sorted(tip.duplicates if not plain else ()):
             if f"duplicate|{item_id}" not in self.lost:
                 self.lost.add(f"duplicate|{item_id}")
-                self.fail("duplicate-id", f"the origin's tip holds item {item_id} twice: {tip.items[item_id].path}")
+                self.fail("duplicate-id", f"the origin's tip holds item {item_id} twice: {tip.items[item_id].where()}")
         lost_items = sorted(i for i in self.items - self.deleted - tip.items.keys() if i not in self.lost)
         for item_id in lost_items:
             self.lost.add(item_id)
