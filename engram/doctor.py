@@ -590,7 +590,7 @@ def _where(state: VaultState, rel: str, found: Detection) -> str:
         offset = body_offset(read_bytes(state.abspath(rel), rel))
     except (OSError, EngramError):
         return found.describe()
-    return f"{found.type} on line {found.line + offset} ({found.hint})"
+    return found.describe(offset)
 
 
 _STATE_TRACKED = {

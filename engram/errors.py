@@ -36,6 +36,10 @@ translated into this tree once, in the module that uses the library, and chained
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engram.trust.secrets import Detection
 
 
 class EngramError(Exception):
@@ -207,15 +211,23 @@ class ModelUnavailable(EngramError):
 class SensitiveData(InvalidInput):
     """A write would put a secret or personal data into a shared (committed) file.
 
-    ``findings`` lists what was found and where (``"content line 3: AWS access key"``);
-    the secret itself is never repeated in the message.
+    ``findings`` lists what was found and where (``"AWS Access Key in content line 3
+    (AKIA… 20 chars)"``), the line counted in the text that was to be written;
+    ``detections`` holds the same findings as values, so a caller that knows the file
+    the text came from can name the file's line instead
+    (:meth:`engram.trust.secrets.Detection.describe`). The secret itself is never
+    repeated in the message.
     """
 
     code = "sensitive_data"
 
-    def __init__(self, message: str, *, findings: Sequence[str], rule: str, hint: str | None = None):
+    def __init__(
+        self, message: str, *, findings: Sequence[str], rule: str, hint: str | None = None,
+        detections: Sequence[Detection] = (),
+    ):
         self.findings = tuple(findings)
         self.rule = rule
+        self.detections = tuple(detections)
         super().__init__(message, field="content", hint=hint)
 
 

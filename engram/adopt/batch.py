@@ -69,7 +69,11 @@ class SourceRecord:
     ``fields`` are keyword arguments of :func:`engram.items.writing.create` (``title``,
     ``content``, ``domain``, …, ``path``, ``preserve``); ``key`` identifies the record
     within its source (a path, an entity name, an id); ``where`` says where it is, for
-    messages. A record the importer could not read carries ``problem`` instead.
+    messages. A record the importer could not read carries ``problem`` instead. A record
+    read from a file of its own (a note) says in ``body_line`` how many of the file's
+    lines come before its ``content`` (its frontmatter), so a finding in the content is
+    named by the file's line, the one a person opens; None for records that are not a
+    file (a JSON record, an entity).
     """
 
     key: str
@@ -77,6 +81,7 @@ class SourceRecord:
     fields: Mapping[str, Any] = field(default_factory=dict)
     links: tuple[Link, ...] = ()
     problem: str | None = None
+    body_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,14 +270,28 @@ def _one(
             return RecordResult(record.key, record.where, "NEW", made.id, made.item.path, repeated.similarity,
                                 f"repeats {repeated.item.path} of the same source")
     except SensitiveData as exc:
+        message, findings = _in_file(exc, record)
         if any(rule.startswith("secret.") for rule in exc.rule.split(",")):
-            return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
-        return RecordResult(record.key, record.where, "HELD", message="; ".join(exc.findings))
+            return RecordResult(record.key, record.where, "BAD", message=message.rstrip("."))
+        return RecordResult(record.key, record.where, "HELD", message="; ".join(findings))
     except EngramError as exc:
         return RecordResult(record.key, record.where, "BAD", message=exc.message.rstrip("."))
     if made.outcome == "NEW":
         written.add(made.id)
     return RecordResult(record.key, record.where, cast(Outcome, made.outcome), made.id, made.item.path, made.similarity)
+
+
+def _in_file(exc: SensitiveData, record: SourceRecord) -> tuple[str, list[str]]:
+    """The refusal's message and findings, each finding in the content named by its line
+    in the record's file ("on line 23", not "content line 17") when the record is a file."""
+    if record.body_line is None or not exc.detections:
+        return exc.message, list(exc.findings)
+    message, found = exc.message, []
+    for d in exc.detections:
+        at = d.describe(record.body_line)
+        message = message.replace(d.describe(), at, 1)  # the message lists the same descriptions
+        found.append(at)
+    return message, found
 
 
 def _link(state: VaultState, batch: Batch, ids: Mapping[str, str]) -> tuple[int, list[str]]:

@@ -20,6 +20,7 @@ from engram.adopt.markdown import notes
 from engram.errors import FormatError, InvalidInput
 from engram.store.format import parse_engram, parse_synapse
 from engram.store.model import Engram, Synapse
+from engram.store.notes import body_offset
 from engram.store.rules import PRESERVABLE
 
 
@@ -36,8 +37,9 @@ def read_repository(folder: Path, *, skip: Path | None = None) -> Batch:
             if top == "synapses" and rel.endswith(".yaml"):
                 synapses.append(parse_synapse(path.read_bytes(), rel))
             elif rel.endswith(".md"):
-                item, _derived = parse_engram(path.read_bytes(), rel)
-                records.append(_record(rel, item))
+                data = path.read_bytes()
+                item, _derived = parse_engram(data, rel)
+                records.append(_record(rel, item, body_offset(data)))
             else:
                 passed.append(rel)  # engram.yaml, .gitattributes, attachments
         except FormatError as exc:
@@ -50,7 +52,7 @@ def read_repository(folder: Path, *, skip: Path | None = None) -> Batch:
     return Batch("co-engram", folder.resolve().name, tuple(records), tuple(synapses), tuple(passed), unit="item")
 
 
-def _record(rel: str, item: Engram) -> SourceRecord:
+def _record(rel: str, item: Engram, body_line: int) -> SourceRecord:
     meta = item.to_meta()
     fields = {
         "title": item.title,
@@ -69,4 +71,4 @@ def _record(rel: str, item: Engram) -> SourceRecord:
         "path": rel.removeprefix("private/"),
         "preserve": {k: meta[k] for k in PRESERVABLE if k in meta},
     }
-    return SourceRecord(item.id, rel, fields)
+    return SourceRecord(item.id, rel, fields, body_line=body_line)

@@ -131,7 +131,13 @@ def _note(
     key = rel
     if key_property and isinstance(props.get(key_property), str) and props[key_property].strip():
         key = props[key_property].strip()
-    return SourceRecord(key, rel, fields, tuple(links(body)) if links else ())
+    return SourceRecord(key, rel, fields, tuple(links(body)) if links else (), body_line=_lines_before(text, body))
+
+
+def _lines_before(text: str, body: str) -> int:
+    """How many of the file's lines come before its body (the frontmatter and its fences)."""
+    normal = text.replace("\r\n", "\n")  # as the frontmatter was split
+    return normal[: len(normal) - len(body)].count("\n") if normal.endswith(body) else 0
 
 
 def split(text: str) -> tuple[dict[str, Any], str]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from engram.errors import SensitiveData
 from engram.store.model import Engram, now
+from engram.store.notes import body_offset
 from engram.trust import policy
 from engram.trust.policy import Admission
 from engram.trust.secrets import Detection, scan_text
@@ -108,16 +109,18 @@ def admit_changes(state: VaultState, changes: list[Change], *, incoming: bool) -
             continue
         previous = item_of(change.old, change.rel)
         settings = state.trust
+        offset = body_offset(change.new)  # findings are named by the file's line
         if incoming:
             shared = item.visibility in policy.SHARED
             for d in policy.scan_new_text(item, previous, settings) if shared else []:
-                report.arrived.append(f"{change.rel}: {d.describe()}")
+                report.arrived.append(f"{change.rel}: {d.describe(offset)}")
             admission = policy.admit(item, previous, settings, check_sensitive=False, encoder=state.encoder)
         else:
             try:
                 admission = policy.admit(item, previous, settings, encoder=state.encoder)
             except SensitiveData as exc:
-                refused += [f"{change.rel}: {f}" for f in exc.findings]
+                refused += ([f"{change.rel}: {d.describe(offset)}" for d in exc.detections]
+                            or [f"{change.rel}: {f}" for f in exc.findings])
                 rules_fired.append(exc.rule)
                 continue
         if admission.events:

@@ -19,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from engram.errors import InvalidInput
+from engram.errors import EngramError, InvalidInput
 from engram.items.reading import get
 from engram.items.state import VaultState
+from engram.store.format import read_bytes
 from engram.store.model import STATUSES, Engram, now
+from engram.store.notes import body_offset
 from engram.trust import roles
 from engram.trust.policy import RELEASE_KEY, released, screen, text_digest, text_fields
 from engram.trust.screen import Finding
@@ -39,6 +41,9 @@ class Quarantined:
     reason: str  # the screen's sentence, or the audit entry's when set by hand
     quarantined_by: str | None
     quarantined_at: str | None
+    #: The lines of the item's file above its content: findings are shown by the file's
+    #: line (``Finding.where(body_line)``), the one a curator opens.
+    body_line: int = 0
 
 
 def listing(state: VaultState) -> list[Quarantined]:
@@ -51,7 +56,12 @@ def listing(state: VaultState) -> list[Quarantined]:
             (e for e in reversed(list(state.audit.entries(item.id))) if e.action in ("quarantine", "update")),
             None,
         )
-        reason = screening.reason() or (entry.reason if entry and entry.reason else "set by hand (no screen finding)")
+        try:
+            body_line = body_offset(read_bytes(state.abspath(item.path or ""), item.path or ""))
+        except (OSError, EngramError):
+            body_line = 0  # gone since the index read it: the content's lines are the best there is
+        reason = screening.reason(body_line) or (
+            entry.reason if entry and entry.reason else "set by hand (no screen finding)")
         out.append(
             Quarantined(
                 item,
@@ -59,6 +69,7 @@ def listing(state: VaultState) -> list[Quarantined]:
                 reason,
                 entry.actor if entry else item.updated_by or None,
                 entry.at if entry else item.updated_at or None,
+                body_line,
             )
         )
     return out

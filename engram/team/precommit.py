@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from engram.errors import EngramError, GitError
 from engram.items.guard import Change, GuardReport, admit_changes, item_of, text_of
+from engram.store.notes import body_offset
 from engram.store.paths import MACHINE_LOCAL, machine_local
 from engram.trust import policy
 from engram.trust.policy import TrustSettings
@@ -188,7 +189,9 @@ def _findings(change: Change, settings: TrustSettings) -> list[str]:
                 if (d.rule, d.digest) not in seen]
     if item.visibility not in policy.SHARED and not change.rel.startswith("private/"):
         return []  # a private item outside private/ is a path drift that doctor reports
-    return [f"{change.rel}: {d.describe()}" for d in policy.scan_new_text(item, item_of(change.old, change.rel), settings)]
+    offset = body_offset(change.new)  # a finding in the content is named by the file's line
+    return [f"{change.rel}: {d.describe(offset)}"
+            for d in policy.scan_new_text(item, item_of(change.old, change.rel), settings)]
 
 
 def main(argv: list[str]) -> int:

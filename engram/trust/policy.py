@@ -304,6 +304,7 @@ def _handle_rest(
             + "; ".join(described[:10]) + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
             findings=described,
             rule=rules_fired,
+            detections=detections,
             hint="Remove them (keep credentials in your secret manager and refer to them by name), or store "
             "the item with visibility private. The trust section of engram.yaml can redact or keep such "
             "items private instead of refusing.",
@@ -356,6 +357,7 @@ def admit_text(
         "written: " + "; ".join(described[:10]) + ".",
         findings=described,
         rule=",".join(dict.fromkeys(d.rule for d in found)),
+        detections=found,
         hint=f"Take them out of the {name}.",
     )
 
@@ -379,6 +381,7 @@ def check_move(item: Engram, scope: str, settings: TrustSettings, encoder: Encod
             + ("" if len(described) <= 10 else f" (and {len(described) - 10} more)") + ".",
             findings=described,
             rule=",".join(dict.fromkeys(d.rule for d in found)),
+            detections=found,
             hint=f"Take them out of the item (`engram update {item.id} --body -`, or engram_update), then promote "
             "it again; " + ("keep credentials in your secret manager and refer to them by name." if secret
                             else "name a role, a team or a channel rather than a person or a machine."),

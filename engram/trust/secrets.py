@@ -78,7 +78,14 @@ class Detection:
     hint: str  # at most the first four characters, then the length
     digest: str = ""  # a hash of the value: tells findings apart without keeping the value
 
-    def describe(self) -> str:
+    def describe(self, body_line: int | None = None) -> str:
+        """What was found and where. ``body_line``, when the text is an item's or a
+        note's body read from a file, is how many of the file's lines come before the
+        body (:func:`engram.store.notes.body_offset`): a finding in the content is then
+        named by the line of the *file*, as an editor numbers it ("on line 23"), not by
+        the line of the content ("content line 17")."""
+        if body_line is not None and self.field == "content":
+            return f"{self.type} on line {self.line + body_line} ({self.hint})"
         return f"{self.type} in {self.field} line {self.line} ({self.hint})"
 
 

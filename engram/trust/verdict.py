@@ -27,9 +27,17 @@ class Finding:
     #: Why, beyond the rule's name: the meaning stage's nearest class and cosines.
     note: str = ""
 
-    def describe(self) -> str:
+    def where(self, body_line: int | None = None) -> str:
+        """``in content line 3``; given ``body_line``, the lines of the item's file above its
+        content (:func:`engram.store.notes.body_offset`), ``on line 23`` of the file, the
+        line a person opens (findings in other fields keep their field's line)."""
+        if body_line is not None and self.field == "content":
+            return f"on line {self.line + body_line}"
+        return f"in {self.field} line {self.line}"
+
+    def describe(self, body_line: int | None = None) -> str:
         note = f" [{self.note}]" if self.note else ""
-        return f"{self.rule} ({self.category}) in {self.field} line {self.line}: {self.excerpt!r}{note}"
+        return f"{self.rule} ({self.category}) {self.where(body_line)}: {self.excerpt!r}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +68,16 @@ class Screening:
     def rules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f.rule for f in self.findings))
 
-    def reason(self) -> str:
-        """One sentence for the audit log and the writer: the classes and the strongest matches."""
+    def reason(self, body_line: int | None = None) -> str:
+        """One sentence for the audit log and the writer: the classes and the strongest
+        matches (where: :meth:`Finding.where`, by the file's line given ``body_line``)."""
         if not self.findings:
             return ""
         top = sorted(self.findings, key=lambda f: (-f.weight, f.field, f.line))[:3]
         alone = "; meaning unavailable, rules alone" if self.meaning == "unavailable" else ""
         return (
             f"instruction-shaped text ({', '.join(self.categories)}; score {self.score:g}{alone}): "
-            + "; ".join(f"{f.field} line {f.line} {f.excerpt!r} [{f.rule}{': ' + f.note if f.note else ''}]"
+            + "; ".join(f"{f.where(body_line).removeprefix('in ')} {f.excerpt!r} [{f.rule}{': ' + f.note if f.note else ''}]"
                         for f in top)
         )
 

@@ -183,8 +183,8 @@ def test_notes_with_personal_data_are_held_back_by_name_never_dropped_in_silence
     result = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source)])
     assert result.exit_code == 1
     err = result.stderr
-    assert "  Setup.md: held back, personal data: Home folder path in content line 2" in err
-    assert "  Credits.md: held back, personal data: Email address in content line 2" in err
+    assert "  Setup.md: held back, personal data: Home folder path on line 2" in err
+    assert "  Credits.md: held back, personal data: Email address on line 2" in err
     assert "Import them with --personal-data private (this machine only), redact, or keep" in err
     assert "  Keys.md: bad, skipped:" in err and "secret" in err  # a credential is never a choice
     assert "1 new, 0 already imported" in result.stdout and "2 held back for personal data" in result.stdout
@@ -192,6 +192,33 @@ def test_notes_with_personal_data_are_held_back_by_name_never_dropped_in_silence
     as_json = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source), "--dry-run", "--json"])
     held = {r["key"]: r["message"] for r in json.loads(as_json.stdout)["results"] if r["outcome"] == "HELD"}
     assert set(held) == {"Setup.md", "Credits.md"} and "Home folder path" in held["Setup.md"]
+
+
+FRONTMATTER = "---\ntags:\n  - ops\naliases:\n  - Deploy keys\n---\n"
+
+
+def test_findings_in_a_note_with_frontmatter_are_named_by_the_files_line(vault: Vault, tmp_path: Path) -> None:
+    """The reproduction: a finding on line 9 of a note whose frontmatter is 6 lines was
+    reported at "content line 3", a line a person cannot find in the file they open."""
+    source = tmp_path / "notes"
+    source.mkdir()
+    (source / "Deploy.md").write_text(
+        FRONTMATTER + "# Deploy\n\nDeploy with AKIAIOSFODNN7EXAMPLF and nothing else.\n", encoding="utf-8")
+    (source / "Setup.md").write_text(
+        FRONTMATTER + "# Setup\n\nSteps.\nInstall to /Users/yourusername/Library/app.\n", encoding="utf-8")
+    lines = {name: next(n for n, line in enumerate((source / name).read_text().splitlines(), start=1)
+                        if "AKIA" in line or "/Users/" in line) for name in ("Deploy.md", "Setup.md")}
+    assert lines == {"Deploy.md": 9, "Setup.md": 10}  # content lines 3 and 4, below 6 lines of frontmatter
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source)])
+    assert result.exit_code == 1
+    assert "  Deploy.md: bad, skipped: 1 secret(s) would go into a shared (committed) file, so nothing was " \
+        "written: AWS Access Key on line 9 (AKIA… 20 chars)" in result.stderr
+    assert "  Setup.md: held back, personal data: Home folder path on line 10 (" in result.stderr
+    assert "content line" not in result.stderr
+    as_json = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source), "--dry-run", "--json"])
+    messages = {r["key"]: r["message"] for r in json.loads(as_json.stdout)["results"]}
+    assert "AWS Access Key on line 9 " in messages["Deploy.md"] and "Home folder path on line 10 " in messages["Setup.md"]
 
 
 def test_one_flag_imports_them_private_redacted_or_as_they_are(tmp_path: Path) -> None:

@@ -240,3 +240,21 @@ def test_under_retire_curator_a_writers_retirement_pushed_past_engram_is_reporte
     assert f"may not retire {frozen.id} (active → frozen)" in named and f"may not delete {gone.id}" in named
     problems = [p for p in carol.doctor().problems if p.code == "unauthorized-change"]
     assert sorted(p.path for p in problems) == sorted([frozen.path, gone.path])
+
+
+def test_a_secret_written_by_hand_into_an_item_is_named_by_the_files_line(tmp_path: Path) -> None:
+    """An item's content starts below its frontmatter: the commit refusals (sync's and the
+    pre-commit hook's) name the line of the file a person opens, not of the content."""
+    vault = Vault.init(tmp_path / "v")
+    item = vault.create("Bucket", "# Bucket\n\nno key here\n").item
+    path = vault.abspath(item.path or "")
+    path.write_text(path.read_text().replace("no key here", f"key {AWS}"))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), start=1) if AWS in text)
+    assert line > 3  # below the frontmatter: content line 3 is not the file's line
+    with pytest.raises(SensitiveData, match=rf"{item.path}: AWS Access Key on line {line} ") as refused:
+        vault.sync()
+    assert "content line" not in refused.value.message
+    git(vault.root, "add", "--all")
+    proc = git(vault.root, "commit", "-m", "by hand", check=False)
+    assert proc.returncode == 1 and f"{item.path}: AWS Access Key on line {line} " in proc.stderr
+    vault.close()

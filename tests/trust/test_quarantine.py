@@ -103,6 +103,10 @@ def test_the_cli_lists_and_releases(team: Path) -> None:
     out = runner.invoke(cli, ["--vault", str(team), "quarantine", "list", "--json"])
     (listed,) = json.loads(out.output)
     assert listed["id"] == item.id and listed["findings"][0]["rule"].startswith("screen.")
+    # the text listing names the line of the item's file, below its frontmatter
+    line = Path(team, item.path or "").read_text().splitlines().index(ATTACK) + 1
+    out = runner.invoke(cli, ["--vault", str(team), "quarantine", "list"])
+    assert line > 1 and f"on line {line} 'call get_config'" in out.output and "content line" not in out.output
     out = runner.invoke(cli, ["--vault", str(team), "--actor", "wes", "quarantine", "release", item.id])
     assert out.exit_code == 9 and "role.curator-only" not in out.output and "curator" in out.output
     out = runner.invoke(cli, ["--vault", str(team), "--actor", "carol", "quarantine", "release", item.id])
