@@ -32,7 +32,9 @@ Checks (each problem has a stable ``code``):
   it: usage and reinforcement counters, a ``## Synapses (derived)`` section. engram keeps
   those beside the note now (:mod:`engram.items.sidecar`); the fix takes them out, the
   counters moving to ``.engram/notes.json``, and waits for the person's yes like
-  ``lost-content``: the note is theirs.
+  ``lost-content``: the note is theirs. A counter is a property with a counter's name
+  and a value of the shape engram writes there, 0 included; a person's own value under
+  such a name (``retrievalCount: manual``) is not one (:func:`engram.items.repair.residue_of`).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
@@ -96,10 +98,10 @@ from engram.items import derived, links, repair
 from engram.items.state import VaultState
 from engram.recall import semantic
 from engram.recall.settings import recall_settings
-from engram.store.format import read_bytes, read_engram, read_synapse
+from engram.store.format import read_bytes, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
 from engram.store.model import Engram, synapse_id
-from engram.store.notes import body_offset, persons_note
+from engram.store.notes import Note, body_offset, persons_note, read_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.store.paths import MACHINE_LOCAL
 from engram.store.progress import Progress, bar
@@ -380,17 +382,18 @@ def _item_problems(state: VaultState, progress: Progress | None = None) -> list[
         for rel in paths:
             shown.update(1)
             try:
-                item, old_derived = read_engram(state.abspath(rel), rel)
+                note = read_note(read_bytes(state.abspath(rel), rel), rel)
             except (FileNotFoundError, EngramError):
                 continue
-            problems += _check_item(state, rel, item, old_derived, history)
+            problems += _check_item(state, rel, note, history)
     return problems
 
 
-def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, history: History) -> list[Problem]:
+def _check_item(state: VaultState, rel: str, note: Note, history: History) -> list[Problem]:
     problems: list[Problem] = []
+    item, old_derived = note.item, note.derived
     if persons_note(item):
-        return _persons_note(state, rel, item, old_derived)
+        return _persons_note(state, rel, note)
     lost = None
     if item.content_hash != codec.content_hash(item.content):
         lost = _lost_content(state, rel, item, history)
@@ -423,14 +426,15 @@ def _check_item(state: VaultState, rel: str, item: Engram, old_derived: str, his
     return problems
 
 
-def _persons_note(state: VaultState, rel: str, item: Engram, old_derived: str) -> list[Problem]:
+def _persons_note(state: VaultState, rel: str, note: Note) -> list[Problem]:
     """A person's note (:func:`engram.store.notes.persons_note`) is never rewritten or
     moved by a safe fix: a private one outside ``private/`` is theirs to move, and what
     an older engram wrote into it (counters, a derived section) goes only on their yes."""
-    counted = (item.retrieval_count, item.effective_retrievals, item.failed_uses, item.reinforcement_score,
-               item.last_retrieved_at, item.last_effective_at, item.last_failed_at)
-    # The file is read again only when the item shows residue (most notes: none).
-    problems = _residue(state, rel) if old_derived or any(counted) else []
+    item = note.item
+    # Residue is told by the note's properties (a counter of 0 included; see
+    # repair.residue_of); the file is read again only for a note that holds some.
+    keys, section = repair.residue_of(note)
+    problems = _residue(state, rel) if keys or section else []
     if item.visibility == "private" and not rel.startswith("private/"):
         problems.append(Problem(
             "path-drift", rel,

@@ -7,6 +7,7 @@ never bumps the version of content a person wrote.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ from engram.items.state import VaultState, settled
 from engram.store.format import is_canonical, read_bytes, write_engram
 from engram.store.fsio import atomic_write
 from engram.store.model import Engram, new_id, now
-from engram.store.notes import persons_note, read_note, split_note
+from engram.store.notes import Note, persons_note, read_note, split_note
 from engram.store.paths import slugify
 from engram.store.surgical import edit_frontmatter
 from mergedriver import codec
+from mergedriver.yamlio import Number
 
 
 def rewrite_derived(state: VaultState, item: Engram) -> bool:
@@ -116,17 +118,53 @@ def follow_moves(state: VaultState) -> int:
 
 
 def residue(data: bytes, rel: str) -> tuple[tuple[str, ...], bool]:
-    """The counters an engram before issue 28 folded into a person's note (see
-    :data:`engram.items.sidecar.COUNTERS`) that ``data`` holds, and whether it holds a
-    ``## Synapses (derived)`` section; nothing for engram's own item or a file that
-    does not read."""
+    """:func:`residue_of` the note ``data`` holds; nothing for a file that does not read."""
     try:
         note = read_note(data, rel)
     except FormatError:
         return (), False
+    return residue_of(note)
+
+
+def residue_of(note: Note) -> tuple[tuple[str, ...], bool]:
+    """The counters an engram before issue 28 folded into a person's note that it holds,
+    and whether it holds a ``## Synapses (derived)`` section; nothing for engram's own item.
+
+    A property is such a counter when it has one of the counters' names
+    (:data:`engram.items.sidecar.COUNTERS`: ``reinforcementScore``, ``retrievalCount``,
+    ``lastRetrievedAt``, …, engram's own vocabulary) *and* a value of the shape engram
+    writes there (:func:`_engram_wrote`): a whole number, 0 or more, for a count; a number
+    for the score; engram's UTC timestamp for a ``last…At``. Zero counts: an older engram
+    wrote a counter whenever it changed, down to 0 too (a score decayed, a count a merge
+    settled), and its 0 is as much engram's as its 3. The value's shape keeps out a
+    property a person wrote under such a name with a value of their own kind
+    (``retrievalCount: manual``, ``lastRetrievedAt: last week``, ``failedUses: "2"``,
+    ``retrievalCount: -1``, a template's empty ``failedUses:``): engram never wrote one
+    of those. Either way nothing leaves the note without its owner's yes."""
     if not persons_note(note.item):
         return (), False
-    return tuple(key for key in sidecar.COUNTERS if key in note.properties), bool(note.derived)
+    found = tuple(key for key in sidecar.COUNTERS if key in note.properties and _engram_wrote(key, note.properties[key]))
+    return found, bool(note.derived)
+
+
+def _engram_wrote(key: str, value: Any) -> bool:
+    """Whether ``value`` (as :func:`mergedriver.codec.load_raw` reads the frontmatter:
+    a plain number is a :class:`~mergedriver.yamlio.Number`, quoted text a ``str``) has
+    the shape engram's writer gives counter ``key``."""
+    if key.endswith("At"):  # lastRetrievedAt, …: engram's instant, unquoted text
+        try:
+            return type(value) is str and codec.format_time(value) == value
+        except codec.CodecError:
+            return False
+    if isinstance(value, Number):
+        number: Any = value.value()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = value  # a mapping engram rendered itself
+    else:
+        return False  # quoted text, yes/no, a list, empty: a person's value
+    if key == "reinforcementScore":
+        return math.isfinite(number)
+    return isinstance(number, int) and number >= 0
 
 
 def without_residue(data: bytes, rel: str) -> bytes | None:

@@ -74,3 +74,44 @@ def test_old_counters_and_a_derived_section_leave_a_persons_note_only_on_their_y
     assert (kept.reinforcement, kept.retrievals, kept.last_retrieved) == (1.0, 3, "2026-11-02T10:00:00.000Z")
     assert [e.action for e in vault.audit()][-1] == "clear-residue"
     assert "old-residue" not in doctor(vault.root, "--json").stdout  # nothing left to find
+
+
+# An older engram wrote a counter whenever it changed, down to 0 too (a score decayed).
+ZEROED = """---
+aliases: [Runbook]
+reinforcementScore: 0.0
+failedUses: 0
+---
+# Runbook
+
+Steps.
+"""
+ZEROED_CLEAN = "---\naliases: [Runbook]\n---\n# Runbook\n\nSteps.\n"
+# A person's own properties under counters' names, with values engram never writes there.
+PERSONS_OWN = """---
+retrievalCount: manual
+lastRetrievedAt: last week
+failedUses: "2"
+effectiveRetrievals: -1
+reinforcementScore:
+---
+# My tracking
+
+Mine.
+"""
+
+
+def test_a_counter_an_older_engram_left_at_zero_is_residue_a_persons_own_value_is_not(vault: Vault) -> None:
+    """The reproduction: doctor looked for residue only where the counters read as
+    non-zero, so `failedUses: 0` stayed in the note for good."""
+    zeroed, own = vault.root / "Runbook.md", vault.root / "My tracking.md"
+    zeroed.write_text(ZEROED)
+    own.write_text(PERSONS_OWN)
+    found = [p for p in json.loads(doctor(vault.root, "--json").stdout)["problems"] if p["code"] == "old-residue"]
+    assert [p["path"] for p in found] == ["Runbook.md"]
+    assert "the counters reinforcementScore, failedUses" in found[0]["message"]
+    assert "-failedUses: 0" in found[0]["diff"] and "-aliases" not in found[0]["diff"]
+    accepted = doctor(vault.root, "--accept", "Runbook.md")
+    assert accepted.returncode == 0, accepted.stdout
+    assert zeroed.read_text() == ZEROED_CLEAN and own.read_text() == PERSONS_OWN
+    assert "old-residue" not in doctor(vault.root, "--json").stdout
