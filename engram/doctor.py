@@ -35,6 +35,8 @@ Checks (each problem has a stable ``code``):
   ``lost-content``: the note is theirs. A counter is a property with a counter's name
   and a value of the shape engram writes there, 0 included; a person's own value under
   such a name (``retrievalCount: manual``) is not one (:func:`engram.items.repair.residue_of`).
+  ``engram adopt`` names such notes too, and takes the residue out when asked
+  (``--clean-residue``).
 - ``stale-derived`` — a ``## Synapses (derived)`` section that does not match the
   synapse files. Fix: regenerated.
 - ``path-drift`` — a private item outside ``private/`` (it would be committed) or a
@@ -455,15 +457,13 @@ def _residue(state: VaultState, rel: str) -> list[Problem]:
     if cleaned is None:
         return []
     keys, section = repair.residue(data, rel)
-    what = [f"the counters {', '.join(keys)}"] if keys else []
-    what += ["a '## Synapses (derived)' section"] if section else []
     diff = difflib.unified_diff(
         data.decode("utf-8", "replace").splitlines(), cleaned.decode("utf-8", "replace").splitlines(),
         "now", "after", lineterm="", n=1,
     )
     return [Problem(
         "old-residue", rel,
-        f"holds {' and '.join(what)}, which an older engram wrote into this note of yours; engram keeps them "
+        f"holds {repair.describe_residue(keys, section)}, which an older engram wrote into this note of yours; engram keeps them "
         f"beside the note now. Take them out (the counters move to .engram/notes.json, every other byte stays) "
         f"with `engram doctor --accept {rel}`, or leave the note as it is",
         fixable=False, consent=True, diff="\n".join(diff), _fix=partial(repair.clear_residue, state, rel),

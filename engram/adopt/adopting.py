@@ -11,6 +11,16 @@ on their own. An adopted note is still the person's (its frontmatter lacks engra
 beside it and its typed links show on their other ends, so the id line is all that
 engram ever writes into it unasked.
 
+A note of those ``adopt`` is given may hold what an engram before issue 28 wrote into it
+— usage counters, a ``## Synapses (derived)`` section (:func:`engram.items.repair.residue_of`;
+``doctor`` calls it ``old-residue``). Adopting asks for an id line and nothing more, so
+``adopt`` leaves that residue where it is and names each such note in its report, with
+what it holds. Taking it out is a second request a person makes in the same command,
+``clean_residue`` (``engram adopt --clean-residue``): then, for the notes given, exactly
+those lines go (the counters move beside the note, :mod:`engram.items.sidecar`), every
+other byte stays, and each clean-up is audited (``clear-residue``), as ``doctor --accept``
+does it.
+
 Invariants: a dry run writes nothing; a note whose frontmatter is not YAML is skipped
 with the reason, never half-edited; an Obsidian template (a note in the templates
 folder ``.obsidian/templates.json`` or Templater's settings name,
@@ -27,9 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engram.errors import EngramError, InvalidInput
+from engram.items import repair
 from engram.items.state import VaultState
 from engram.store.format import read_bytes
-from engram.store.notes import read_note
+from engram.store.notes import Note, read_note
 from engram.store.obsidian import in_folders, template_folders
 from engram.trust import roles
 
@@ -42,6 +53,9 @@ class AdoptReport:
     skipped: tuple[tuple[str, str], ...]  # (path, why)
     already: int  # notes that already carry an id
     dry_run: bool = False
+    #: Notes holding an older engram's residue: (path, what it holds, taken out). It is
+    #: taken out only when asked (``clean_residue``), never on a dry run.
+    residue: tuple[tuple[str, str, bool], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -49,6 +63,7 @@ class AdoptReport:
             "adopted": [{"path": p, "id": i} for p, i in self.adopted],
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "already": self.already,
+            "residue": [{"path": p, "holds": w, "cleaned": c} for p, w, c in self.residue],
         }
 
 
@@ -83,41 +98,55 @@ class Adoption:
         return out
 
 
-def adopt(state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False) -> AdoptReport:
+def adopt(
+    state: VaultState, paths: Sequence[str] = (), *, dry_run: bool = False, clean_residue: bool = False
+) -> AdoptReport:
     """Write an id into every note under ``paths`` (files or folders, vault-relative or
-    absolute; default the whole vault) that has only a derived one. Returns what was
-    adopted, skipped (with why) and already adopted. Raises InvalidInput for a path
-    outside the vault or with no notes, Forbidden for a reader (dry run or not)."""
+    absolute; default the whole vault) that has only a derived one, and name the notes
+    there that hold an older engram's residue; with ``clean_residue``, take that residue
+    out of them too (see the module docstring). Returns what was adopted, skipped (with
+    why), already adopted, and the residue found (and taken out). Raises InvalidInput for
+    a path outside the vault or with no notes, Forbidden for a reader (dry run or not)."""
     with state.refusals_audited("adopt", ", ".join(paths) or "(the whole vault)"):
         roles.require_writer(state.actor, state.role, "adopt notes")
     with state.lock.hold():
         state.refresh()
-        rows = state.index.query("SELECT path, identity FROM items ORDER BY path")
+        rows = state.index.query("SELECT path, identity, by_person FROM items ORDER BY path")
         wanted = _select([(r["path"], r["identity"]) for r in rows], [_relative(state, p) for p in paths])
+        persons = {r["path"] for r in rows if r["by_person"]}  # engram's own items hold no residue
         adopted: list[tuple[str, str]] = []
         skipped: list[tuple[str, str]] = []
+        residue: list[tuple[str, str, bool]] = []
         already = 0
         templates = template_folders(state.root)
         for rel, identity in wanted:
-            if identity == "file":
-                already += 1
-                continue
             folder = in_folders(rel, templates)
-            if folder is not None:
-                skipped.append((rel, template_reason(folder)))
-                continue
             try:
-                note = read_note(read_bytes(state.abspath(rel), rel), rel)
-                if note.front_error is not None:
+                note = read_note(read_bytes(state.abspath(rel), rel), rel) if rel in persons else None
+                if identity == "file":
+                    already += 1
+                elif folder is not None:
+                    skipped.append((rel, template_reason(folder)))
+                elif note is not None and note.front_error is not None:
                     skipped.append((rel, f"its frontmatter is not YAML ({note.front_error}); fix it, then adopt again"))
                     continue
-                if dry_run:
+                elif dry_run:
                     adopted.append((rel, ""))
-                    continue
-                adopted.append((rel, state.claim(rel).id))
+                else:
+                    adopted.append((rel, state.claim(rel).id))
+                if note is not None:
+                    residue += _residue(state, rel, note, clean=clean_residue and not dry_run)
             except (EngramError, FileNotFoundError) as exc:
                 skipped.append((rel, str(exc)))
-        return AdoptReport(tuple(adopted), tuple(skipped), already, dry_run)
+        return AdoptReport(tuple(adopted), tuple(skipped), already, dry_run, tuple(residue))
+
+
+def _residue(state: VaultState, rel: str, note: Note, *, clean: bool) -> list[tuple[str, str, bool]]:
+    """``[(rel, what it holds, taken out)]`` when the note holds an older engram's residue."""
+    keys, section = repair.residue_of(note)
+    if not keys and not section:
+        return []
+    return [(rel, repair.describe_residue(keys, section), clean and repair.clear_residue(state, rel))]
 
 
 def template_reason(folder: str) -> str:

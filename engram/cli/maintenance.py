@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -120,9 +121,12 @@ def adoption_json(a: Adoption) -> dict[str, object]:
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Say which notes would get an id; write nothing.")
+@click.option("--clean-residue", is_flag=True,
+              help="Also take out what an older engram wrote into these notes (usage counters, a "
+              "'## Synapses (derived)' section); the counters move to .engram/notes.json.")
 @json_option
 @pass_vault
-def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, clean_residue: bool, as_json: bool) -> None:
     """Write an id into notes that have none (default: every note in the vault).
 
     Only the `id` key is added; every other byte of each note stays as it was. Notes
@@ -131,11 +135,18 @@ def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) ->
     templates folder of .obsidian/templates.json or Templater) are skipped, and said so:
     every note made from a template would copy its id.
 
+    A note that holds what an older engram wrote into it (counters such as
+    retrievalCount, a '## Synapses (derived)' section; doctor's old-residue) is named,
+    and left as it is: adopting asks for an id, not for that. Add --clean-residue to
+    take exactly those lines out of the notes given (the counters move beside the note,
+    into .engram/notes.json; every other byte stays).
+
     \b
     Example:
       engram adopt Notes/ "References/Kevin Kelly.md" --dry-run
+      engram adopt Notes/ --clean-residue
     """
-    report = vault.adopt(list(paths), dry_run=dry_run)
+    report = vault.adopt(list(paths), dry_run=dry_run, clean_residue=clean_residue)
     if as_json:
         emit_json(report.to_json())
         return
@@ -144,7 +155,28 @@ def adopt(vault: Vault, paths: tuple[str, ...], dry_run: bool, as_json: bool) ->
         click.echo(f"{verb} {path}" + (f" (id {item_id})" if item_id else ""))
     for path, why in report.skipped:
         click.echo(f"skipped {path}: {why}", err=True)
-    click.echo(f"{len(report.adopted)} {verb}, {len(report.skipped)} skipped, {report.already} already had an id")
+    left = [path for path, _, cleaned in report.residue if not cleaned]
+    for path, what, cleaned in report.residue:
+        if cleaned:
+            click.echo(f"cleaned {path}: took out {what} (the counters moved to .engram/notes.json)")
+        elif clean_residue and dry_run:
+            click.echo(f"would clean {path}: it holds {what}, which an older engram wrote into it")
+        elif clean_residue:
+            click.echo(f"could not clean {path}: it holds {what}, which cannot be taken out in place"
+                       " (`engram doctor` shows the diff)", err=True)
+        else:
+            click.echo(f"{path} holds {what}, which an older engram wrote into it; left as it is")
+    line = f"{len(report.adopted)} {verb}, {len(report.skipped)} skipped, {report.already} already had an id"
+    cleaned_count = len(report.residue) - len(left)
+    if cleaned_count:
+        line += f", {cleaned_count} cleaned of an older engram's residue"
+    click.echo(line)
+    if left and not clean_residue:
+        shown = " ".join(shlex.quote(p) for p in left[:3]) + (" …" if len(left) > 3 else "")
+        click.echo(
+            f"{len(left)} note(s) hold what an older engram wrote into them, which adopt leaves: take exactly those "
+            f"lines out with `engram adopt --clean-residue {shown}` (`engram doctor` shows each diff)"
+        )
 
 
 @click.command()

@@ -167,6 +167,14 @@ def _engram_wrote(key: str, value: Any) -> bool:
     return isinstance(number, int) and number >= 0
 
 
+def describe_residue(keys: tuple[str, ...], section: bool) -> str:
+    """What :func:`residue_of` found, for a person: "the counters a, b and a '## Synapses
+    (derived)' section"."""
+    what = [f"the counters {', '.join(keys)}"] if keys else []
+    what += ["a '## Synapses (derived)' section"] if section else []
+    return " and ".join(what)
+
+
 def without_residue(data: bytes, rel: str) -> bytes | None:
     """``data`` without that residue, every other byte kept (:mod:`engram.store.surgical`);
     None when there is none or it cannot be taken out in place."""

@@ -115,3 +115,52 @@ def test_a_counter_an_older_engram_left_at_zero_is_residue_a_persons_own_value_i
     assert accepted.returncode == 0, accepted.stdout
     assert zeroed.read_text() == ZEROED_CLEAN and own.read_text() == PERSONS_OWN
     assert "old-residue" not in doctor(vault.root, "--json").stdout
+
+
+def adopt(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli_command("--vault", str(root), "adopt", *args), capture_output=True, text=True,
+                          check=False, stdin=subprocess.DEVNULL)
+
+
+def test_adopt_names_old_residue_and_takes_it_out_only_when_asked(vault: Vault) -> None:
+    """The reproduction: `engram adopt` passed over a note holding an older engram's
+    counters in silence (it already had an id), so a person adopting their vault never
+    learnt of them. Adopting asks for an id line: adopt names the residue and leaves it;
+    --clean-residue is the asking that takes it out, for the notes given and no other."""
+    (vault.root / "ops").mkdir()
+    touched, zeroed = vault.root / "ops" / "Deploying.md", vault.root / "Runbook.md"
+    touched.write_text(TOUCHED)
+    zeroed.write_text(ZEROED)  # no id yet: adopt gives it one
+    (vault.root / "ops" / "Untouched.md").write_text(UNTOUCHED)
+
+    told = adopt(vault.root)
+    assert told.returncode == 0, told.stderr
+    assert ("ops/Deploying.md holds the counters reinforcementScore, retrievalCount, lastRetrievedAt and a "
+            "'## Synapses (derived)' section, which an older engram wrote into it; left as it is") in told.stdout
+    assert "Runbook.md holds the counters reinforcementScore, failedUses" in told.stdout
+    assert "2 note(s) hold what an older engram wrote into them, which adopt leaves" in told.stdout
+    assert "`engram adopt --clean-residue Runbook.md ops/Deploying.md`" in told.stdout
+    assert touched.read_text() == TOUCHED  # already had an id: not a byte changed
+    added = [line for line in zeroed.read_text().splitlines() if line not in ZEROED.splitlines()]
+    assert len(added) == 1 and added[0].startswith("id: ")  # the id line, and nothing else: the zero counters
+    assert zeroed.read_text().replace(added[0] + "\n", "") == ZEROED  # stay until asked
+    adopted_runbook, adopted_untouched = zeroed.read_text(), (vault.root / "ops" / "Untouched.md").read_text()
+
+    dry = adopt(vault.root, "--clean-residue", "--dry-run", "--json")
+    assert {r["path"]: r["cleaned"] for r in json.loads(dry.stdout)["residue"]} == {
+        "Runbook.md": False, "ops/Deploying.md": False}
+    assert touched.read_text() == TOUCHED and zeroed.read_text() == adopted_runbook
+
+    cleaned = adopt(vault.root, "ops/", "--clean-residue")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "cleaned ops/Deploying.md: took out the counters reinforcementScore" in cleaned.stdout
+    assert "1 cleaned of an older engram's residue" in cleaned.stdout
+    assert touched.read_text() == CLEAN  # exactly engram's lines went
+    assert zeroed.read_text() == adopted_runbook  # not under ops/: not asked
+    assert (vault.root / "ops" / "Untouched.md").read_text() == adopted_untouched  # no residue: just its id
+    kept = sidecar.load(vault.root / ".engram")["01J8ZQ3V5W6X7Y8Z9A0B1C2D3E"]
+    assert (kept.reinforcement, kept.retrievals) == (1.0, 3)
+    assert [e.path for e in vault.audit() if e.action == "clear-residue"] == ["ops/Deploying.md"]
+    residue = [p["path"] for p in json.loads(doctor(vault.root, "--json").stdout)["problems"]
+               if p["code"] == "old-residue"]
+    assert residue == ["Runbook.md"]

@@ -88,6 +88,13 @@ def test_the_cli_reference_examples_run_as_written(tmp_path: Path, hermetic: Pat
     (handbook / "Setup.md").write_text("# Setup\nInstall to /Users/yourusername/Library/app.\n", encoding="utf-8")
     (handbook / "Credits.md").write_text("# Credits\nFixed by jane.doe@gmail.com.\n", encoding="utf-8")
     (handbook / "Usage.md").write_text("# Usage\nRun it daily.\n", encoding="utf-8")
+    # Notes of a person's, one holding an older engram's counters (`engram adopt --clean-residue`).
+    (root / "Notes").mkdir()
+    (root / "Notes" / "Deploying.md").write_text(
+        "---\nid: 01J8ZQ3V5W6X7Y8Z9A0B1C2D3E\nreinforcementScore: 1.0\nretrievalCount: 3\n"
+        "lastRetrievedAt: 2026-11-02T10:00:00.000Z\n---\n# Deploying\nAsk in the channel first.\n", encoding="utf-8")
+    (root / "Notes" / "Runbook.md").write_text("---\nid: 01J8ZQ3V5W6X7Y8Z9A0B1C2D3F\n---\n# Runbook\nSteps.\n",
+                                               encoding="utf-8")
 
     real_id = ""
     ran = 0
@@ -118,6 +125,8 @@ def test_the_cli_reference_examples_run_as_written(tmp_path: Path, hermetic: Pat
     assert [s.kind for s in vault.synapses("Prefer immutable values")] == ["extends"]
     assert vault.get("Projects/Atlas.md").title == "Atlas"
     assert "[redacted: home folder path]" in vault.get("Setup.md").content
+    assert (root / "Notes" / "Deploying.md").read_text(encoding="utf-8") == (
+        "---\nid: 01J8ZQ3V5W6X7Y8Z9A0B1C2D3E\n---\n# Deploying\nAsk in the channel first.\n")
     vault.close()
 
 
