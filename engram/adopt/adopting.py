@@ -122,7 +122,12 @@ def adopt(
         for rel, identity in wanted:
             folder = in_folders(rel, templates)
             try:
-                note = read_note(read_bytes(state.abspath(rel), rel), rel) if rel in persons else None
+                note = None
+                if rel in persons:
+                    data = read_bytes(state.abspath(rel), rel)
+                    # a note with an id is parsed only when it may hold residue (most: not)
+                    if identity != "file" or repair.may_hold_residue(data):
+                        note = read_note(data, rel)
                 if identity == "file":
                     already += 1
                 elif folder is not None:

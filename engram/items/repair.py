@@ -117,6 +117,16 @@ def follow_moves(state: VaultState) -> int:
 # What an older engram wrote into a note a person keeps: taken out only when they say yes.
 
 
+#: Bytes every note holding residue holds: a counter's name or the derived heading.
+_RESIDUE_MARKS = (*(key.encode() for key in sidecar.COUNTERS), codec.DERIVED_HEADING.encode())
+
+
+def may_hold_residue(data: bytes) -> bool:
+    """False when ``data`` cannot hold residue (none of its names or the derived heading
+    appear in it): a test on bytes, so most notes need no parsing."""
+    return any(mark in data for mark in _RESIDUE_MARKS)
+
+
 def residue(data: bytes, rel: str) -> tuple[tuple[str, ...], bool]:
     """:func:`residue_of` the note ``data`` holds; nothing for a file that does not read."""
     try:
