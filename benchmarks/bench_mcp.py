@@ -15,6 +15,11 @@ query runs once warm-up, then ``--rounds`` timed passes; the server is the real
 ``engram serve`` subprocess driven by the official client.
 
     python -m benchmarks.bench_mcp [--items 10000] [--queries 100] [--rounds 3]
+    python -m benchmarks.bench_mcp --items 2000 --trees /tmp/engram-before .
+
+``--trees OLD NEW`` measures only ``engram_search`` over stdio, one server per source
+tree of engram, the trees taking turns for ``--rounds`` sessions each (the vault and its
+vectors shared), so both meet the same load: a change judged by what an agent waits for.
 
 Prints one JSON document and writes it to ``benchmarks/results/mcp.json``.
 """
@@ -35,6 +40,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks import synth
+from benchmarks.bench_startup import compile_tree, tree_env
 from benchmarks.scale import SEMANTIC, with_settings
 from engram.mcp import build_server
 from engram.recall.semantic import installed
@@ -99,11 +105,13 @@ async def in_memory(root: Path, queries: list[str], rounds: int) -> dict[str, fl
     return percentiles(samples)
 
 
-async def over_stdio(root: Path, queries: list[str], rounds: int, ids: list[str]) -> dict[str, Any]:
+async def over_stdio(
+    root: Path, queries: list[str], rounds: int, ids: list[str], env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-c", "from engram.cli import main; main()", "--vault", str(root), "--actor", "bench", "serve"],
-        env=dict(os.environ),
+        env=env if env is not None else dict(os.environ),
     )
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=600) as client:
@@ -126,11 +134,33 @@ async def over_stdio(root: Path, queries: list[str], rounds: int, ids: list[str]
             "connect_ms": round(connect_ms, 1)}
 
 
+def compare_trees(root: Path, queries: list[str], ids: list[str], trees: list[Path], rounds: int) -> int:
+    """``engram_search`` over stdio for each source tree, in turn (see the module docstring)."""
+    envs = {str(t): tree_env(dict(os.environ), t.resolve()) for t in trees}
+    for env in envs.values():
+        compile_tree(env)
+    samples: dict[str, list[float]] = {name: [] for name in envs}
+    loads = []
+    for turn in range(rounds):
+        order = list(envs) if turn % 2 == 0 else list(reversed(envs))
+        for name in order:
+            loads.append(os.getloadavg()[0])
+            result = anyio.run(over_stdio, root, queries, 1, ids[:1], envs[name])
+            samples[name].append(result["engram_search"]["p50_ms"])
+            samples.setdefault(name + " p95", []).append(result["engram_search"]["p95_ms"])
+    report = {"trees": list(envs), "rounds": rounds, "queries": len(queries), "session_p50_ms": samples,
+              "load": [round(min(loads), 1), round(max(loads), 1)]}
+    print(json.dumps(report, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MCP stdio round-trip latency vs in-process search.")
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trees", nargs=2, type=Path, default=None, metavar=("OLD", "NEW"),
+                        help="compare two source trees of engram over stdio, in turn")
     args = parser.parse_args(argv)
     data = synth.generate(args.items)
     queries = make_queries(data, args.queries)
@@ -144,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         embed = {"items": embedded, "seconds": round(time.perf_counter() - wall0, 1),
                  "cpu_seconds": round(time.process_time() - cpu0, 1)}
         embed["items_per_cpu_second"] = round(embedded / max(embed["cpu_seconds"], 1e-9), 1)
+    if args.trees:
+        return compare_trees(data.root, queries, ids, args.trees, args.rounds)
     stdio = anyio.run(over_stdio, data.root, queries, args.rounds, ids)
     with with_settings(data.root, WORDS):  # the same searches by words alone
         words = anyio.run(over_stdio, data.root, queries, args.rounds, ids)
