@@ -22,10 +22,12 @@ post-rewrite hooks run it). Its scope is narrow on purpose:
   the renamed copy, which would look like a copy).
 
 The twins are merged as the tree merge would have merged them: three-way, field by field,
-with :func:`mergedriver.merge.merge_file`, against the item's version at the merge base
+with :func:`mergedriver.merge.merge_file`, against the newest version engram wrote that
+every twin's history (renames followed) holds — what each was edited from; failing that
+(a person's note: its versions carry no number), the item's version at the merge base
 (the parents' base for a merge commit, else the base of the old and new commits — a
 rebase's fork point), or, when the item was deleted before that base, its last version
-before the delete; with neither, two-way. Several twins fold in path order.
+before the delete; with none, two-way. Several twins fold in path order.
 The merged item goes to the path engram would give it (its natural or id-suffixed path
 when a twin sits there), else to the twin that moved away from the base's path, else to
 the first path in sort order; the other files go to the item's trash bin. A twin merge
@@ -115,6 +117,9 @@ def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, new
     if mine and _copied(repo, lead, new, item_id, paths):
         return None  # a note made from another (a template): doctor gives it its own id
     base_rel, base_data = _base_version(repo, lead, base, item_id, paths)
+    common = None if mine else _common_version(repo, lead, new, item_id, versions)
+    if common is not None:
+        base_data = common
     merged = versions[0][1]
     for rel, data in versions[1:]:
         result = merge_file(base_data, merged, data, rel)
@@ -129,6 +134,58 @@ def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, new
     state.index.refresh_paths([keep])
     state.audit.record(state.actor, "join", item_id, path=keep, fields=tuple(p for p in paths if p != keep))
     return keep
+
+
+def _common_version(repo: GitRepo, lead: str, new: str, item_id: str,
+                    versions: list[tuple[str, bytes]]) -> bytes | None:
+    """The newest version engram wrote of the item that every twin's history holds: what
+    each of them was edited from. The merge base's version is the wrong base when the
+    twins were already there at that commit (a plain push published them, a peer edited
+    one): a twin restored from an older version then looks as if it had deleted every line
+    written since, and the join loses them (fuzz seed 1057). A version is a file whose
+    content matches the ``contentHash`` it carries (a person's unrecorded edit is not
+    one), keyed by ``version`` and that hash; each twin's history follows its renames."""
+    found: list[dict[tuple[int, str], bytes]] = []
+    for rel, data in versions:
+        lineage = _lineage(repo, new, lead + rel, item_id)
+        key = _clean_version(data, rel, item_id)
+        if key is not None:
+            lineage[key] = data
+        found.append(lineage)
+    shared = set(found[0]).intersection(*found[1:])
+    if not shared:
+        return None
+    return found[0][max(shared)]
+
+
+def _lineage(repo: GitRepo, new: str, path: str, item_id: str, limit: int = 200) -> dict[tuple[int, str], bytes]:
+    """The versions of the item in ``path``'s history up to ``new`` (renames followed)."""
+    out = repo.run("log", "--follow", f"--max-count={limit}", "--format=%H", "--raw", "--no-abbrev",
+                   new, "--", path, check=False).out
+    shas: dict[str, str] = {}
+    for line in out.splitlines():
+        if line.startswith(":"):
+            fields, _, names = line.partition("\t")
+            sha = fields.split()[3]
+            if set(sha) != {"0"}:
+                shas[sha] = names.split("\t")[-1]
+    lineage: dict[tuple[int, str], bytes] = {}
+    for sha, data in repo.read_blobs(shas).items():
+        key = _clean_version(data, shas[sha], item_id)
+        if key is not None:
+            lineage.setdefault(key, data)
+    return lineage
+
+
+def _clean_version(data: bytes, rel: str, item_id: str) -> tuple[int, str] | None:
+    """``(version, contentHash)`` of ``data`` when it is that item as engram wrote it."""
+    try:
+        item, _ = parse_engram(data, rel)
+    except FormatError:
+        return None
+    if item.id != item_id or not item.content_hash or codec.content_hash(item.content) != item.content_hash:
+        return None
+    return item.version, item.content_hash
 
 
 def _copied(repo: GitRepo, lead: str, new: str, item_id: str, paths: list[str]) -> bool:

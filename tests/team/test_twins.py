@@ -53,10 +53,11 @@ class Team:
         return self.tmp / "alice"
 
 
-def restore_meets_rename(tmp: Path, *, bob_hooked: bool = True) -> Team:
+def restore_meets_rename(tmp: Path, *, bob_hooked: bool = True, alice_edits: bool = True) -> Team:
     """Alice deletes X; Bob, who had not seen the delete, renames it, and his sync keeps
     the edited item (at its new path); Alice, who has not pulled since, restores X from
-    her trash at its old path, adds a line to it and commits with plain git."""
+    her trash at its old path, adds a line to it (unless not ``alice_edits``) and commits
+    with plain git."""
     origin = bare_origin(tmp)
     alice = first_machine(tmp, origin, "alice")
     x = alice.create("Item X", "x body\n", domain=["team"]).item
@@ -74,7 +75,8 @@ def restore_meets_rename(tmp: Path, *, bob_hooked: bool = True) -> Team:
         vault.sync()
     restored = alice.restore_deleted(x.id)
     assert restored.path == "team/item-x.md"
-    alice.update(x.id, {"content": "x body\nalice's line\n"})
+    if alice_edits:
+        alice.update(x.id, {"content": "x body\nalice's line\n"})
     git(tmp / "alice", "add", "-A")
     git(tmp / "alice", "commit", "--quiet", "-m", "restore X")
     return Team(tmp, origin, alice, bob, x.id)
@@ -119,6 +121,32 @@ def test_a_peer_joins_what_a_plain_push_published(tmp_path: Path) -> None:
     joined_at_origin(team)
     team.alice.sync()
     assert tracked(team.alice_root) == tracked(team.bob)
+
+
+def test_twins_a_peer_edited_after_a_plain_push_published_them_keep_every_line(tmp_path: Path) -> None:
+    """Fuzz seed 1057: the twins were already on the origin when a peer edited one of
+    them, so the merge base of the next pull holds both; merged against that base's
+    version, the other twin looked as if it had deleted the lines only the base's twin
+    had. Each twin is now merged from the version both were edited from."""
+    team = restore_meets_rename(tmp_path, alice_edits=False)  # her twin is X as it was
+    git(team.alice_root, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+    git(team.alice_root, "push", "--quiet", "origin", "main")  # the origin holds X twice
+    git(tmp_path, "clone", "--quiet", str(team.origin), "carol")
+    git(tmp_path, "clone", "--quiet", str(team.origin), "dave")
+    dave = tmp_path / "dave"
+    note = dave / "team/item-x-renamed.md"  # a person's edit of one twin, in an editor: a first line
+    note.write_text(note.read_text(encoding="utf-8").replace("---\nx body", "---\ndave's line\nx body"), encoding="utf-8")
+    git(dave, "mv", "team/item-x.md", "team/item-x-restored.md")  # and a rename of the other
+    git(dave, "commit", "--quiet", "--no-verify", "-am", "dave adds a line and renames a note")
+    git(dave, "push", "--quiet", "origin", "main")
+    # Carol's clone held both twins before this pull: its merge base does too.
+    with Vault.open(tmp_path / "carol", actor="carol") as vault:
+        report = vault.sync()
+    assert report.twins
+    assert held_twice(team.origin, "main") == {}
+    text = git(team.origin, "show", f"main:{report.twins[0]}").stdout
+    assert all(line in text for line in ("x body", "bob's line", "dave's line")), text
+    assert "title: Item X renamed" in text and "[!conflict]" not in text
 
 
 def install_hooks(root: Path) -> None:
