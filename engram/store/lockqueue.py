@@ -37,9 +37,10 @@ import time
 from pathlib import Path
 
 
-def _locked(fd: int, flags: int) -> bool:
+def try_flock(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` if nobody holds one; whether it was taken."""
     try:
-        fcntl.flock(fd, flags | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             return False
@@ -82,7 +83,7 @@ class Entry:
             except FileNotFoundError:
                 continue  # left meanwhile
             try:
-                if not _locked(fd, fcntl.LOCK_EX):
+                if not try_flock(fd):
                     return len(names) - i  # alive, and ahead
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()  # its owner died (or has just left): not waited for
