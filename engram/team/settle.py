@@ -28,6 +28,10 @@ edited before sync commits them:
   change removed goes to the trash too, so ``engram trash list`` and ``engram restore``
   work on every clone, not only on the one that deleted it. Both land in the bin of the
   deleted item, ``.engram/trash/<id>/<when>/``, where ``delete`` puts its own copies;
+- an edge the change removed because an end was deleted comes back when every end is
+  here again — a ``git pull --rebase`` that replays an edit of a note over its delete
+  brings the note back without any merge of engram's weighing its edges
+  (:func:`_edges_back`);
 - and an item the change brought back (its delete undone by a concurrent edit, or
   restored on another clone) gets back from this clone's bins the versions of its edges
   that git never saw — made or changed here, then deleted with the item before a sync
@@ -275,14 +279,16 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
         return by_id.get(found.group(1).decode("utf-8", "replace")) if found else None
 
     back = {m.group(1).decode("utf-8", "replace") for sha in added.values() for m in [_ID.search(blobs[sha])] if m}
+    gone_edges = {rel: blobs[sha] for rel, sha in shas.items()
+                  if changes[rel].new_sha is None and classify(rel) == "synapse"}
     with state.lock.hold():
         relinked = _relink(state, repo, back - set(by_id))  # an item moved is not back
-        if back:  # an id that arrived at a path may now be held twice (engram.team.twins)
+        if back or gone_edges:  # what follows asks the index which items exist now
             state.ensure_indexed()
             state.index.refresh_paths(sorted(changes))
-            joined = twins.join(state, repo, prefix, old, new, back)
-        else:
-            joined = []
+        relinked += _edges_back(state, repo, lead, old, new, gone_edges)
+        # An id that arrived at a path may now be held twice (engram.team.twins).
+        joined = twins.join(state, repo, prefix, old, new, back) if back else []
     out = settle(state, [*changes, *relinked, *joined], removed=removed, previous=previous)
     out.relinked = relinked
     out.twins = joined
@@ -292,6 +298,67 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
             if changes[rel].new_sha is None:
                 keep_in_trash(state, rel, blobs[sha], vault=vault)
     return out
+
+
+def _edges_back(state: VaultState, repo: GitRepo, lead: str, old: str, new: str,
+                gone_edges: dict[str, bytes]) -> list[str]:
+    """Edges the change removed because an end of theirs was deleted, when every end is
+    here again: a ``git pull --rebase`` that replays an edit of the item over its delete
+    brings the item back, and no merge of engram's weighed its edges (fuzz seed 3053).
+    An edge counts as removed with its end when the change's last commit to remove it
+    removed a file of the end too (``delete``) or found the end already gone (settle's
+    dangling edges, in a commit of their own); an edge removed otherwise was unlinked and
+    stays so. The edge comes back as this clone had it, merged with the version the
+    deleting commit removed (evidence as a set). Returns the vault paths written."""
+    vault = VaultItems(state)
+    alive = {rel: data for rel, data in gone_edges.items()
+             if (ends := {m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
+             and all(vault.exist(end) for end in ends)}
+    if not alive:
+        return []
+    # The change's commits, newest first, each with what it deleted (item and edge files).
+    out = repo.run("log", "--format=%H", "--raw", "--no-abbrev", "--no-renames", "--diff-filter=D",
+                   f"{old}..{new}", "--", lead or ".", check=False).out
+    commits: list[tuple[str, dict[str, str], list[str]]] = []  # (commit, edge path -> sha, item shas)
+    for line in out.splitlines():
+        if line and not line.startswith(":"):
+            commits.append((line.strip(), {}, []))
+        elif line.startswith(":") and commits:
+            fields, _, path = line.partition("\t")
+            rel, sha = path[len(lead):], fields.split()[2]
+            if classify(rel) == "synapse":
+                commits[-1][1][rel] = sha
+            elif classify(rel) == "item":
+                commits[-1][2].append(sha)
+    items = repo.read_blobs(sha for _, _, shas in commits for sha in shas)
+    back: list[str] = []
+    for rel, data in sorted(alive.items()):
+        at = next((c for c in commits if rel in c[1]), None)
+        if at is None:
+            continue
+        commit, edges, shas = at
+        its_ends = sorted({m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
+        with_it = {m.group(1).decode("utf-8", "replace") for sha in shas for m in [_ID.search(items[sha])] if m}
+        if not with_it & set(its_ends) and all(_held(repo, lead, f"{commit}^", end) for end in its_ends):
+            continue  # unlinked while both ends were there: it stays unlinked
+        removed = repo.read_blobs([edges[rel]]).get(edges[rel], data)
+        merged = merge_file(None, data, removed, rel) if removed != data else None
+        data = merged.data if merged is not None and merged.ok else data
+        target = state.abspath(rel)
+        if target.is_file():
+            continue  # something wrote it meanwhile (the relink above): that stands
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data)
+        state.audit.record(state.actor, "relink", rel.rsplit("/", 1)[-1].removesuffix(".yaml"), target="synapse",
+                           path=rel)
+        back.append(rel)
+    return back
+
+
+def _held(repo: GitRepo, lead: str, commit: str, item_id: str) -> bool:
+    """Whether a file at ``commit`` carries the item id ``item_id``."""
+    pattern = f"^id:[ \t]*['\"]?{re.escape(item_id)}(['\"]|[ \t]|$)"
+    return bool(repo.run("grep", "-l", "-E", pattern, commit, "--", f"{lead}*.md", check=False).out.strip())
 
 
 def _relink(state: VaultState, repo: GitRepo, back: set[str]) -> list[str]:

@@ -316,3 +316,69 @@ def test_links_a_pull_trashed_as_dangling_come_back_with_their_items(tmp_path: P
     names = git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
     assert f"synapses/depends_on/{edge.id}.yaml" in names
     assert evidence_at(origin, "main", f"synapses/depends_on/{edge.id}.yaml") == ["E-bob"]
+
+
+def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path: Path) -> None:
+    """Fuzz seed 3053: alice links notes X and Y and shares it; bob, in an editor,
+    rewrites X under a new file name and commits with plain git; carol deletes X by hand
+    and her sync removes the link with it (it would dangle). Bob's `git pull --rebase`
+    replays his new file on top of the delete (git sees no rename: the text changed too
+    much), so X is back — and the link, removed only because X was gone, must come back
+    with it (the post-rewrite hook), not stay lost for the team."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    hand = tmp_path / "alice" / "hand"
+    hand.mkdir()
+    for name in ("x", "y"):  # notes a person wrote
+        (hand / f"{name}.md").write_text(f"---\nid: note-{name}\ntitle: Note {name}\n---\n{name} body\n")
+    alice.sync()
+    edge = alice.link("note-x", "depends_on", "note-y", evidence="E-alice")
+    alice.sync()
+    rel = f"synapses/depends_on/{edge.id}.yaml"
+    bob_root = hooked_clone(tmp_path, origin, "bob")
+    with Vault.open(bob_root, actor="bob") as bob:
+        bob.refresh()
+    (bob_root / "hand" / "x.md").unlink()  # rewritten under a new name, in an editor
+    (bob_root / "hand" / "x renamed.md").write_text(
+        "---\nid: note-x\ntitle: Note x\n---\nA new first line.\nThe body, rewritten.\nAnd a third line.\n"
+    )
+    git(bob_root, "add", "-A")
+    git(bob_root, "commit", "--quiet", "-m", "bob rewrites X")
+    carol = clone_machine(tmp_path, origin, "carol")
+    (tmp_path / "carol" / "hand" / "x.md").unlink()  # deleted in an editor
+    carol.sync()
+    assert rel not in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()  # it went with X
+    git(bob_root, "pull", "--quiet", "--rebase", "origin", "main")
+    assert (bob_root / "hand" / "x renamed.md").is_file()  # X is back
+    assert (bob_root / rel).is_file()  # and so is its link
+    with Vault.open(bob_root, actor="bob") as bob:
+        bob.sync()
+    assert evidence_at(origin, "main", rel) == ["E-alice"]
+    assert clean(bob_root)
+
+
+def test_a_link_unlinked_after_its_item_came_back_stays_unlinked_on_a_pull(tmp_path: Path) -> None:
+    """The other side of the rule above: an edge removed while both its ends were there
+    was unlinked by someone, even if one end had been deleted and restored before."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    y = alice.create("Item Y", "y body\n", domain=["team"]).item
+    edge = alice.link(x.id, "extends", y.id, evidence="E-seed")
+    alice.sync()
+    rel = alice.state.index.synapse_paths(edge.id)[0]
+    bob = hooked_clone(tmp_path, origin, "bob")
+    with Vault.open(bob, actor="bob") as vault:
+        vault.refresh()
+    alice.delete(x.id)
+    alice.sync()
+    alice.restore_deleted(x.id)  # X and its link are back
+    alice.sync()
+    assert rel in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+    alice.unlink(x.id, "extends", y.id)
+    alice.sync()
+    git(bob, "pull", "--quiet", "--rebase", "origin", "main")
+    assert not (bob / rel).exists()
+    with Vault.open(bob, actor="bob") as vault:
+        vault.sync()
+    assert rel not in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
