@@ -22,9 +22,9 @@ post-rewrite hooks run it). Its scope is narrow on purpose:
   the renamed copy, which would look like a copy).
 
 The twins are merged as the tree merge would have merged them: three-way, field by field,
-with :func:`mergedriver.merge.merge_file`, against the newest version engram wrote that
-every twin's history (renames followed) holds — what each was edited from; failing that
-(a person's note: its versions carry no number), the item's version at the merge base
+with :func:`mergedriver.merge.merge_file`, against the newest version that every twin's
+history (renames followed) holds — what each was edited from; failing that, the item's
+version at the merge base
 (the parents' base for a merge commit, else the base of the old and new commits — a
 rebase's fork point), or, when the item was deleted before that base, its last version
 before the delete; with none, two-way. Several twins fold in path order.
@@ -117,7 +117,7 @@ def _join_one(state: VaultState, repo: GitRepo, lead: str, base: str | None, new
     if mine and _copied(repo, lead, new, item_id, paths):
         return None  # a note made from another (a template): doctor gives it its own id
     base_rel, base_data = _base_version(repo, lead, base, item_id, paths)
-    common = None if mine else _common_version(repo, lead, new, item_id, versions)
+    common = _common_version(repo, lead, new, item_id, versions)
     if common is not None:
         base_data = common
     merged = versions[0][1]
@@ -144,36 +144,63 @@ def _common_version(repo: GitRepo, lead: str, new: str, item_id: str,
     one): a twin restored from an older version then looks as if it had deleted every line
     written since, and the join loses them (fuzz seed 1057). A version is a file whose
     content matches the ``contentHash`` it carries (a person's unrecorded edit is not
-    one), keyed by ``version`` and that hash; each twin's history follows its renames."""
+    one), keyed by ``version`` and that hash (a person's note engram never numbered is
+    version 1, its hash its content's); each twin's history follows the item through every path it had."""
     found: list[dict[tuple[int, str], bytes]] = []
+    stamps: list[tuple[int, str]] = []
     for rel, data in versions:
+        try:
+            item, _ = parse_engram(data, rel)
+        except FormatError:
+            return None
+        stamps.append((item.version, item.content_hash))
         lineage = _lineage(repo, new, lead + rel, item_id)
         key = _clean_version(data, rel, item_id)
-        if key is not None:
-            lineage[key] = data
+        if key is not None:  # the twin as it is, ahead of its history (newest first)
+            lineage = {key: data, **{k: v for k, v in lineage.items() if k != key}}
         found.append(lineage)
-    shared = set(found[0]).intersection(*found[1:])
+
+    def before_each(key: tuple[int, str]) -> bool:
+        # What a twin was edited from is older than it, or it: git's rename detection may
+        # lead one twin's history into the other's (a restore replayed on the renamed copy).
+        return all(key[0] < version or key == (version, digest) for version, digest in stamps)
+
+    shared = [key for key in set(found[0]).intersection(*found[1:]) if before_each(key)]
     if not shared:
         return None
-    return found[0][max(shared)]
+    # The highest version; among equals (a person's note that engram never numbered is
+    # version 1 throughout) the newest in the first twin's history.
+    newest = {key: at for at, key in enumerate(found[0])}
+    return found[0][max(shared, key=lambda key: (key[0], -newest[key]))]
 
 
 def _lineage(repo: GitRepo, new: str, path: str, item_id: str, limit: int = 200) -> dict[tuple[int, str], bytes]:
-    """The versions of the item in ``path``'s history up to ``new`` (renames followed)."""
-    out = repo.run("log", "--follow", f"--max-count={limit}", "--format=%H", "--raw", "--no-abbrev",
-                   new, "--", path, check=False).out
+    """The versions of the item in the history of ``path``'s file up to ``new``, newest
+    first: every path the item has had (found by the commits that added or removed a
+    line ``id: <item_id>`` — a rename by hand that changed the text too is no rename to
+    git), in the commits that led to the twin's last change."""
+    last = repo.run("log", "-1", "--format=%H", new, "--", path, check=False).out.strip()
+    if not last:
+        return {}
+    pattern = f"^id:[ \t]*['\"]?{re.escape(item_id)}"
+    lived = repo.run("log", f"--max-count={limit}", "--format=", "--name-only", "--no-renames",
+                     f"-G{pattern}", last, "--", "*.md", check=False).out.split("\n")
+    paths = sorted({p for p in lived if p} | {path})
+    out = repo.run("log", f"--max-count={limit}", "--format=%H", "--raw", "--no-abbrev", "--no-renames",
+                   last, "--", *paths, check=False).out
     shas: dict[str, str] = {}
     for line in out.splitlines():
         if line.startswith(":"):
-            fields, _, names = line.partition("\t")
+            fields, _, name = line.partition("\t")
             sha = fields.split()[3]
             if set(sha) != {"0"}:
-                shas[sha] = names.split("\t")[-1]
+                shas.setdefault(sha, name)
+    blobs = repo.read_blobs(shas)
     lineage: dict[tuple[int, str], bytes] = {}
-    for sha, data in repo.read_blobs(shas).items():
-        key = _clean_version(data, shas[sha], item_id)
+    for sha, name in shas.items():  # newest first, as git log lists them
+        key = _clean_version(blobs[sha], name, item_id)
         if key is not None:
-            lineage.setdefault(key, data)
+            lineage.setdefault(key, blobs[sha])
     return lineage
 
 
