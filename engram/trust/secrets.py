@@ -132,13 +132,39 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+#: A ULID standing alone: 26 Crockford base32 characters, the first 0–7 (48 bits of time).
+_ULID = re.compile(r"(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])")
+_CROCKFORD = {ch: value for value, ch in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
+#: 2016-01-01 and 2100-01-01 in milliseconds: the time a real ULID carries lies between.
+_ULID_TIMES = (1_451_606_400_000, 4_102_444_800_000)
+
+
+def _id_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds ULIDs (item ids: in links, synapses, wikilinks). Provider
+    patterns are not anchored (``detect-secrets``' AWS key id is ``A3T[A-Z0-9]`` or
+    ``AKIA``… and 16 more, anywhere), so about one ULID in five thousand holds an "AWS
+    key" (fuzz seed 3149: a synapse file of engram's own refused at commit, the clone
+    stuck). A key id is 20 characters; a ULID whose first ten encode a plausible time is
+    an id, not a credential. Not a ULID: a 26-character token whose time is implausible."""
+    spans = []
+    for m in _ULID.finditer(text):
+        millis = 0
+        for ch in m.group()[:10]:
+            millis = millis * 32 + _CROCKFORD[ch]
+        if _ULID_TIMES[0] <= millis < _ULID_TIMES[1]:
+            spans.append(m.span())
+    return spans
+
+
 def _provider_secrets(text: str) -> Iterator[tuple[str, str, int, int]]:
     """(type, value, start, end) from the provider plugins' patterns.
 
     A pattern's capture group is the secret when it is the substantial part (the
     password of ``scheme://user:password@host``); a short group is only a prefix
-    (``ghp`` of a GitHub token), so then the whole match is.
+    (``ghp`` of a GitHub token), so then the whole match is. A match inside an item id
+    is none (:func:`_id_spans`).
     """
+    ids = _id_spans(text)
     for plugin in _plugins():
         for regex in getattr(plugin, "denylist", ()):
             for m in regex.finditer(text):
@@ -149,6 +175,8 @@ def _provider_secrets(text: str) -> Iterator[tuple[str, str, int, int]]:
                     if len(m.group(best)) >= 8:
                         start, end = m.span(best)
                 value = text[start:end]
+                if any(a <= start and end <= b for a, b in ids):
+                    continue
                 if value and not _is_placeholder(value):
                     yield plugin.secret_type, value, start, end
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engram.errors import SensitiveData
@@ -153,3 +153,43 @@ def test_the_ten_digit_gate_agrees_on_the_red_team_suite_and_real_notes() -> Non
         secrets_module._TEN_DIGITS = ungated_gate
     assert gated == ungated
     assert sum(map(len, gated)) > 0
+
+
+# An item id of fuzz seed 3149: "A3TKPGV8F35HT7T9VW10", its last twenty characters, has the
+# shape of an AWS key id, and its synapse file was refused at commit; the clone was stuck.
+SEED_3149_ID = "01M97NA3TKPGV8F35HT7T9VW10"
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def test_an_item_id_that_holds_a_key_shape_is_no_secret() -> None:
+    synapse = f"id: syn-fd898efb2680d888\nfrom: 01M97N9XXNVKDPM8SP5X8NCE1R\nto: {SEED_3149_ID}\nkind: similar_to\n"
+    assert scan_text(synapse) == []
+    assert scan_text(f"see [[{SEED_3149_ID}]] and {SEED_3149_ID.lower()}") == []
+    # The key itself, alone or beside an id, is still found.
+    key = SEED_3149_ID[6:]
+    assert [d.rule for d in scan_text(f"aws key {key}")] == ["secret.aws-access-key"]
+    assert [d.rule for d in scan_text(f"{SEED_3149_ID} {key}")] == ["secret.aws-access-key"]
+    # A 26-character token whose first ten characters are no plausible time is no id.
+    assert [d.rule for d in scan_text(f"x ZZZZZZ{key} y")] == ["secret.aws-access-key"]  # Z starts no ULID
+    assert [d.rule for d in scan_text(f"x 7ZZZZZ{key} y")] == ["secret.aws-access-key"]  # the year 10889
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    millis=st.integers(min_value=1_451_606_400_000, max_value=4_102_444_799_999),
+    at=st.integers(min_value=0, max_value=6),
+    prefix=st.sampled_from(["A3TK", "A3T7", "AGPA", "ANPA", "ANVA", "ACCA"]),
+    tail=st.text(alphabet=_CROCKFORD, min_size=26, max_size=26),
+)
+def test_no_ulid_is_ever_taken_for_a_key(millis: int, at: int, prefix: str, tail: str) -> None:
+    stamp = ""
+    for _ in range(10):
+        stamp = _CROCKFORD[millis % 32] + stamp
+        millis //= 32
+    ulid = (stamp + tail)[:26]
+    ulid = ulid[:at] + prefix + ulid[at + 4:]  # a key's prefix anywhere a 20-character key fits
+    time = 0
+    for ch in ulid[:10]:
+        time = time * 32 + _CROCKFORD.index(ch)
+    assume(1_451_606_400_000 <= time < 4_102_444_800_000)  # what `ulid.new()` gives until 2100
+    assert scan_text(f"from: 01M97N9XXNVKDPM8SP5X8NCE1R\nto: {ulid}\n") == []
