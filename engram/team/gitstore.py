@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shlex
 import shutil
 import subprocess
@@ -348,6 +349,23 @@ class GitRepo:
         """The blob at ``path`` in ``commit``, or None."""
         out = self.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}", check=False)
         return out.out.strip() or None if out.status == 0 else None
+
+    def files_of(self, commit: str, ids: Iterable[str], lead: str = "") -> dict[str, list[str]]:
+        """The Markdown files under ``lead`` at ``commit`` whose ``id:`` line names each
+        of ``ids`` (repository paths; an id held by none is absent). ``git grep`` reads
+        the tree without checking anything out; ``-z`` keeps a path with ``:`` whole."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        pattern = "^id:[ \t]*['\"]?(" + "|".join(re.escape(i) for i in wanted) + ")(['\"]|[ \t]|$)"
+        out = self.run("grep", "-z", "-E", "-e", pattern, commit, "--", f"{lead}*.md", check=False).out
+        found: dict[str, list[str]] = {}
+        for line in out.splitlines():
+            name, _, text = line.partition("\0")
+            match = re.match(r"id:[ \t]*['\"]?(\S+?)['\"]?[ \t]*$", text)
+            if match and match.group(1) in wanted:
+                found.setdefault(match.group(1), []).append(name.removeprefix(f"{commit}:"))
+        return found
 
     # ------------------------------------------------------------------ objects
 

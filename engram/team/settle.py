@@ -339,7 +339,7 @@ def _edges_back(state: VaultState, repo: GitRepo, lead: str, old: str, new: str,
         commit, edges, shas = at
         its_ends = sorted({m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
         with_it = {m.group(1).decode("utf-8", "replace") for sha in shas for m in [_ID.search(items[sha])] if m}
-        if not with_it & set(its_ends) and all(_held(repo, lead, f"{commit}^", end) for end in its_ends):
+        if not with_it & set(its_ends) and len(repo.files_of(f"{commit}^", its_ends, lead)) == len(its_ends):
             continue  # unlinked while both ends were there: it stays unlinked
         removed = repo.read_blobs([edges[rel]]).get(edges[rel], data)
         merged = merge_file(None, data, removed, rel) if removed != data else None
@@ -355,10 +355,6 @@ def _edges_back(state: VaultState, repo: GitRepo, lead: str, old: str, new: str,
     return back
 
 
-def _held(repo: GitRepo, lead: str, commit: str, item_id: str) -> bool:
-    """Whether a file at ``commit`` carries the item id ``item_id``."""
-    pattern = f"^id:[ \t]*['\"]?{re.escape(item_id)}(['\"]|[ \t]|$)"
-    return bool(repo.run("grep", "-l", "-E", pattern, commit, "--", f"{lead}*.md", check=False).out.strip())
 
 
 def _relink(state: VaultState, repo: GitRepo, back: set[str]) -> list[str]:

@@ -449,6 +449,7 @@ class _Run:
         merger = TreeMerger(
             repo.read_blobs, lambda path: repo.has_path(head, path), self.prefix, incident=self._incident(head),
             history=lambda side: _added_or_deleted(repo, base, head if side == "o" else theirs, self.prefix),
+            held=lambda ids: repo.files_of(head, ids, self.prefix + "/" if self.prefix else ""),
         )
         plan = merger.plan(repo.diff_tree(base, head), repo.diff_tree(base, theirs))
         if plan.failures:

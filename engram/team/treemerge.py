@@ -158,10 +158,12 @@ class TreeMerger:
         prefix: str = "",
         incident: Callable[[set[str]], list[tuple[str, str]]] | None = None,
         history: History | None = None,
+        held: Callable[[set[str]], dict[str, list[str]]] | None = None,
     ) -> None:
         self._read_blobs = read
         self._exists = exists
         self._incident = incident
+        self._held = held
         self._history = history
         self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self._cache: dict[str, bytes] = {}
@@ -219,6 +221,7 @@ class TreeMerger:
                 # New to the base, kept from one side: the other side's history may
                 # have let an earlier delete of it win over its edges (see the docstring).
                 revived[item_id] = lacking
+        self._still_held(plan)
         last = self._removed_with(revived)
         edges = [e for e in entities if not e.item]
         known = {e.key for e in edges}
@@ -242,6 +245,15 @@ class TreeMerger:
         self._untouched_edges(plan)
         self._settle_claims(claims, plan)
         return plan
+
+    def _still_held(self, plan: TreePlan) -> None:
+        """An id the merge removed a file of is not gone while a file neither side
+        changed still holds it: the base held the item twice (a plain pull kept both
+        files, ``engram.team.twins``) and both sides removed the same twin when they
+        joined them. Its edges stay (fuzz seed 1057)."""
+        if plan.gone and self._held is not None:
+            plan.gone -= {item_id for item_id, paths in self._held(plan.gone).items()
+                          if any(path not in self._changed for path in paths)}
 
     def _entities(self, ours: Mapping[str, RawChange], theirs: Mapping[str, RawChange]) -> list[_Entity]:
         by_key: dict[str, _Entity] = {}

@@ -234,9 +234,7 @@ def _base_version(repo: GitRepo, lead: str, base: str | None, item_id: str,
     if base is None:
         return None, None
     candidates = [lead + rel for rel in paths]
-    found = repo.run("grep", "-l", "-E", f"^id:[ \t]*['\"]?{re.escape(item_id)}", base, "--",
-                     f"{lead}*.md", check=False).out.splitlines()
-    candidates += [line.split(":", 1)[1] for line in found if ":" in line]
+    candidates += repo.files_of(base, [item_id], lead).get(item_id, [])
     found_at = _version(repo, base, candidates, item_id)
     if found_at is None:
         # Deleted before the base (the restore's side deleted it, the other side's merge

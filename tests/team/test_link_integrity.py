@@ -5,6 +5,7 @@ Real git throughout: a bare origin and clones."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,35 @@ def test_a_link_unlinked_after_its_item_came_back_stays_unlinked_on_a_pull(tmp_p
     with Vault.open(bob, actor="bob") as vault:
         vault.sync()
     assert rel not in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+
+
+def test_two_sides_that_remove_the_same_twin_keep_the_items_links(tmp_path: Path) -> None:
+    """Fuzz seed 1057: a plain push published item X in two files (engram.team.twins);
+    both clones then removed the same one of the two, each in its own commit. To the
+    merge of those commits X's id lost a file on both sides — yet X lives on in the
+    other file, which neither side touched, and its link must not go to the trash as a
+    link to a deleted item."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    y = alice.create("Item Y", "y body\n", domain=["team"]).item
+    edge = alice.link(x.id, "extends", y.id, evidence="E-seed")
+    alice.sync()
+    rel = alice.state.index.synapse_paths(edge.id)[0]
+    twin = "team/item-x-again.md"
+    shutil.copy(alice.root / x.path, alice.root / twin)
+    git(alice.root, "add", twin)
+    git(alice.root, "commit", "--quiet", "--no-verify", "-m", "X twice")
+    git(alice.root, "push", "--quiet", "origin", "main")
+    bob = clone_machine(tmp_path, origin, "bob")
+    for vault in (alice, bob):  # each joins the twins the same way, in a commit of its own
+        git(vault.root, "rm", "--quiet", twin)
+        git(vault.root, "commit", "--quiet", "--no-verify", "-m", f"{vault.actor} joins X")
+    alice.sync()
+    report = bob.sync()
+    assert not report.fast_forward and report.trashed == [], report
+    at_origin = git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+    assert x.path in at_origin and twin not in at_origin
+    assert rel in at_origin and evidence_at(origin, "main", rel) == ["E-seed"]
+    assert trashed(bob.root) == []
+    bob.close()
