@@ -17,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from engram.cli import cli
+from engram.team import twins
+from engram.team.gitstore import GitRepo
 from engram.vault import Vault
 from tests.git_helpers import bare_origin, first_machine, git, tracked
 from tests.team.test_link_integrity import hooked_clone
@@ -230,3 +232,28 @@ def test_a_note_a_peer_made_from_a_template_keeps_its_own_file(tmp_path: Path) -
     assert report.twins == []
     assert (root / "templates/meeting.md").read_text() == template
     assert "budget" in (root / "meetings/monday.md").read_text()
+
+
+def test_a_twins_past_follows_the_item_through_a_rename_git_does_not_see(tmp_path: Path) -> None:
+    """Fuzz seed 3096: a person renamed a note in an editor and rewrote much of it, which
+    git takes for a delete and a new file. The twin's past — what it was edited from,
+    the base of a join — must still reach the versions at the old path."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    alice.sync()
+    alice.update(x.id, {"content": "x body\nsecond line\n"})
+    alice.sync()
+    root = tmp_path / "alice"
+    text = (root / x.path).read_text(encoding="utf-8")
+    (root / x.path).unlink()
+    moved = "team/item x in my words.md"
+    (root / moved).write_text(text + "".join(f"a line of my own, {n}\n" for n in range(40)), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "--no-verify", "-m", "a person renames and rewrites X")
+    status = git(root, "show", "--format=", "--name-status", "-M", "HEAD").stdout.split()
+    assert "D" in status and "A" in status  # no rename to git
+    with GitRepo(root) as repo:
+        past = twins._lineage(repo, "HEAD", moved, x.id)
+    versions = sorted(version for version, _ in past)
+    assert versions == [1, 2]  # both versions engram wrote at the old path
