@@ -279,14 +279,15 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
         return by_id.get(found.group(1).decode("utf-8", "replace")) if found else None
 
     back = {m.group(1).decode("utf-8", "replace") for sha in added.values() for m in [_ID.search(blobs[sha])] if m}
-    gone_edges = {rel: blobs[sha] for rel, sha in shas.items()
-                  if changes[rel].new_sha is None and classify(rel) == "synapse"}
+    local_edges = {rel: blobs[sha] for rel, sha in shas.items()
+                   if changes[rel].new_sha is None and classify(rel) == "synapse"}
+    removals = _removals(repo, lead, old, new)  # the change's commits that removed edges
     with state.lock.hold():
         relinked = _relink(state, repo, back - set(by_id))  # an item moved is not back
-        if back or gone_edges:  # what follows asks the index which items exist now
+        if back or removals:  # what follows asks the index which items exist now
             state.ensure_indexed()
             state.index.refresh_paths(sorted(changes))
-        relinked += _edges_back(state, repo, lead, old, new, gone_edges)
+        relinked += _edges_back(state, repo, lead, removals, local_edges)
         # An id that arrived at a path may now be held twice (engram.team.twins).
         joined = twins.join(state, repo, prefix, old, new, back) if back else []
     out = settle(state, [*changes, *relinked, *joined], removed=removed, previous=previous)
@@ -300,26 +301,12 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
     return out
 
 
-def _edges_back(state: VaultState, repo: GitRepo, lead: str, old: str, new: str,
-                gone_edges: dict[str, bytes]) -> list[str]:
-    """Edges the change removed because an end of theirs was deleted, when every end is
-    here again: a ``git pull --rebase`` that replays an edit of the item over its delete
-    brings the item back, and no merge of engram's weighed its edges (fuzz seed 3053).
-    An edge counts as removed with its end when the change's last commit to remove it
-    removed a file of the end too (``delete``) or found the end already gone (settle's
-    dangling edges, in a commit of their own); an edge removed otherwise was unlinked and
-    stays so. The edge comes back as this clone had it, merged with the version the
-    deleting commit removed (evidence as a set). Returns the vault paths written."""
-    vault = VaultItems(state)
-    alive = {rel: data for rel, data in gone_edges.items()
-             if (ends := {m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
-             and all(vault.exist(end) for end in ends)}
-    if not alive:
-        return []
-    # The change's commits, newest first, each with what it deleted (item and edge files).
+def _removals(repo: GitRepo, lead: str, old: str, new: str) -> list[tuple[str, dict[str, str], list[str]]]:
+    """The commits of ``old..new`` that deleted files, newest first: each with the edge
+    files it deleted (vault path to blob) and the blobs of the item files it deleted."""
     out = repo.run("log", "--format=%H", "--raw", "--no-abbrev", "--no-renames", "--diff-filter=D",
                    f"{old}..{new}", "--", lead or ".", check=False).out
-    commits: list[tuple[str, dict[str, str], list[str]]] = []  # (commit, edge path -> sha, item shas)
+    commits: list[tuple[str, dict[str, str], list[str]]] = []
     for line in out.splitlines():
         if line and not line.startswith(":"):
             commits.append((line.strip(), {}, []))
@@ -330,31 +317,50 @@ def _edges_back(state: VaultState, repo: GitRepo, lead: str, old: str, new: str,
                 commits[-1][1][rel] = sha
             elif classify(rel) == "item":
                 commits[-1][2].append(sha)
-    items = repo.read_blobs(sha for _, _, shas in commits for sha in shas)
+    return [commit for commit in commits if commit[1]]
+
+
+def _edges_back(state: VaultState, repo: GitRepo, lead: str,
+                removals: list[tuple[str, dict[str, str], list[str]]], local: dict[str, bytes]) -> list[str]:
+    """Edges a commit of the change removed because an end of theirs was deleted, when
+    every end is here again: a ``git pull --rebase`` that replays an edit of the item over
+    its delete brings the item back, and no merge of engram's weighed its edges (fuzz
+    seed 3053) — edges this clone had (``local``: their versions before the change) and
+    edges a peer made and another removed, both upstream of it. An edge counts as removed
+    with its end when the last commit to remove it removed a file of the end too
+    (``delete``) or found the end already gone (settle's dangling edges, in a commit of
+    their own); an edge removed otherwise was unlinked and stays so. The edge comes back
+    as the deleting commit removed it, merged with this clone's version (evidence as a
+    set). Returns the vault paths written."""
+    last: dict[str, tuple[str, str, list[str]]] = {}  # edge path -> (commit, blob, item blobs)
+    for commit, edges, items in removals:  # newest first: the last removal wins
+        for rel, sha in edges.items():
+            last.setdefault(rel, (commit, sha, items))
+    wanted = {rel: at for rel, at in last.items() if not state.abspath(rel).is_file()}
+    if not wanted:
+        return []
+    blobs = repo.read_blobs({sha for _, sha, items in wanted.values() for sha in (sha, *items)})
+    vault = VaultItems(state)
     back: list[str] = []
-    for rel, data in sorted(alive.items()):
-        at = next((c for c in commits if rel in c[1]), None)
-        if at is None:
+    for rel, (commit, sha, items) in sorted(wanted.items()):
+        data = blobs[sha]
+        mine = local.get(rel)
+        if mine is not None and mine != data:
+            merged = merge_file(None, mine, data, rel)
+            data = merged.data if merged.ok else mine
+        ends = sorted({m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
+        if not ends or not all(vault.exist(end) for end in ends):
             continue
-        commit, edges, shas = at
-        its_ends = sorted({m.decode("utf-8", "replace") for m in _ENDPOINT.findall(data)})
-        with_it = {m.group(1).decode("utf-8", "replace") for sha in shas for m in [_ID.search(items[sha])] if m}
-        if not with_it & set(its_ends) and len(repo.files_of(f"{commit}^", its_ends, lead)) == len(its_ends):
+        with_it = {m.group(1).decode("utf-8", "replace") for item in items for m in [_ID.search(blobs[item])] if m}
+        if not with_it & set(ends) and len(repo.files_of(f"{commit}^", ends, lead)) == len(ends):
             continue  # unlinked while both ends were there: it stays unlinked
-        removed = repo.read_blobs([edges[rel]]).get(edges[rel], data)
-        merged = merge_file(None, data, removed, rel) if removed != data else None
-        data = merged.data if merged is not None and merged.ok else data
         target = state.abspath(rel)
-        if target.is_file():
-            continue  # something wrote it meanwhile (the relink above): that stands
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)
         state.audit.record(state.actor, "relink", rel.rsplit("/", 1)[-1].removesuffix(".yaml"), target="synapse",
                            path=rel)
         back.append(rel)
     return back
-
-
 
 
 def _relink(state: VaultState, repo: GitRepo, back: set[str]) -> list[str]:

@@ -319,13 +319,15 @@ def test_links_a_pull_trashed_as_dangling_come_back_with_their_items(tmp_path: P
     assert evidence_at(origin, "main", f"synapses/depends_on/{edge.id}.yaml") == ["E-bob"]
 
 
-def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("linked", ["before bob pulled", "after bob pulled"])
+def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path: Path, linked: str) -> None:
     """Fuzz seed 3053: alice links notes X and Y and shares it; bob, in an editor,
     rewrites X under a new file name and commits with plain git; carol deletes X by hand
     and her sync removes the link with it (it would dangle). Bob's `git pull --rebase`
     replays his new file on top of the delete (git sees no rename: the text changed too
     much), so X is back — and the link, removed only because X was gone, must come back
-    with it (the post-rewrite hook), not stay lost for the team."""
+    with it (the post-rewrite hook), not stay lost for the team: whether bob's clone
+    ever had the link or it was made and removed upstream of him (the seed's replay)."""
     origin = bare_origin(tmp_path)
     alice = first_machine(tmp_path, origin, "alice")
     hand = tmp_path / "alice" / "hand"
@@ -333,10 +335,13 @@ def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path
     for name in ("x", "y"):  # notes a person wrote
         (hand / f"{name}.md").write_text(f"---\nid: note-{name}\ntitle: Note {name}\n---\n{name} body\n")
     alice.sync()
+    if linked == "after bob pulled":
+        bob_root = hooked_clone(tmp_path, origin, "bob")
     edge = alice.link("note-x", "depends_on", "note-y", evidence="E-alice")
     alice.sync()
     rel = f"synapses/depends_on/{edge.id}.yaml"
-    bob_root = hooked_clone(tmp_path, origin, "bob")
+    if linked == "before bob pulled":
+        bob_root = hooked_clone(tmp_path, origin, "bob")
     with Vault.open(bob_root, actor="bob") as bob:
         bob.refresh()
     (bob_root / "hand" / "x.md").unlink()  # rewritten under a new name, in an editor
