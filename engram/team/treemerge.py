@@ -266,14 +266,20 @@ class TreeMerger:
                 "t": _blob(path, theirs[path].new_sha, theirs[path].new_mode) if path in theirs else base,
             }
             ids = self._ids(path, sides)
-            for side, blob in sides.items():
-                if blob is None:
-                    continue
-                key = f"id:{ids[side]}" if ids is not None else f"path:{path}"
-                entity = by_key.setdefault(key, _Entity(key, ids is not None))
-                if entity.versions[side] is not None:  # the same id twice on one side
+            keys = {side: f"id:{ids[side]}" if ids is not None else f"path:{path}"
+                    for side, blob in sides.items() if blob is not None}
+            # The same id twice on one side (twins: engram.team.twins): this path's versions
+            # of it stay together, in an entity of their own. Split between the id and the
+            # path, the twin a peer joined away would take the other's path from it, and
+            # two files would claim one path (fuzz seed 5013).
+            twice = {key for side, key in keys.items()
+                     if key in by_key and by_key[key].versions[side] is not None}
+            for side, key in keys.items():
+                if key in twice:
                     entity = by_key.setdefault(f"path:{path}", _Entity(f"path:{path}", False))
-                entity.versions[side] = blob
+                else:
+                    entity = by_key.setdefault(key, _Entity(key, ids is not None))
+                entity.versions[side] = sides[side]
         return list(by_key.values())
 
     def _ids(self, path: str, sides: Mapping[str, Blob | None]) -> dict[str, str] | None:

@@ -154,7 +154,8 @@ def _common_version(repo: GitRepo, lead: str, new: str, item_id: str,
         except FormatError:
             return None
         stamps.append((item.version, item.content_hash))
-        lineage = _lineage(repo, new, lead + rel, item_id)
+        others = {lead + other for other, _ in versions if other != rel}
+        lineage = _lineage(repo, new, lead + rel, item_id, others)
         key = _clean_version(data, rel, item_id)
         if key is not None:  # the twin as it is, ahead of its history (newest first)
             lineage = {key: data, **{k: v for k, v in lineage.items() if k != key}}
@@ -174,18 +175,22 @@ def _common_version(repo: GitRepo, lead: str, new: str, item_id: str,
     return found[0][max(shared, key=lambda key: (key[0], -newest[key]))]
 
 
-def _lineage(repo: GitRepo, new: str, path: str, item_id: str, limit: int = 200) -> dict[tuple[int, str], bytes]:
+def _lineage(repo: GitRepo, new: str, path: str, item_id: str, others: set[str],
+             limit: int = 200) -> dict[tuple[int, str], bytes]:
     """The versions of the item in the history of ``path``'s file up to ``new``, newest
     first: every path the item has had (found by the commits that added or removed a
     line ``id: <item_id>`` — a rename by hand that changed the text too is no rename to
-    git), in the commits that led to the twin's last change."""
+    git), in the commits that led to the twin's last change — but not the paths of the
+    ``others`` twins: that one twin's file once sat where another sits now says nothing
+    of what it was edited from, and a twin's own version taken for the base of the join
+    would drop every line the other added (fuzz seed 5013)."""
     last = repo.run("log", "-1", "--format=%H", new, "--", path, check=False).out.strip()
     if not last:
         return {}
     pattern = f"^id:[ \t]*['\"]?{re.escape(item_id)}"
     lived = repo.run("log", f"--max-count={limit}", "--format=", "--name-only", "--no-renames",
                      f"-G{pattern}", last, "--", "*.md", check=False).out.split("\n")
-    paths = sorted({p for p in lived if p} | {path})
+    paths = sorted(({p for p in lived if p} - others) | {path})
     out = repo.run("log", f"--max-count={limit}", "--format=%H", "--raw", "--no-abbrev", "--no-renames",
                    last, "--", *paths, check=False).out
     shas: dict[str, str] = {}

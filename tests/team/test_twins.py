@@ -20,7 +20,7 @@ from engram.cli import cli
 from engram.team import twins
 from engram.team.gitstore import GitRepo
 from engram.vault import Vault
-from tests.git_helpers import bare_origin, first_machine, git, tracked
+from tests.git_helpers import bare_origin, clone_machine, first_machine, git, tracked
 from tests.team.test_link_integrity import hooked_clone
 
 _ID = re.compile(rb"^id: *(\S+)", re.MULTILINE)
@@ -254,6 +254,48 @@ def test_a_twins_past_follows_the_item_through_a_rename_git_does_not_see(tmp_pat
     status = git(root, "show", "--format=", "--name-status", "-M", "HEAD").stdout.split()
     assert "D" in status and "A" in status  # no rename to git
     with GitRepo(root) as repo:
-        past = twins._lineage(repo, "HEAD", moved, x.id)
+        past = twins._lineage(repo, "HEAD", moved, x.id, set())
     versions = sorted(version for version, _ in past)
     assert versions == [1, 2]  # both versions engram wrote at the old path
+
+
+def test_a_clone_that_edited_both_twins_merges_with_a_peer_that_joined_them(tmp_path: Path) -> None:
+    """Fuzz seed 5013: a plain push published X in two files; a peer's sync joined them
+    (one file removed, its lines in the other) while this clone edited both. The tree
+    merge split the kept file's versions between the id and the path, and two files
+    claimed one path: sync refused the merge, and the clone could not sync again."""
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    x = alice.create("Item X", "x body\n", domain=["team"]).item
+    alice.sync()
+    root = tmp_path / "alice"
+    twin = "team/item-x-again.md"
+    shutil.copy(root / x.path, root / twin)
+    git(root, "add", twin)
+    git(root, "commit", "--quiet", "--no-verify", "-m", "X twice")
+    git(root, "push", "--quiet", "origin", "main")
+    bob = clone_machine(tmp_path, origin, "bob")
+
+    def add_line(repo: Path, rel: str, line: str) -> None:
+        path = repo / rel
+        path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+
+    add_line(root, x.path, "alice's line")  # alice joins them by hand: one file stays
+    git(root, "rm", "--quiet", twin)
+    git(root, "commit", "--quiet", "--no-verify", "-am", "alice joins X")
+    alice.sync()
+    add_line(bob.root, x.path, "bob's first line")  # bob edits both
+    add_line(bob.root, twin, "bob's second line")
+    git(bob.root, "commit", "--quiet", "--no-verify", "-am", "bob edits both files of X")
+    report = bob.sync()
+    assert report.pushed and report.refused is None, report
+    alice.sync()  # the twin arrives again, and alice's sync joins it
+    bob.sync()
+    assert held_twice(origin, "main") == {}
+    files = [name for name in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()
+             if name.startswith("team/")]
+    assert len(files) == 1
+    text = git(origin, "show", f"main:{files[0]}").stdout
+    assert all(line in text for line in ("x body", "alice's line", "bob's first line", "bob's second line")), text
+    assert tracked(root) == tracked(bob.root)
+    bob.close()
