@@ -41,17 +41,23 @@ def trashed(root: Path) -> list[str]:
     return sorted(p.name for p in trash.rglob("*") if p.is_file()) if trash.exists() else []
 
 
-def test_a_plain_pull_on_a_clone_without_an_index_keeps_a_changed_link(tmp_path: Path) -> None:
-    origin = bare_origin(tmp_path)
-    alice = first_machine(tmp_path, origin, "alice")
+def linked_pair(tmp: Path) -> tuple[Path, Vault, Engram, Engram, str]:
+    """An origin and alice's first machine, where items X and Y are linked (X extends Y,
+    evidence "E-seed") and shared; returns the origin, alice, X, Y and the edge's path."""
+    origin = bare_origin(tmp)
+    alice = first_machine(tmp, origin, "alice")
     x = alice.create("Item X", "x body\n", domain=["team"]).item
     y = alice.create("Item Y", "y body\n", domain=["team"]).item
     edge = alice.link(x.id, "extends", y.id, evidence="E-seed")
     alice.sync()
+    return origin, alice, x, y, alice.state.index.synapse_paths(edge.id)[0]
+
+
+def test_a_plain_pull_on_a_clone_without_an_index_keeps_a_changed_link(tmp_path: Path) -> None:
+    origin, alice, x, y, rel = linked_pair(tmp_path)
     bob = hooked_clone(tmp_path, origin, "bob")
     alice.link(x.id, "extends", y.id, evidence="E-more")  # alice adds evidence
     alice.sync()
-    rel = alice.state.index.synapse_paths(edge.id)[0]
     proc = git(bob, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
     said = proc.stdout + proc.stderr
     assert "moved to the trash" not in said
@@ -366,13 +372,7 @@ def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path
 def test_a_link_unlinked_after_its_item_came_back_stays_unlinked_on_a_pull(tmp_path: Path) -> None:
     """The other side of the rule above: an edge removed while both its ends were there
     was unlinked by someone, even if one end had been deleted and restored before."""
-    origin = bare_origin(tmp_path)
-    alice = first_machine(tmp_path, origin, "alice")
-    x = alice.create("Item X", "x body\n", domain=["team"]).item
-    y = alice.create("Item Y", "y body\n", domain=["team"]).item
-    edge = alice.link(x.id, "extends", y.id, evidence="E-seed")
-    alice.sync()
-    rel = alice.state.index.synapse_paths(edge.id)[0]
+    origin, alice, x, y, rel = linked_pair(tmp_path)
     bob = hooked_clone(tmp_path, origin, "bob")
     with Vault.open(bob, actor="bob") as vault:
         vault.refresh()
@@ -396,14 +396,9 @@ def test_two_sides_that_remove_the_same_twin_keep_the_items_links(tmp_path: Path
     merge of those commits X's id lost a file on both sides — yet X lives on in the
     other file, which neither side touched, and its link must not go to the trash as a
     link to a deleted item."""
-    origin = bare_origin(tmp_path)
-    alice = first_machine(tmp_path, origin, "alice")
-    x = alice.create("Item X", "x body\n", domain=["team"]).item
-    y = alice.create("Item Y", "y body\n", domain=["team"]).item
-    edge = alice.link(x.id, "extends", y.id, evidence="E-seed")
-    alice.sync()
-    rel = alice.state.index.synapse_paths(edge.id)[0]
+    origin, alice, x, _, rel = linked_pair(tmp_path)
     twin = "team/item-x-again.md"
+    assert x.path is not None
     shutil.copy(alice.root / x.path, alice.root / twin)
     git(alice.root, "add", twin)
     git(alice.root, "commit", "--quiet", "--no-verify", "-m", "X twice")
