@@ -23,8 +23,9 @@ post-rewrite hooks run it). Its scope is narrow on purpose:
 
 The twins are merged as the tree merge would have merged them: three-way, field by field,
 with :func:`mergedriver.merge.merge_file`, against the newest version that every twin's
-history (renames followed) holds — what each was edited from; failing that, the item's
-version at the merge base
+history holds and that is older than each twin — what each was edited from (a twin's
+history follows the item by its id line through every path it had, the other twins'
+paths aside); failing that, the item's version at the merge base
 (the parents' base for a merge commit, else the base of the old and new commits — a
 rebase's fork point), or, when the item was deleted before that base, its last version
 before the delete; with none, two-way. Several twins fold in path order.
