@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -209,10 +210,14 @@ def test_the_background_filler_embeds_what_is_written_later(vault: Vault) -> Non
         filler = Filler(lambda: v.state, pause=0.05).start()
         try:
             assert filler.idle.wait(120) and v.unembedded() == 0
-            filler.idle.clear()
             v.create("Another lesson", "Rotate the signing key every ninety days.", domain=["sec"])
             v.refresh()
-            assert filler.idle.wait(120)
+            # A pass that began before the create may end (and say idle) without it: wait
+            # for passes until the new item has its vector, or two minutes without one.
+            deadline = time.monotonic() + 120
+            while v.unembedded() and time.monotonic() < deadline:
+                filler.idle.clear()
+                filler.idle.wait(1)
             assert v.unembedded() == 0
         finally:
             filler.stop()
