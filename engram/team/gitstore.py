@@ -342,6 +342,30 @@ class GitRepo:
             )
         return changes
 
+    def log_changes(self, *args: str, paths: Sequence[str] = (), check: bool = True) -> list[tuple[str, list[RawChange]]]:
+        """Each commit ``git log <args>`` lists, newest first, with the files it changed
+        (with ``-m``, once per parent of a merge). ``-z`` keeps every path as git stores
+        it: without it git quotes a name such as ``é.md`` and the name would match no
+        file. ``paths`` are literal file or folder names (``:(literal)``); a glob goes in
+        ``args`` after ``--``."""
+        spec = [f":(literal){path}" for path in paths]
+        tail = [] if "--" in args else ["--"]
+        out = self.run("log", "--format=%x01%H", "--raw", "-z", "--no-renames", "--no-abbrev",
+                       *args, *tail, *spec, check=check).out
+        commits: list[tuple[str, list[RawChange]]] = []
+        for chunk in out.split("\x01")[1:]:  # "<sha>\0\n" then ":<modes> <shas> <status>\0<path>\0" per file
+            fields = chunk.split("\0")
+            changes: list[RawChange] = []
+            for i in range(1, len(fields) - 1, 2):
+                meta = fields[i].lstrip("\n")
+                if not meta.startswith(":"):
+                    break
+                old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
+                changes.append(RawChange(fields[i + 1], old_mode, new_mode, None if set(old_sha) == {"0"} else old_sha,
+                                         None if set(new_sha) == {"0"} else new_sha))
+            commits.append((fields[0].strip(), changes))
+        return commits
+
     def has_path(self, commit: str, path: str) -> bool:
         return self.run("cat-file", "-e", f"{commit}:{path}", check=False).status == 0
 

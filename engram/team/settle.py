@@ -304,19 +304,19 @@ def between(state: VaultState, repo: GitRepo, prefix: str, old: str, new: str) -
 def _removals(repo: GitRepo, lead: str, old: str, new: str) -> list[tuple[str, dict[str, str], list[str]]]:
     """The commits of ``old..new`` that deleted files, newest first: each with the edge
     files it deleted (vault path to blob) and the blobs of the item files it deleted."""
-    out = repo.run("log", "--format=%H", "--raw", "--no-abbrev", "--no-renames", "--diff-filter=D",
-                   f"{old}..{new}", "--", lead or ".", check=False).out
     commits: list[tuple[str, dict[str, str], list[str]]] = []
-    for line in out.splitlines():
-        if line and not line.startswith(":"):
-            commits.append((line.strip(), {}, []))
-        elif line.startswith(":") and commits:
-            fields, _, path = line.partition("\t")
-            rel, sha = path[len(lead):], fields.split()[2]
+    for commit, changes in repo.log_changes("--diff-filter=D", f"{old}..{new}", paths=[lead or "."], check=False):
+        edges: dict[str, str] = {}
+        items: list[str] = []
+        for change in changes:
+            rel = change.path[len(lead):]
+            if change.old_sha is None:
+                continue
             if classify(rel) == "synapse":
-                commits[-1][1][rel] = sha
+                edges[rel] = change.old_sha
             elif classify(rel) == "item":
-                commits[-1][2].append(sha)
+                items.append(change.old_sha)
+        commits.append((commit, edges, items))
     return [commit for commit in commits if commit[1]]
 
 

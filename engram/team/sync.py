@@ -585,27 +585,9 @@ def _added_or_deleted(repo: GitRepo, base: str, tip: str, prefix: str) -> list[l
     removed show against the side that had them). The tree merge reads it only when it
     undoes a delete or keeps an item the base lacks, to bring the item's edges back as
     they were last changed."""
-    lead = prefix + "/" if prefix else ""
     since = [tip] if base == EMPTY_TREE else [tip, "--not", base]
-    out = repo.run("log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--diff-filter=AD",
-                   "--format=%x01", *since, "--").out
-    commits = []
-    for chunk in out.split("\x01"):  # each: "\0\n" then ":<modes> <shas> <status>\0<path>\0" per file
-        fields = chunk.split("\0")
-        changes = []
-        i = 1
-        while i + 1 < len(fields):
-            meta, path = fields[i].lstrip("\n"), fields[i + 1]
-            if not meta.startswith(":"):
-                break
-            i += 2
-            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
-            if path.startswith(lead):
-                changes.append(RawChange(path, old_mode, new_mode, None if set(old_sha) == {"0"} else old_sha,
-                                         None if set(new_sha) == {"0"} else new_sha))
-        if changes:
-            commits.append(changes)
-    return commits
+    commits = repo.log_changes("-m", "--diff-filter=AD", *since, paths=[prefix] if prefix else ())
+    return [changes for _, changes in commits if changes]
 
 
 def _check_ready(repo: GitRepo) -> None:

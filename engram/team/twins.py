@@ -189,18 +189,13 @@ def _lineage(repo: GitRepo, new: str, path: str, item_id: str, others: set[str],
     if not last:
         return {}
     pattern = f"^id:[ \t]*['\"]?{re.escape(item_id)}"
-    lived = repo.run("log", f"--max-count={limit}", "--format=", "--name-only", "--no-renames",
-                     f"-G{pattern}", last, "--", "*.md", check=False).out.split("\n")
-    paths = sorted(({p for p in lived if p} - others) | {path})
-    out = repo.run("log", f"--max-count={limit}", "--format=%H", "--raw", "--no-abbrev", "--no-renames",
-                   last, "--", *paths, check=False).out
+    lived = repo.log_changes(f"--max-count={limit}", f"-G{pattern}", last, "--", "*.md", check=False)
+    paths = sorted(({change.path for _, changes in lived for change in changes} - others) | {path})
     shas: dict[str, str] = {}
-    for line in out.splitlines():
-        if line.startswith(":"):
-            fields, _, name = line.partition("\t")
-            sha = fields.split()[3]
-            if set(sha) != {"0"}:
-                shas.setdefault(sha, name)
+    for _, changes in repo.log_changes(f"--max-count={limit}", last, paths=paths, check=False):
+        for change in changes:
+            if change.new_sha is not None:
+                shas.setdefault(change.new_sha, change.path)
     blobs = repo.read_blobs(shas)
     lineage: dict[tuple[int, str], bytes] = {}
     for sha, name in shas.items():  # newest first, as git log lists them

@@ -325,8 +325,10 @@ def test_links_a_pull_trashed_as_dangling_come_back_with_their_items(tmp_path: P
     assert evidence_at(origin, "main", f"synapses/depends_on/{edge.id}.yaml") == ["E-bob"]
 
 
-@pytest.mark.parametrize("linked", ["before bob pulled", "after bob pulled"])
-def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path: Path, linked: str) -> None:
+@pytest.mark.parametrize(("linked", "name"), [("before bob pulled", "x"), ("after bob pulled", "x"),
+                                             ("after bob pulled", "é")])  # git quotes a name like "é.md"
+def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path: Path, linked: str,
+                                                                         name: str) -> None:
     """Fuzz seed 3053: alice links notes X and Y and shares it; bob, in an editor,
     rewrites X under a new file name and commits with plain git; carol deletes X by hand
     and her sync removes the link with it (it would dangle). Bob's `git pull --rebase`
@@ -338,8 +340,8 @@ def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path
     alice = first_machine(tmp_path, origin, "alice")
     hand = tmp_path / "alice" / "hand"
     hand.mkdir()
-    for name in ("x", "y"):  # notes a person wrote
-        (hand / f"{name}.md").write_text(f"---\nid: note-{name}\ntitle: Note {name}\n---\n{name} body\n")
+    for note, key in ((name, "x"), ("y", "y")):  # notes a person wrote
+        (hand / f"{note}.md").write_text(f"---\nid: note-{key}\ntitle: Note {note}\n---\n{note} body\n")
     alice.sync()
     if linked == "after bob pulled":
         bob_root = hooked_clone(tmp_path, origin, "bob")
@@ -350,18 +352,18 @@ def test_a_rebase_that_brings_a_deleted_note_back_brings_its_links_back(tmp_path
         bob_root = hooked_clone(tmp_path, origin, "bob")
     with Vault.open(bob_root, actor="bob") as bob:
         bob.refresh()
-    (bob_root / "hand" / "x.md").unlink()  # rewritten under a new name, in an editor
-    (bob_root / "hand" / "x renamed.md").write_text(
-        "---\nid: note-x\ntitle: Note x\n---\nA new first line.\nThe body, rewritten.\nAnd a third line.\n"
+    (bob_root / "hand" / f"{name}.md").unlink()  # rewritten under a new name, in an editor
+    (bob_root / "hand" / f"{name} renamed.md").write_text(
+        f"---\nid: note-x\ntitle: Note {name}\n---\nA new first line.\nThe body, rewritten.\nAnd a third line.\n"
     )
     git(bob_root, "add", "-A")
     git(bob_root, "commit", "--quiet", "-m", "bob rewrites X")
     carol = clone_machine(tmp_path, origin, "carol")
-    (tmp_path / "carol" / "hand" / "x.md").unlink()  # deleted in an editor
+    (tmp_path / "carol" / "hand" / f"{name}.md").unlink()  # deleted in an editor
     carol.sync()
     assert rel not in git(origin, "ls-tree", "-r", "--name-only", "main").stdout.split()  # it went with X
     git(bob_root, "pull", "--quiet", "--rebase", "origin", "main")
-    assert (bob_root / "hand" / "x renamed.md").is_file()  # X is back
+    assert (bob_root / "hand" / f"{name} renamed.md").is_file()  # X is back
     assert (bob_root / rel).is_file()  # and so is its link
     with Vault.open(bob_root, actor="bob") as bob:
         bob.sync()
