@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,10 @@ def test_resolve_inside_refuses_escapes(tmp_path: Path) -> None:
     (root / "link").symlink_to(tmp_path)
     with pytest.raises(InvalidInput, match="outside"):
         resolve_inside(root, "link/escape.md")
+    (root / "a" / "real.md").write_bytes(b"x")
+    os.symlink(root / "a" / "real.md", root / "a" / "alias.md")  # a link to a file inside
+    os.symlink(root / "a" / "gone.md", root / "a" / "dangling.md")
+    for linked in ("a/alias.md", "a/dangling.md"):
+        with pytest.raises(InvalidInput, match="symbolic link"):
+            resolve_inside(root, linked)
+    assert resolve_inside(root, "a/missing/deeper.md") == root / "a" / "missing" / "deeper.md"
