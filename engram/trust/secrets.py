@@ -186,7 +186,25 @@ _KEYLIKE = re.compile(
     r"(?i)pass|pwd|secret|api_?key|apikey|auth|token|credential|private_?key|priv_?key|access_?key|client_?key"
     r"|contrase|bearer|signature|x-api-key|session_?id|cookie"
 )
+#: Words one of which every match of _KEYLIKE holds, in text folded the way its ``(?i)``
+#: folds (the four letters outside ASCII that it equates with ASCII ones, then lower
+#: case): a plain substring test rules out most lines twenty times faster than the regex.
+_KEYLIKE_ANCHORS = ("pass", "pwd", "secret", "key", "auth", "token", "credential", "contrase", "bearer",
+                    "signature", "session", "cookie")
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 _PASSWORDISH = re.compile(r"(?i)pass|pwd|contrase")
+
+
+def _keylike_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, line) of each line of ``text`` that names a key-like thing (_KEYLIKE)."""
+    folded = text.translate(_FOLD).lower()
+    if not any(anchor in folded for anchor in _KEYLIKE_ANCHORS):
+        return
+    offset = 0
+    for line, low in zip(text.split("\n"), folded.split("\n"), strict=True):
+        if any(anchor in low for anchor in _KEYLIKE_ANCHORS) and _KEYLIKE.search(line):
+            yield offset, line
+        offset += len(line) + 1
 _BEARER = re.compile(
     r"(?i)(?:\b(?:bearer|token|basic)\s+|\b(?:x-)?(?:api[-_]?key|auth[-_]?token|access[-_]?token|secret|token"
     r"|authorization|private[-_]?token|session|cookie)\s*[:=]\s*[\"']?)([A-Za-z0-9+/_\-.=~]{16,})"
@@ -211,29 +229,26 @@ def _keyword_secrets(text: str) -> Iterator[tuple[str, str, int, int]]:
     from engram.trust.detectors import heuristic, keyword
 
     detector = keyword.KeywordDetector()
-    offset = 0
-    for line in text.split("\n"):
-        if _KEYLIKE.search(line):
-            found: dict[str, str] = {}
-            for regexes in (keyword.CONFIG_DENYLIST_REGEX_TO_GROUP, keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
-                for value in detector.analyze_string(line, denylist_regex_to_group=regexes):
-                    value = value.strip().strip("'\"`,;")
-                    if value and not heuristic.is_indirect_reference(line) and not heuristic.is_likely_id_string(value, line):
-                        found.setdefault(value, "Secret Keyword")
-            for m in _BEARER.finditer(line):
-                token = m.group(1).rstrip(".")
-                if _entropy(token) >= 3.5 and re.search(r"\d", token) and re.search(r"[A-Za-z]", token):
-                    found.setdefault(token, "High Entropy Token")
-            password_line = bool(_PASSWORDISH.search(line))
-            for value, kind in found.items():
-                if kind == "Secret Keyword" and not _credential_like(value, password_line):
-                    continue
-                if _is_placeholder(value):
-                    continue
-                start = line.find(value)
-                if start >= 0:
-                    yield ("Password" if password_line and kind == "Secret Keyword" else kind), value, offset + start, offset + start + len(value)
-        offset += len(line) + 1
+    for offset, line in _keylike_lines(text):
+        found: dict[str, str] = {}
+        for regexes in (keyword.CONFIG_DENYLIST_REGEX_TO_GROUP, keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
+            for value in detector.analyze_string(line, denylist_regex_to_group=regexes):
+                value = value.strip().strip("'\"`,;")
+                if value and not heuristic.is_indirect_reference(line) and not heuristic.is_likely_id_string(value, line):
+                    found.setdefault(value, "Secret Keyword")
+        for m in _BEARER.finditer(line):
+            token = m.group(1).rstrip(".")
+            if _entropy(token) >= 3.5 and re.search(r"\d", token) and re.search(r"[A-Za-z]", token):
+                found.setdefault(token, "High Entropy Token")
+        password_line = bool(_PASSWORDISH.search(line))
+        for value, kind in found.items():
+            if kind == "Secret Keyword" and not _credential_like(value, password_line):
+                continue
+            if _is_placeholder(value):
+                continue
+            start = line.find(value)
+            if start >= 0:
+                yield ("Password" if password_line and kind == "Secret Keyword" else kind), value, offset + start, offset + start + len(value)
 
 
 # --------------------------------------------------------------------------- personal data

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from engram.errors import SensitiveData
@@ -193,3 +193,22 @@ def test_no_ulid_is_ever_taken_for_a_key(millis: int, at: int, prefix: str, tail
         time = time * 32 + _CROCKFORD.index(ch)
     assume(1_451_606_400_000 <= time < 4_102_444_800_000)  # what `ulid.new()` gives until 2100
     assert scan_text(f"from: 01M97N9XXNVKDPM8SP5X8NCE1R\nto: {ulid}\n") == []
+
+
+_KEYISH = ["pass", "PASSWORD", "pwd", "Secret", "api_key", "apiKey", "x-api-key", "auth", "Token", "credential",
+           "private_key", "privkey", "ACCESS_KEY", "client-key", "contraseña", "Bearer", "signature", "session_id",
+           "cookie", "paſs", "\u212aey", "İ", "ı", "key", "ses", "sion", "to", "ken", "\n", " ", "=", ": ", "x", "Ä"]
+
+
+@given(st.lists(st.sampled_from(_KEYISH) | st.text(max_size=6), max_size=40).map("".join))
+@example("db paſs = hunter2\nnothing here")
+@example("credentıal: abc")
+def test_the_keylike_prefilter_keeps_exactly_the_lines_the_regex_matches(text: str) -> None:
+    """The substring test in front of _KEYLIKE only saves time: the lines it passes on are
+    the lines the regex alone would take, folded letters (ſ, the Kelvin sign) included."""
+    expected, offset = [], 0
+    for line in text.split("\n"):
+        if secrets_module._KEYLIKE.search(line):
+            expected.append((offset, line))
+        offset += len(line) + 1
+    assert list(secrets_module._keylike_lines(text)) == expected
