@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
 
 from engram.errors import GitError, InvalidInput, StorageError
 from engram.items.state import VaultState
 from engram.store.fsio import atomic_write, ensure_ignored, read_regular
 from engram.store.settings import MAX_SETTINGS_BYTES
+from engram.team.template import template_files
 
 #: Template files whose missing lines are appended to a user's existing copy.
 _LINE_MERGED = frozenset({".gitattributes"})
@@ -39,25 +38,6 @@ _NOT_FOR_NOTES = frozenset({"README.md"})
 #: change how Obsidian behaves for the person who opens it later (links not updated on
 #: rename, new links relative), so adoption never adds them.
 _OBSIDIAN = ".obsidian/"
-_SKIP = frozenset({"__init__.py", "__pycache__"})
-
-
-def template_files() -> dict[str, bytes]:
-    """Vault-relative path → bytes for every file in ``vault_template``."""
-    out: dict[str, bytes] = {}
-
-    def walk(node: Traversable, prefix: str) -> None:
-        for child in node.iterdir():
-            if child.name in _SKIP or child.name.endswith(".pyc"):
-                continue
-            rel = prefix + child.name
-            if child.is_dir():
-                walk(child, rel + "/")
-            else:
-                out[rel] = child.read_bytes()
-
-    walk(resources.files("vault_template"), "")
-    return out
 
 
 def init_vault(path: Path) -> Path:

@@ -14,8 +14,8 @@ the report with the reason, the sync ending "partial" — when it is:
   item in the last commit and no longer is one (0 bytes, or its frontmatter gone);
 - still being written: changed within the settle window (``sync.settleSeconds``,
   default 1 s) and changed again when looked at after it. Files engram wrote itself
-  (canonical bytes, a matching hash) and removals engram's audit log records are not
-  waited for: engram writes atomically.
+  (canonical bytes, a matching hash; the template's files as ``engram init`` laid them)
+  and removals engram's audit log records are not waited for: engram writes atomically.
 
 - an item whose content is the committed content cut off *in the middle of a line*
   (:func:`engram.team.settle.stopped_mid_line`): what a write that stopped half-way
@@ -67,6 +67,7 @@ from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team import held as held_edits
 from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
 from engram.team.settle import Settled, settle, stopped_mid_line
+from engram.team.template import template_files
 from mergedriver import codec
 
 #: Files no sync commits: editors' swap, backup, lock and partial-save files.
@@ -316,6 +317,9 @@ def _vet(
     except OSError as exc:
         return Held(rel, f"cannot be read: {exc.strerror or exc}")
     problem, trusted = _check(kind, data, committed)
+    # A file that is, byte for byte, one of the template's was laid whole by `engram
+    # init` (atomically): no need to wait for it to settle.
+    trusted = trusted or (problem is None and template_files().get(rel) == data)
     if problem is not None:
         if "`" not in problem:  # say what settles it, unless the reason does already
             problem += f" — fix it (or drop the edit: `git checkout -- {rel}`), then `engram sync`"

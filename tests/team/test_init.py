@@ -12,7 +12,7 @@ import pytest
 
 from engram.errors import InvalidInput
 from engram.team.gitstore import merge_driver_status
-from engram.team.setup import template_files
+from engram.team.template import template_files
 from engram.vault import Vault
 from tests.conftest import ROOT
 

@@ -231,3 +231,23 @@ def test_torn_proposals_synapses_and_settings_are_held_and_the_peer_keeps_its_co
     assert all(h.reason.startswith("does not parse") for h in report.held)
     bob.sync()
     assert {rel: (bob.root / rel).read_bytes() for rel in torn} == before
+
+
+def test_the_files_init_laid_are_not_waited_for_but_a_persons_edit_is(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template's files are whole when their bytes are the template's (`engram init`
+    wrote them atomically): a sync right after init commits them without waiting out the
+    settle window. A file a person just changed is still looked at twice."""
+    from engram.team import staging
+
+    waits: list[float] = []
+    monkeypatch.setattr(staging.time, "sleep", waits.append)
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")  # init, then the first sync at once
+    assert waits == []
+    assert {".gitattributes", ".gitignore", "README.md", "engram.yaml"} <= set(tracked(alice.root))
+    readme = alice.root / "README.md"
+    readme.write_text(readme.read_text() + "Our own line.\n")
+    alice.sync()
+    assert waits == [1.0]  # the person's edit waited out the window
+    assert b"Our own line." in (committed(alice, "README.md") or b"")
