@@ -14,7 +14,9 @@ rows:
 - the post-merge hook's Python part after a pull that moved nothing (``ORIG_HEAD`` =
   ``HEAD``; git itself skips the hook after "Already up to date", so this is its floor)
   and after a pull that brought one changed item (``ORIG_HEAD`` = ``HEAD~1``);
-- ``python -c pass``: the floor, the interpreter alone.
+- ``python -c pass``: the floor, the interpreter alone;
+- with ``--hub``, adoption on the 6,571-note vault of :mod:`benchmarks.obsidian_synth`:
+  ``engram init`` in a fresh copy, ``engram doctor`` on a first run and on a run after one.
 
 Bytecode. An installed package runs from compiled bytecode (pip compiles it), so the
 source trees measured are compiled first and the children may write bytecode even when
@@ -25,7 +27,7 @@ Before and after. ``--trees OLD NEW`` measures two source trees of engram (each 
 first on ``PYTHONPATH``) on the same vaults, one run of each in turn, so both meet the
 same load::
 
-    python -m benchmarks.bench_startup [--runs 5] [--trees /tmp/engram-before .]
+    python -m benchmarks.bench_startup [--runs 5] [--hub] [--trees /tmp/engram-before .]
 
 Prints one JSON document (and a Markdown table on stderr).
 """
@@ -42,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +86,20 @@ def compile_tree(env: dict[str, str]) -> None:
         compileall.compile_dir(folder, quiet=1)
 
 
-def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
-    """Each row ``runs`` times per tree, the trees taking turns."""
+Prepare = Callable[[], None]
+
+
+def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, str]], runs: int,
+            prepare: dict[str, Prepare] | None = None) -> dict[str, Any]:
+    """Each row ``runs`` times per tree, the trees taking turns; ``prepare[row]``, when
+    given, runs before each run of the row (untimed)."""
     results: dict[str, Any] = {name: {} for name in envs}
     for row, (argv, cwd) in rows.items():
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
         for _ in range(runs):
             for name, env in envs.items():
+                if prepare and row in prepare:
+                    prepare[row]()
                 samples[name].append(cpu_of(argv, cwd, env))
         for name, got in samples.items():
             results[name][row] = {
@@ -100,11 +110,44 @@ def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, s
     return results
 
 
+def hub_rows(tmp: Path, engram: str, envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
+    """Adoption on the 6,571-note vault (:mod:`benchmarks.obsidian_synth`): ``engram init``
+    in a fresh copy (git init'ed, nothing indexed), ``engram doctor`` on a first run
+    (its memory of clean secret scans deleted) and on a run after one."""
+    from benchmarks import obsidian_synth
+
+    source = obsidian_synth.generate().root
+    fresh = tmp / "hub-init"
+    adopted = tmp / "hub"
+    shutil.copytree(source, adopted, ignore=shutil.ignore_patterns(obsidian_synth.MARKER))
+    subprocess.run(["git", "init", "-q"], cwd=adopted, check=True)
+    subprocess.run([engram, "init"], cwd=adopted, check=True, env=next(iter(envs.values())), capture_output=True)
+
+    def lay_fresh() -> None:
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.copytree(source, fresh, ignore=shutil.ignore_patterns(obsidian_synth.MARKER))
+        subprocess.run(["git", "init", "-q"], cwd=fresh, check=True)
+
+    def forget_scans() -> None:
+        (adopted / ".engram" / "clean-scans").unlink(missing_ok=True)
+
+    lay_fresh()
+    rows = {
+        "engram init (6,571-note hub)": ([engram, "init"], fresh),
+        "engram doctor (hub, first run)": ([engram, "doctor"], adopted),
+        "engram doctor (hub, again)": ([engram, "doctor"], adopted),
+    }
+    return measure(rows, envs, runs, prepare={"engram init (6,571-note hub)": lay_fresh,
+                                              "engram doctor (hub, first run)": forget_scans})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--trees", nargs="+", type=Path, default=None,
                         help="source trees of engram to measure in turn (default: the one this process imports)")
+    parser.add_argument("--hub", action="store_true",
+                        help="also `engram init` and `engram doctor` on the 6,571-note Obsidian vault of bench_import")
     args = parser.parse_args()
     base = {**os.environ, "ENGRAM_ACTOR": "bench", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com",
             "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
@@ -151,6 +194,9 @@ def main() -> None:
                 ([py, "-m", "engram.team.hooks", "post-merge", "--vault", "."], vault)}
         for name, got in measure(pull, envs, args.runs).items():
             results[name] |= got
+        if args.hub:
+            for name, got in hub_rows(Path(tmp), engram, envs, args.runs).items():
+                results[name] |= got
     out = {"load": os.getloadavg(), "cpus": os.cpu_count(), "trees": list(envs), "results": results}
     print(json.dumps(out, indent=2))
     names = list(envs)
