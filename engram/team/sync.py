@@ -585,9 +585,12 @@ def _added_or_deleted(repo: GitRepo, base: str, tip: str, prefix: str) -> list[l
     removed show against the side that had them). The tree merge reads it only when it
     undoes a delete or keeps an item the base lacks, to bring the item's edges back as
     they were last changed."""
+    lead = prefix + "/" if prefix else ""
     since = [tip] if base == EMPTY_TREE else [tip, "--not", base]
-    commits = repo.log_changes("-m", "--diff-filter=AD", *since, paths=[prefix] if prefix else ())
-    return [changes for _, changes in commits if changes]
+    # No pathspec: git would simplify the history by it, and a merge that let a delete
+    # win would hide the side that had the item.
+    commits = repo.log_changes("-m", "--diff-filter=AD", *since)
+    return [kept for _, changes in commits if (kept := [c for c in changes if c.path.startswith(lead)])]
 
 
 def _check_ready(repo: GitRepo) -> None:
