@@ -54,10 +54,10 @@ def serve(
       claude mcp add engram -- engram serve --vault ~/team-memory
       ENGRAM_MCP_TOKEN=s3cret engram --vault ~/team-memory serve --http --port 8765
     """
-    from engram.mcp.http import check_loopback, check_token, serve_http
-    from engram.mcp.server import build_server
-    from engram.mcp.stdio import serve_stdio
+    from engram.loopback import check_loopback, check_token
 
+    # Refuse a bad start before importing the server stack (the MCP SDK and starlette
+    # take seconds of CPU to import on a busy machine): a mistake is told at once.
     if use_http:
         check_loopback(host)
         if token is None and "ENGRAM_MCP_TOKEN" in os.environ:
@@ -65,6 +65,10 @@ def serve(
         check_token(token)
     elif token:
         raise click.UsageError("--token only applies to --http.")
+    from engram.mcp.http import serve_http
+    from engram.mcp.server import build_server
+    from engram.mcp.stdio import serve_stdio
+
     # stdout belongs to the protocol over stdio: keep the SDK's logs on stderr and terse.
     logging.basicConfig(level=os.environ.get("ENGRAM_MCP_LOG", "WARNING").upper())
     from engram.lifecycle.schedule import Scheduler
