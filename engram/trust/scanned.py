@@ -14,7 +14,8 @@ so a *clean* one is kept by a hash of the three in ``.engram/clean-scans``:
 
 Format: the 32-byte salt (scanner and options), then 16-byte digests, sorted. A file
 that does not start with this run's salt is ignored; one that cannot be written is
-skipped (the next run scans again).
+skipped (the next run scans again), and a vault without ``.engram/`` (read-only, its
+index kept elsewhere) gets none.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from engram.errors import StorageError
 from engram.store.fsio import atomic_write
 from engram.trust import detectors, secrets
 from engram.trust.secrets import ScanOptions
@@ -78,5 +80,7 @@ class CleanScans:
         self._now.add(key)
 
     def save(self) -> None:
-        with contextlib.suppress(OSError):  # a cache: the next run scans again
+        if not self._path.parent.is_dir():
+            return  # a read-only vault has no .engram/ (its index lives elsewhere): nothing is written
+        with contextlib.suppress(OSError, StorageError):  # a cache: the next run scans again
             atomic_write(self._path, self._salt + b"".join(sorted(self._now)))
