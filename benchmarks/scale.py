@@ -209,7 +209,7 @@ def index_size(root: Path) -> dict[str, float]:
     finally:
         vault.close()
     db = root / ".engram" / "index.sqlite"
-    files = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and ".engram" not in p.parts)
+    files = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not {".engram", ".git"} & set(p.parts))
     return {"index_mb": round(db.stat().st_size / 2**20, 1), "vault_files_mb": round(files / 2**20, 1)}
 
 
