@@ -209,7 +209,10 @@ def index_size(root: Path) -> dict[str, float]:
     finally:
         vault.close()
     db = root / ".engram" / "index.sqlite"
-    files = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not {".engram", ".git"} & set(p.parts))
+    files = 0
+    for folder, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d not in (".engram", ".git")]
+        files += sum(os.stat(os.path.join(folder, n), follow_symlinks=False).st_size for n in names)
     return {"index_mb": round(db.stat().st_size / 2**20, 1), "vault_files_mb": round(files / 2**20, 1)}
 
 
