@@ -38,6 +38,8 @@ For each size, on the synthetic vault of :mod:`benchmarks.synth` (written under
 - ``sync_pull``: the first vault (index built) runs ``engram sync``: fetch, fast-forward,
   refresh of the 100 pulled files; ``search_after``: a fresh process then opens the
   vault and searches once (the first read's refresh, then the search).
+- ``search_after_clone``: ``search_after`` in the second clone after ``catch_up`` (for
+  runs where the first vault's syncs went ahead while the clone was being indexed).
 - ``creates_sync``: the first vault creates 100 items with ``Vault.create`` and ``engram
   sync``s them (100 local creates; the origin is ahead of nothing).
 
@@ -92,6 +94,7 @@ STEPS: dict[str, str | None] = {
     "git_init": "generate", "engram_init": "git_init", "push": "git_init", "sync_usage": "push", "clone": "push",
     "join": "clone", "catch_up": "join", "updates": "join",
     "sync_push": "updates", "sync_pull": "sync_push", "search_after": "sync_pull", "creates_sync": "sync_pull",
+    "search_after_clone": "catch_up",
 }
 
 
@@ -403,7 +406,16 @@ SEARCH_AFTER = (
 
 def step_search_after(p: Paths) -> dict[str, Any]:
     """A fresh process after the pull: its first refresh, then one search for a pulled edit."""
-    result = run([sys.executable, "-c", SEARCH_AFTER, str(p.vault), "Changed by bob"], p.vault)
+    return _search_after(p.vault, "Changed by bob")
+
+
+def step_search_after_clone(p: Paths) -> dict[str, Any]:
+    """The same in the second clone after ``catch_up`` (whatever that pulled)."""
+    return _search_after(p.clone, "Alice learned thing")
+
+
+def _search_after(root: Path, query: str) -> dict[str, Any]:
+    result = run([sys.executable, "-c", SEARCH_AFTER, str(root), query], root)
     if result["rc"] != 0:
         raise StepFailed("a fresh process's refresh and search after the pull", result)
     result.update(json.loads(result.pop("stdout")))
