@@ -204,6 +204,14 @@ class RawChange:
     old_sha: str | None
     new_sha: str | None
 
+    @classmethod
+    def parse(cls, meta: str, path: str) -> RawChange:
+        """One ``--raw -z`` record: ``:<old mode> <new mode> <old sha> <new sha> <status>``
+        and its path (an all-zero sha: no blob on that side)."""
+        old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
+        return cls(path, old_mode, new_mode, None if set(old_sha) == {"0"} else old_sha,
+                   None if set(new_sha) == {"0"} else new_sha)
+
 
 def split_batch(raw: bytes, wanted: Sequence[str], *, skip_missing: bool = False) -> dict[str, bytes]:
     """sha → bytes from the output of ``git cat-file --batch`` fed ``wanted`` in order.
@@ -330,16 +338,8 @@ class GitRepo:
         changes: dict[str, RawChange] = {}
         for i in range(0, len(fields) - 1, 2):
             meta, path = fields[i], fields[i + 1]
-            if not meta.startswith(":"):
-                continue
-            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
-            changes[path] = RawChange(
-                path,
-                old_mode,
-                new_mode,
-                None if set(old_sha) == {"0"} else old_sha,
-                None if set(new_sha) == {"0"} else new_sha,
-            )
+            if meta.startswith(":"):
+                changes[path] = RawChange.parse(meta, path)
         return changes
 
     def log_changes(self, *args: str, paths: Sequence[str] = (), check: bool = True) -> list[tuple[str, list[RawChange]]]:
@@ -360,9 +360,7 @@ class GitRepo:
                 meta = fields[i].lstrip("\n")
                 if not meta.startswith(":"):
                     break
-                old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ", 4)
-                changes.append(RawChange(fields[i + 1], old_mode, new_mode, None if set(old_sha) == {"0"} else old_sha,
-                                         None if set(new_sha) == {"0"} else new_sha))
+                changes.append(RawChange.parse(meta, fields[i + 1]))
             commits.append((fields[0].strip(), changes))
         return commits
 
