@@ -180,7 +180,7 @@ def commit_local(
         before_commit()
     with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX, dir=repo.git_dir) as tmp:
         index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        repo.run("read-tree", head or EMPTY_TREE, env=index)
+        index_of_head(repo, Path(tmp) / "index", head)
         info = "\0".join(entries).encode() + b"\0"
         repo.run("update-index", "-z", "--index-info", env=index, stdin=info)
         tree = repo.run("write-tree", env=index).out.strip()
@@ -424,6 +424,37 @@ def _entries(repo: GitRepo, prefix: str, accepted: list[_Accepted]) -> list[str]
         else:
             lines.append(f"{entry.mode} {repo.write_blob(entry.data)}\t{path}")
     return lines
+
+
+def index_of_head(repo: GitRepo, path: Path, head: str | None) -> None:
+    """Write at ``path`` an index holding exactly ``head``'s tree, for sync's commit.
+
+    ``git commit`` refreshes its index first: an entry without stat data is read and
+    hashed again from the work tree. A bare ``read-tree`` has none, so every commit read
+    every file of the vault (2.2 GB at a million items). Seeded from a copy of the real
+    index and merged with ``head`` (``read-tree -m``, one tree), the entries that match
+    ``head`` keep the stat data git recorded, and the refresh is an ``lstat`` each. What
+    the real index holds besides (a person's staged work) is not carried: the result is
+    ``head``'s tree either way. A real index git cannot merge from (missing, unreadable,
+    mid-merge with conflicts) falls back to the bare ``read-tree``. The stat data only
+    spares work: the commit's tree is the index's blob ids, never the work tree's bytes.
+    """
+    env = {"GIT_INDEX_FILE": str(path)}
+    if head is not None:
+        try:
+            with open(repo.git_dir / "index", "rb") as real:
+                data, seen = real.read(), os.fstat(real.fileno())
+            path.write_bytes(data)
+            # The copy keeps the real index's time: git's check for entries written in
+            # the same instant as the index ("racily clean") is measured against it.
+            os.utime(path, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+        except OSError:
+            pass
+        else:
+            if repo.run("read-tree", "-m", head, env=env, check=False).status == 0:
+                return
+        path.unlink(missing_ok=True)
+    repo.run("read-tree", head or EMPTY_TREE, env=env)
 
 
 def _update_real_index(repo: GitRepo, info: bytes) -> None:

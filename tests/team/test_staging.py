@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -14,10 +15,12 @@ from click.testing import CliRunner
 from engram.cli import cli
 from engram.lifecycle.proposals import propose
 from engram.recall.usage import journal_for
+from engram.team.gitstore import GitRepo
+from engram.team.staging import index_of_head
 from engram.team.sync import PARTIAL_EXIT
 from engram.vault import Vault
 from mergedriver import codec
-from tests.git_helpers import bare_origin, clone_machine, first_machine, git, tracked
+from tests.git_helpers import bare_origin, clone_machine, commit_all, first_machine, git, tracked
 
 
 @pytest.fixture
@@ -173,6 +176,80 @@ def test_files_outside_the_vault_and_staged_work_stay_out_of_syncs_commit(tmp_pa
     vault.sync()
     assert "app.py" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
     assert git(repo, "diff", "--cached", "--name-only").stdout.split() == ["app.py"]  # still staged
+    # Again with a history: sync's index now starts from a copy of the real one.
+    (repo / "app.py").write_text("print('hello')\n")
+    git(repo, "add", "app.py")
+    vault.create("Also in the vault", "y\n")
+    vault.sync()
+    assert "app.py" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
+    assert len(git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split("memory/")) > 2
+    assert git(repo, "diff", "--cached", "--name-only").stdout.split() == ["app.py"]
+    assert git(repo, "show", ":app.py").stdout == "print('hello')\n"
+
+
+def _stat_data(root: Path, index: Path) -> dict[str, tuple[str, str]]:
+    """Each entry's (ctime, mtime) as the index at ``index`` records them."""
+    out = subprocess.run(
+        ["git", "ls-files", "--debug"], cwd=root, capture_output=True, text=True, check=True,
+        env={**os.environ, "GIT_INDEX_FILE": str(index)},
+    ).stdout
+    found: dict[str, tuple[str, str]] = {}
+    name = ""
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            name = line
+        elif line.strip().startswith("ctime:"):
+            ctime = line.split("ctime:")[1].split()[0]
+        elif line.strip().startswith("mtime:"):
+            found[name] = (ctime, line.split("mtime:")[1].split()[0])
+    return found
+
+
+@pytest.mark.parametrize("real_index", ["as git left it", "staged work", "conflicts", "missing"])
+def test_syncs_commit_index_is_heads_tree_and_keeps_gits_stat_data(tmp_path: Path, real_index: str) -> None:
+    """Sync's commit is built from HEAD's tree alone, whatever the real index holds; where
+    the real index can be merged from, the entries keep their stat data, so the commit's
+    refresh does not hash the whole work tree again (issue 30: 2.2 GB at a million items)."""
+    vault = Vault.init(tmp_path / "v", actor="alice")
+    first = vault.create("First", "one\n").item
+    second = vault.create("Second", "two\n").item
+    assert first.path is not None and second.path is not None
+    commit_all(vault)
+    root = vault.root
+    if real_index == "staged work":
+        (root / first.path).write_text((root / first.path).read_text() + "a person's line\n")
+        (root / "scratch.txt").write_text("new\n")
+        git(root, "add", first.path, "scratch.txt")
+        git(root, "rm", "--cached", "--quiet", second.path)
+    elif real_index == "conflicts":
+        blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input="theirs\n",
+                              capture_output=True, text=True, check=True).stdout.strip()
+        info = "".join(f"100644 {blob} {stage}\t{first.path}\0" for stage in (1, 2, 3))
+        subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=root, input=info, text=True, check=True)
+        assert git(root, "ls-files", "--unmerged").stdout
+    elif real_index == "missing":
+        (root / ".git" / "index").unlink()
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    target = root / ".git" / "sync-test-index"
+    with GitRepo(root) as repo:
+        index_of_head(repo, target, head)
+    env = {**os.environ, "GIT_INDEX_FILE": str(target)}
+    tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, capture_output=True, text=True, check=True)
+    assert tree.stdout.strip() == git(root, "rev-parse", "HEAD^{tree}").stdout.strip()
+    assert not subprocess.run(["git", "ls-files", "--unmerged"], cwd=root, env=env, capture_output=True,
+                              text=True, check=True).stdout
+    stats = _stat_data(root, target)
+    assert set(stats) == set(git(root, "ls-tree", "-r", "--name-only", "HEAD").stdout.split())
+    kept = {name for name, (ctime, mtime) in stats.items() if mtime != "0:0"}
+    if real_index == "as git left it":
+        assert kept == set(stats)
+    elif real_index == "staged work":  # what the person staged is HEAD's again, without stat data
+        assert kept == set(stats) - {first.path, second.path}
+    else:  # nothing git could merge from: the bare read-tree, as before
+        assert kept == set()
+    if real_index == "staged work":  # the person's staged work is still theirs, in the real index
+        staged = git(root, "diff", "--cached", "--name-only").stdout.split()
+        assert sorted(staged) == sorted([first.path, second.path, "scratch.txt"])
 
 
 @pytest.mark.parametrize("journal", ["usage", "feedback", "neighbour"])
