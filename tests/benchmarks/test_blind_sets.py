@@ -1,5 +1,6 @@
-"""The blind sets of 6 December 2026 (issue 27): their shape, their own rules, and that
-they are still the bytes frozen in commit 194c8e3 ("frozen on 2026-12-06").
+"""The blind sets of issue 27: their shape, their own rules, and that they are still the
+bytes of their freeze commits — 194c8e3 ("frozen on 2026-12-06"), 50cd115 and 22dbae6
+(7 December), 9a21794 (7 December, evening).
 
 A data test, not a quality one: nothing here runs engram on the sets. It checks what the
 sets promise (counts per class and kind, every answer and target key resolves, ids are
@@ -25,12 +26,22 @@ FOLDER = ROOT / "benchmarks" / "data" / "blind-2026-12-06"
 LEARN = FOLDER / "learn.yaml"
 RECALL = FOLDER / "recall.yaml"
 REDTEAM = ROOT / "benchmarks" / "redteam" / "blind-2026-12-06.yaml"
+SECOND = ROOT / "benchmarks" / "data" / "blind-2026-12-07"
+THIRD = ROOT / "benchmarks" / "data" / "blind-2026-12-07b"
 #: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
 FROZEN = {
     LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
     RECALL: "5f983071f2105afe1e739b02cdeb8c5bf8ac32463e7fa19044585e80c2843de3",
     FOLDER / "README.md": "edf541cc1bdcc618c98f09c5336e6e4a2ad15a8d3e668e1cdbb56de810b44533",
     REDTEAM: "3d82203b05dbe1bdb88f38e0681e4fea7983e2af449447228c7596beac813d95",
+    # 50cd115 and 22dbae6 ("frozen on 2026-12-07")
+    SECOND / "learn.yaml": "d27e3456fa1092ce2344776295dd4029693961c9cafac0d7ec93a84feaec1b3e",
+    SECOND / "recall.yaml": "aae37c4688477062929ac45214f4ed2606a2d5e5873f74a79173ee2eec91207f",
+    SECOND / "README.md": "e6b66bff1c228f2ccc627a7d8c814bcd9d40a05f219e46dcb8b3f7baf16af1fa",
+    ROOT / "benchmarks" / "redteam" / "blind-2026-12-07.yaml": "de35b35cee0c9ace34e12da73ee4d7edecf1741a88e6da4d3b6511c4546576b1",
+    # 9a21794
+    THIRD / "recall.yaml": "26bc4396e3d1f977cd38dd9ac1bab9d52d93f1fad153e06d8b230887457feb46",
+    THIRD / "README.md": "3a30127a2cbc52a20039856a2dabdd05f3393467faaf2fe5819bafde3a026fac",
 }
 
 
@@ -38,7 +49,7 @@ def _yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", list(FROZEN), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", list(FROZEN), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_frozen_set_keeps_the_bytes_of_its_freeze_commit(path: Path) -> None:
     assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN[path], (
         f"{path.name} changed after its freeze; put corrections in a new dated set instead"
@@ -65,11 +76,15 @@ def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
             assert target in keys, case["id"]
 
 
-def test_the_recall_set_has_its_kinds_and_keeps_its_own_rules() -> None:
-    data = load(RECALL)
+@pytest.mark.parametrize(
+    ("path", "lessons", "absent"), [(RECALL, 120, 8), (SECOND / "recall.yaml", 100, 10), (THIRD / "recall.yaml", 100, 10)],
+    ids=lambda v: v.parent.name if isinstance(v, Path) else str(v),
+)
+def test_a_recall_set_has_its_kinds_and_keeps_its_own_rules(path: Path, lessons: int, absent: int) -> None:
+    data = load(path)
     kinds = Counter(q.kind for q in data.queries)
-    assert len(data.corpus) == 120
-    assert kinds == {"paraphrase": 40, "keyword": 10, "absent": 8}
+    assert len(data.corpus) == lessons
+    assert kinds == {"paraphrase": 40, "keyword": 10, "absent": absent}
     assert all(c.title.strip() and c.body.strip() for c in data.corpus)
     keys = {c.key for c in data.corpus}
     assert all(q.answer in keys for q in data.queries if q.kind != "absent")
