@@ -1,24 +1,28 @@
 """Recall: lexical relevance blended with what the vault knows about each item, expanded
 along synapses, with honest abstention, disclosure tiers and an explanation per hit.
 
-The pipeline for one query (every step reads the derived index, never Markdown):
+The pipeline for one query, each stage a function :func:`run` calls in turn (every step
+reads the derived index, never Markdown):
 
-1. :mod:`engram.index.query` turns the text into quoted terms (any input is safe).
-2. Candidates: BM25 on the word index with column weights (title > tags > summary >
-   body) — first the items holding every term of a short query, then those holding its
+1. ``_request``: :mod:`engram.index.query` turns the text into quoted terms (any input
+   is safe); the filters become SQL.
+2. :func:`from_words`, candidates from words: BM25 on the word index with column
+   weights (title > tags > summary > body) — first the items holding every term of a short query, then those holding its
    rarest terms (:func:`engram.recall.lexical.word_match`) — the trigram index for what
    the word index cannot match (substrings, CJK), and a bounded scan for fragments under
    three characters. Each path's scores are divided by its best, so the top candidate
    has lexical relevance 1.
-   **By meaning** (:mod:`engram.recall.meaning`): the query's vector is compared with
-   every item's (one product, :mod:`engram.recall.vectors`); the nearest join the
-   candidates, and every candidate gets its similarity. With meaning beside them, word
-   matches below the relevance floor count only as far as their meaning agrees.
-3. Succession: a candidate with a visible successor (``supersededBy``, or a
+   :func:`from_meaning`, candidates from vectors (:mod:`engram.recall.meaning`, started
+   on a worker thread before the words): the query's vector is compared with every
+   item's (one product, :mod:`engram.recall.vectors`); the nearest the words did not
+   find join the candidates.
+3. Succession (both sources): a candidate with a visible successor (``supersededBy``, or a
    ``supersedes`` edge from an item the filters admit at the query's instant) hands its
    place to that successor; one deactivated with no successor is dropped. ``as_of``
    before the succession sees the old item, because the successor is not yet active.
-4. Score = relevance·r + recency·2^(−age/halfLife) + importance·i
+4. :func:`fuse`: every candidate gets its similarity, and one score; with meaning
+   beside them, word matches below the relevance floor count only as far as their
+   meaning agrees. Score = relevance·r + recency·2^(−age/halfLife) + importance·i
    + reinforcement·tanh((reinforcementScore + ½·effectiveRetrievals − failedUses)/3)
    + heat·(1 − e^(−retrievals/10))·2^(−sinceLastRetrieval/heatHalfLife)
    + complete·[holds every query term] + time·[written in a period the query names]
@@ -28,11 +32,11 @@ The pipeline for one query (every step reads the derived index, never Markdown):
    :class:`~engram.recall.settings.RecallSettings`; dates: :mod:`engram.recall.when`).
    A person's note adds the counters kept beside it (:mod:`engram.items.sidecar`) to
    those its file gives.
-5. Graph expansion (:mod:`engram.recall.graph`) from the best hits adds ``graph·activation`` to
-   the items it reaches, which may enter the results without sharing a word with the
-   query. ``contradicts`` neighbours become warnings on the hit.
-6. Abstention, on the fused evidence: a hit's *relevance* is the IDF-weighted share of
-   the query's terms it contains (the query counting up to four rare words' worth); a
+5. :func:`spread_from_hits`, graph expansion (:mod:`engram.recall.graph`) from the best
+   hits adds ``graph·activation`` to the items it reaches, which may enter the results
+   without sharing a word with the query. ``contradicts`` neighbours become warnings on the hit.
+6. :func:`abstain`, on the fused evidence: a hit's *relevance* is the IDF-weighted share
+   of the query's terms it contains (the query counting up to four rare words' worth); a
    hit is also confident when it is close enough in meaning (``minSimilarity``, or the
    nearest item standing out). When no hit is confident either way the answer is
    ``no_confident_match`` with the closest items
@@ -53,6 +57,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engram.errors import InvalidInput
@@ -65,7 +70,8 @@ from engram.recall.graph import EdgeCache, SpreadSettings, spread
 from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
 from engram.recall.meaning import Sense, closeness, foresee
 from engram.recall.results import TIERS, Meaning, SearchResult, Status
-from engram.recall.semantic import meaning
+from engram.recall.semantic import Meaning as StaticMeaning
+from engram.recall.semantic import meaning as static
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.usage import Usage, journal_for
 from engram.recall.when import Period, date_words, dated_in, periods
@@ -130,9 +136,81 @@ def run(
     record: bool = True,
     min_relevance: float | None = None,
 ) -> SearchResult:
-    """Search with validated ``filters`` (the caller has brought the index up to date). Raises InvalidInput for a bad filter, tier, limit or raw query."""
+    """Search with validated ``filters`` (the caller has brought the index up to date). Raises InvalidInput for a bad filter, tier, limit or raw query.
+
+    One query, top to bottom, a stage a function (the module docstring says what each does).
+    """
     started = time.perf_counter()
     s = recall_settings(state)
+    q = _request(query, filters, s, limit=limit, as_of=as_of, tier=tier, raw=raw, min_relevance=min_relevance)
+    # The meaning stage (the query's vector, its product with every item's) runs beside the words.
+    early = foresee(state, query, s) if not raw and s.meaning > 0 else None
+    world = _World(
+        s, instant(q.at).timestamp(), journal_for(state).pending(), sidecar.load(state.state_dir),
+        EdgeCache(state.index), static(query, s.semantic) if not raw else None,
+    )
+    words, complete = from_words(state, q, s)
+    sense, meant = early.result() if early is not None else (None, Meaning("off"))
+    found = from_meaning(state, q, world, sense, words)
+    cands = fuse(state, q, world, words, complete, found, sense)
+    expanded = expand and s.max_hops > 0 and bool(cands)
+    if expanded:
+        spread_from_hits(state, q, world, cands, sense, current=as_of is None)
+    ranked, status, near, best = abstain(q, cands, sense)
+    budget = budget if budget is not None else s.token_budget
+    shown = disclose(state.index, ranked[: q.limit], tier, budget, world.edges)
+    # Near misses stand in for hits: under ``auto`` the budget bounds them too.
+    misses = disclose(state.index, near, "catalog", budget, world.edges, bounded=tier == "auto").hits
+    if record and shown.hits:
+        journal_for(state).record([(h.id, h.score) for h in shown.hits], now(), by=state.actor)
+    return SearchResult(
+        query=query, status=status, hits=tuple(shown.hits), near_misses=tuple(misses),
+        terms=tuple(t.text for t in q.parsed.terms), ignored=q.parsed.stopwords,
+        truncated=q.parsed.truncated, floor=q.floor,
+        best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
+        tokens=shown.tokens, budget_reached=shown.budget_reached, left_out=shown.left_out,
+        needed_budget=shown.needed, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        meaning=meant,
+    )
+
+
+# ---------------------------------------------------------------------- the stages
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One validated query: what every stage reads of it."""
+
+    text: str
+    parsed: ParsedQuery
+    raw: bool
+    limit: int
+    floor: float  # minRelevance, or the caller's
+    at: str  # the instant recalled (now, or ``as_of``)
+    where: str  # the filters as SQL, quarantine and ``as_of`` included
+    params: tuple[Any, ...]
+    pool: int  # how many candidates a source brings
+    when: tuple[Period, ...]  # periods the query names
+    dated: frozenset[str]  # its words that name them (answered by an item's time, not its text)
+
+
+@dataclass(frozen=True, slots=True)
+class _World:
+    """What scoring reads of the vault besides the candidates, read once per query."""
+
+    s: RecallSettings
+    now_ts: float
+    pending: Mapping[str, Usage]  # usage journaled since the last fold
+    kept: Mapping[str, Kept]  # the counters of people's notes
+    edges: EdgeCache
+    flavour: StaticMeaning | None  # the optional static model's view of the query
+
+
+def _request(
+    query: str, filters: rules.Filters, s: RecallSettings, *, limit: int | None, as_of: str | None, tier: str,
+    raw: bool, min_relevance: float | None,
+) -> _Request:
+    """Validate the arguments and parse the query. Raises InvalidInput."""
     limit = s.limit if limit is None else limit
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be 1 to {MAX_LIMIT}, not {limit!r}.", field="limit", hint="e.g. 10")
@@ -146,24 +224,13 @@ def run(
             hint='Search for words, e.g. `engram search "vacuum lock"`.',
         )
     at = rules.timestamp("as_of", as_of) if as_of is not None else now()
-    # The meaning stage (the query's vector, its product with every item's) runs beside the words.
-    early = foresee(state, query, s) if not raw and s.meaning > 0 else None
     where, params = filters.sql()
     # Quarantined text never reaches a reader, whatever the filters ask for (engram.trust):
     # curators review it with `engram quarantine list`.
     where += " AND status != 'quarantined'"
-    if as_of is not None:  # what existed then; retirement is decided by succession below
+    if as_of is not None:  # what existed then; retirement is decided by succession
         where += " AND COALESCE(activated_at, created_at) <= ?"
         params = [*params, at]
-    pool = max(s.candidates, limit * 2)
-    stats = state.index.search.doc_counts([t.text for t in parsed.terms if t.kind != "substring"])
-    cands, fragments, known, lacking = candidates(
-        state.index, parsed, query if raw else None, where, params, pool,
-        (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
-    )
-    edges = EdgeCache(state.index)
-    cands = _succession(state, cands, where, params, at)
-    complete: set[str] = set()
     when = periods(query) if not raw and s.time > 0 else ()
     # An item's timestamp, not its text, answers for the words naming a date: an item
     # written in the period holds them, the others do not (a query that is nothing but
@@ -171,89 +238,131 @@ def run(
     dated = date_words(query) if when else frozenset()
     if all(t.text in dated for t in parsed.terms):
         dated = frozenset()
-    if not raw and cands:
-        # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``)
-        # and an item holding every term of the query ranks ahead (``complete``). Only
-        # the best candidates are judged, and those the index showed to hold every term.
-        every = frozenset(t for t in parsed.terms if t.kind != "substring" and t.text not in dated)
+    return _Request(
+        query, parsed, raw, limit, floor, at, where, tuple(params), max(s.candidates, limit * 2), when, dated,
+    )
 
-        def whole(c: Candidate) -> bool:
-            return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
 
-        judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: limit + 2]
-        cands = {c.id: c for c in judged}
-        written = {int(c.row["rowid"]) for c in judged if dated and dated_in(_epoch(str(c.row["created_at"])), when)}
-        judge(state.index, parsed, judged, stats, known, fragments=fragments, dated=(dated, written), lacking=lacking)
-        if s.coverage > 0:
-            for cand in cands.values():
-                cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
-            top = max(c.lexical for c in cands.values()) or 1.0
-            for cand in cands.values():
-                cand.lexical /= top
-        if len(parsed.terms) > 1:
-            complete = {c.id for c in cands.values() if not c.missing and c.matched}
-    now_ts = instant(at).timestamp()
-    pending = journal_for(state).pending()
-    beside = sidecar.load(state.state_dir)  # the counters of people's notes
-    for cand in cands.values():
-        _score(cand, s, now_ts, pending.get(cand.id), cand.id in complete, when, beside.get(cand.id))
-    flavour = meaning(query, s.semantic) if not raw else None  # the optional static model
-    if flavour is not None:
-        flavour.apply(state.index, cands.values())
-    sense, meant = early.result() if early is not None else (None, Meaning("off"))
+def from_words(state: VaultState, q: _Request, s: RecallSettings) -> tuple[dict[str, Candidate], set[str]]:
+    """Candidates from words (step 2 and 3 of the module docstring), after succession,
+    each judged for the share of the query's terms it holds; and the ids of those
+    holding every term (a query of two words or more)."""
+    stats = state.index.search.doc_counts([t.text for t in q.parsed.terms if t.kind != "substring"])
+    cands, fragments, known, lacking = candidates(
+        state.index, q.parsed, q.text if q.raw else None, q.where, list(q.params), q.pool,
+        (s.title_weight, s.summary_weight, s.tags_weight, s.body_weight), s.candidate_postings, stats,
+    )
+    cands = _succession(state, cands, q.where, q.params, q.at)
+    if q.raw or not cands:
+        return cands, set()
+    # Coverage first: it is the abstention signal, it re-weighs BM25 (``coverage``) and
+    # an item holding every term of the query ranks ahead (``complete``). Only the best
+    # candidates are judged, and those the index showed to hold every term.
+    every = frozenset(t for t in q.parsed.terms if t.kind != "substring" and t.text not in q.dated)
+
+    def whole(c: Candidate) -> bool:
+        return bool(every) and every <= known.get(int(c.row["rowid"]), frozenset())
+
+    judged = sorted(cands.values(), key=lambda c: (not whole(c), -c.lexical))[: q.limit + 2]
+    cands = {c.id: c for c in judged}
+    written = {
+        int(c.row["rowid"]) for c in judged if q.dated and dated_in(_epoch(str(c.row["created_at"])), q.when)
+    }
+    judge(state.index, q.parsed, judged, stats, known, fragments=fragments, dated=(q.dated, written), lacking=lacking)
+    if s.coverage > 0:
+        for cand in cands.values():
+            cand.lexical *= 1 - s.coverage + s.coverage * (cand.relevance or 0.0)
+        top = max(c.lexical for c in cands.values()) or 1.0
+        for cand in cands.values():
+            cand.lexical /= top
+    complete = {c.id for c in cands.values() if not c.missing and c.matched} if len(q.parsed.terms) > 1 else set()
+    return cands, complete
+
+
+def from_meaning(
+    state: VaultState, q: _Request, world: _World, sense: Sense | None, words: Mapping[str, Candidate]
+) -> dict[str, Candidate]:
+    """Candidates from vectors: the items nearest the query in meaning that the words
+    did not find (the filters and succession apply to them as to the others)."""
+    if sense is None:
+        return {}
+    seen = {int(c.row["rowid"]) for c in words.values()} | {r for c in words.values() for r in c.replaced_rowids}
+    near = {rid: cos for rid, cos in sense.nearest(max(world.s.meaning_candidates, q.pool)) if rid not in seen}
+    if not near:
+        return {}
+    ids = list(near)
+    found = {
+        str(row["id"]): Candidate(row, similarity=near[int(row["rowid"])])
+        for row in rows(state.index, f"{sql_in('rowid', ids)} AND {q.where}", [*ids, *q.params])
+    }
+    return {c.id: c for c in _succession(state, found, q.where, q.params, q.at).values() if c.id not in words}
+
+
+def fuse(
+    state: VaultState, q: _Request, world: _World, words: dict[str, Candidate], complete: set[str],
+    found: Mapping[str, Candidate], sense: Sense | None,
+) -> dict[str, Candidate]:
+    """Fusion (step 4): one score per candidate of either source — relevance, the
+    vault's priors, the meaning part — as a weighted sum of calibrated parts
+    (:mod:`engram.recall.meaning` says why a sum and not rank fusion)."""
+    s = world.s
+    for cand in words.values():
+        _score(cand, s, world.now_ts, world.pending.get(cand.id), cand.id in complete, q.when, world.kept.get(cand.id))
+    for cand in found.values():
+        _score(cand, s, world.now_ts, world.pending.get(cand.id), kept=world.kept.get(cand.id))
+    cands = {**words, **found}
+    if world.flavour is not None:
+        world.flavour.apply(state.index, cands.values())
     if sense is not None:
         sense.apply(cands.values())
-        _weigh_chance(cands.values(), floor)
-        for cand in cands.values():
+        _weigh_chance(words.values(), q.floor)
+        for cand in words.values():
             if cand.id in complete:
                 # An item holding every word of the question stays ahead of one that is
                 # only close in meaning (known-item lookups: the note four of whose words
                 # were typed); among such items meaning still orders.
                 cand.parts["complete"] += sense.weight
                 cand.score = round(sum(cand.parts.values()), 4)
-        _by_meaning(state, sense, cands, where, params, at, s, now_ts, pending, beside, pool)
-    expanded = expand and s.max_hops > 0 and bool(cands)
-    if expanded:
-        # Scores only grow during expansion, so the limit-th score of the hits that will
-        # be kept bounds what a newly reached item must be able to beat.
-        kept = sorted((c.score for c in cands.values() if raw or _confident(c, floor, sense)), reverse=True)
-        cutoff = kept[limit - 1] if len(kept) >= limit else -math.inf
-        _expand(
-            state, cands, where, params, at, s, now_ts, pending, edges, beside,
-            current=as_of is None, cutoff=cutoff, floor=0.0 if raw else floor, sense=sense,
-            bonus=(flavour.weight if flavour else 0.0) + (sense.weight if sense else 0.0),
-        )
-        if flavour is not None:  # the items expansion reached
-            flavour.apply(state.index, cands.values())
-        if sense is not None:
-            sense.apply(cands.values())
+    return cands
+
+
+def spread_from_hits(
+    state: VaultState, q: _Request, world: _World, cands: dict[str, Candidate], sense: Sense | None, *, current: bool
+) -> None:
+    """Graph expansion (step 5): activation spreads from the confident hits along
+    synapses; what it reaches is scored like the rest."""
+    s = world.s
+    # Scores only grow during expansion, so the limit-th score of the hits that will be
+    # kept bounds what a newly reached item must be able to beat.
+    kept = sorted((c.score for c in cands.values() if q.raw or _confident(c, q.floor, sense)), reverse=True)
+    cutoff = kept[q.limit - 1] if len(kept) >= q.limit else -math.inf
+    flavour = world.flavour
+    _expand(
+        state, cands, q.where, q.params, q.at, s, world.now_ts, world.pending, world.edges, world.kept,
+        current=current, cutoff=cutoff, floor=0.0 if q.raw else q.floor, sense=sense,
+        bonus=(flavour.weight if flavour else 0.0) + (sense.weight if sense else 0.0),
+    )
+    if flavour is not None:  # the items expansion reached
+        flavour.apply(state.index, cands.values())
+    if sense is not None:
+        sense.apply(cands.values())
+
+
+def abstain(
+    q: _Request, cands: Mapping[str, Candidate], sense: Sense | None
+) -> tuple[list[Candidate], Status, list[Candidate], float | None]:
+    """Abstention on the fused evidence (step 6): the ranked hits, the status, the near
+    misses that stand in for hits when no hit is confident, and the best relevance."""
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-    if not raw:
-        ranked = _lone_words_after_links(ranked, floor)
-    best: float | None = None
-    if not raw:
-        best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
-    status: Status = "ok"
-    near: list[Candidate] = []
-    if best is not None and best < floor and not (sense is not None and any(sense.sure(c) for c in ranked)):
+    if q.raw:
+        return ranked, "ok", [], None
+    ranked = _lone_words_after_links(ranked, q.floor)
+    best = max((c.relevance or 0.0 for c in ranked if c.lexical_rank is not None), default=0.0)
+    if best < q.floor and not (sense is not None and any(sense.sure(c) for c in ranked)):
         # The floor decides the answer, not the list: a confident answer keeps its
         # weaker hits (``limit`` N returns N when N match), each with its relevance.
-        status, near, ranked = "no_confident_match", ranked[:3], []
-    budget = budget if budget is not None else s.token_budget
-    shown = disclose(state.index, ranked[:limit], tier, budget, edges)
-    # Near misses stand in for hits: under ``auto`` the budget bounds them too.
-    misses = disclose(state.index, near, "catalog", budget, edges, bounded=tier == "auto").hits
-    if record and shown.hits:
-        journal_for(state).record([(h.id, h.score) for h in shown.hits], now(), by=state.actor)
-    return SearchResult(
-        query=query, status=status, hits=tuple(shown.hits), near_misses=tuple(misses),
-        terms=tuple(t.text for t in parsed.terms), ignored=parsed.stopwords,
-        truncated=parsed.truncated, floor=floor,
-        best_relevance=round(best, 4) if best is not None else None, expanded=expanded,
-        tokens=shown.tokens, budget_reached=shown.budget_reached, left_out=shown.left_out,
-        needed_budget=shown.needed, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
-        meaning=meant,
-    )
+        return [], "no_confident_match", ranked[:3], best
+    return ranked, "ok", [], best
 
 
 def _weigh_chance(cands: Iterable[Candidate], floor: float) -> None:
@@ -276,29 +385,6 @@ def _confident(cand: Candidate, floor: float, sense: Sense | None) -> bool:
     """Whether ``cand`` alone would make the answer confident: enough of the query's
     words, or close enough in meaning."""
     return (cand.relevance or 0.0) >= floor or (sense is not None and sense.sure(cand))
-
-
-def _by_meaning(
-    state: VaultState, sense: Sense, cands: dict[str, Candidate], where: str, params: Sequence[Any], at: str,
-    s: RecallSettings, now_ts: float, pending: Mapping[str, Usage], kept: Mapping[str, Kept], pool: int,
-) -> None:
-    """Add the items nearest the query in meaning that the words did not find (the
-    filters and succession apply to them as to the others), scored alike."""
-    seen = {int(c.row["rowid"]) for c in cands.values()} | {r for c in cands.values() for r in c.replaced_rowids}
-    near = {rid: cos for rid, cos in sense.nearest(max(s.meaning_candidates, pool)) if rid not in seen}
-    if not near:
-        return
-    ids = list(near)
-    found = {
-        str(row["id"]): Candidate(row, similarity=near[int(row["rowid"])])
-        for row in rows(state.index, f"{sql_in('rowid', ids)} AND {where}", [*ids, *params])
-    }
-    for cand in _succession(state, found, where, params, at).values():
-        if cand.id in cands:
-            continue
-        _score(cand, s, now_ts, pending.get(cand.id), kept=kept.get(cand.id))
-        cands[cand.id] = cand
-    sense.apply(cands.values())
 
 
 def _lone_words_after_links(ranked: list[Candidate], floor: float) -> list[Candidate]:
