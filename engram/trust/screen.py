@@ -236,9 +236,14 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:pretend (?:to be|you are|you're|that you)|imagine you are|roleplay as|role-play as|you must act as|act as "
        r"(?:my|an?|the) (?:\w+ ){0,2}(?:ai|assistant|model|bot|agent|admin|administrator|system))\b"),
     _r("jailbreak", "role-hijack", 1.0,
-       r"\b(?:jailbreak(?:ing|ed)?|do anything now|dan mode|unrestricted mode)"
+       r"\b(?:do anything now|dan mode|unrestricted mode|jailbreak (?:mode|prompt)"
+       r"|jailbreak(?:ing)? (?:yourself|you|your (?:rules|guidelines|restrictions)"
+       r"|(?:the|this|an?) (?:ai|assistant|model|agent|llm|chatbot|bot|chat)))"
        r"\b|\b(?:ignore|bypass|disable|turn off|override|remove|without) (?:your |all |any |the )?(?:safety|ethical|content"
        r"|moderation) (?:guidelines|rules|filters|policies|restrictions|guardrails|checks)\b"),
+    # The word alone is a cue, not a verdict: mobile and security teams write about
+    # jailbroken phones ("jailbreak detection", "a jailbreak tweak faked receipts").
+    _r("jailbreak-word", "role-hijack", 0.5, r"\bjailbreak(?:ing|ed|s)?\b"),
     # A product's "developer mode" is a setting people write about; only with other cues
     # is it the jailbreak's "Developer Mode enabled".
     _r("special-mode", "role-hijack", 0.5, r"\b(?:developer|god|sudo|admin)\s+mode\b"),
