@@ -309,7 +309,8 @@ def fuse(
     for cand in words.values():
         _score(cand, s, world.now_ts, world.pending.get(cand.id), cand.id in complete, q.when, world.kept.get(cand.id))
     for cand in found.values():
-        _score(cand, s, world.now_ts, world.pending.get(cand.id), kept=world.kept.get(cand.id))
+        # A period the question names is answered by an item's time whichever source found it.
+        _score(cand, s, world.now_ts, world.pending.get(cand.id), when=q.when, kept=world.kept.get(cand.id))
     cands = {**words, **found}
     if world.flavour is not None:
         world.flavour.apply(state.index, cands.values())

@@ -86,3 +86,24 @@ def test_the_words_naming_a_date_are_held_by_the_items_written_then(vault: Vault
     only = vault.search("May 2022", record=False)
     assert only.status == "ok" and only.hits[0].id == january
     assert set(only.hits[0].explanation.matched_terms) == {"may", "2022"}
+
+
+def test_an_item_found_by_meaning_alone_is_dated_like_one_found_by_words(vault: Vault) -> None:
+    """The period a question names is answered by the item's time whichever source found
+    it: here no word of the question but the date is in either note."""
+    from mergedriver import codec
+
+    def dated(when: datetime) -> str:
+        item = vault.create("Weekend notes", "We went camping by the lake with the kids.", domain=["life"], dedupe=False).item
+        path = vault.root / str(item.path)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(f"createdAt: {item.created_at}", f"createdAt: {codec.format_time(when)}"), encoding="utf-8")
+        return item.id
+
+    july = dated(datetime(2023, 7, 16, tzinfo=UTC))
+    june = dated(datetime(2023, 6, 11, tzinfo=UTC))
+    result = vault.search("sleeping in a tent beside the water with our children in June", record=False)
+    by_id = {h.id: h for h in result.hits}
+    assert by_id[june].via == "meaning" and by_id[june].explanation.matched_terms == ()
+    assert by_id[june].explanation.parts["time"] > 0 and by_id[july].explanation.parts["time"] == 0
+    assert [h.id for h in result.hits][:2] == [june, july]
