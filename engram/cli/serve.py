@@ -65,7 +65,6 @@ def serve(
         check_token(token)
     elif token:
         raise click.UsageError("--token only applies to --http.")
-    from engram.mcp.http import serve_http
     from engram.mcp.server import build_server
     from engram.mcp.stdio import serve_stdio
 
@@ -84,6 +83,8 @@ def serve(
     filler = Filler(current).start()
     try:
         if use_http:
+            from engram.mcp.http import serve_http  # starlette and uvicorn: not for stdio
+
             serve_http(server, host=host, port=port, token=token, request_timeout=request_timeout)
         else:
             serve_stdio(server)
