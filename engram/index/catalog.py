@@ -387,20 +387,28 @@ class Index:
             )
 
     def _refresh_changes(self, changes: Changes, progress: Progress | None = None) -> RefreshStats:
-        """Re-check reported files; re-list reported folders (new or vanished children)."""
+        """Re-check reported files; re-list reported folders (new or vanished children).
+
+        A folder is reported when an entry was added, removed or renamed in it — an
+        atomic save renames, so that is every folder holding a saved note. Of its
+        entries, only those the index does not hold, or holds with another inode (a file
+        renamed over a note), are re-checked: a note written in place has a new ctime and
+        ``find`` reported it already. So re-listing a folder of thousands of notes costs
+        its ``scandir`` (inodes come with the listing), not a ``stat`` of each.
+        """
         dirs: set[str] = set()
         files = set(changes.files)
         for folder in changes.dirs:
             prefix = folder + "/" if folder else ""
-            like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            known_children: set[str] = set()
+            known_children: dict[str, int] = {}
             known_subdirs: set[str] = set()
-            for (path,) in self.conn.execute(
-                "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (like + "%",)
-            ):
+            for path, ino in self._under(folder):
                 rest = path[len(prefix):]
                 head, sep, _ = rest.partition("/")
-                (known_subdirs if sep else known_children).add(head)
+                if sep:
+                    known_subdirs.add(head)
+                else:
+                    known_children[head] = ino
             try:
                 entries = list(os.scandir(self.root / folder if folder else self.root))
             except OSError:
@@ -419,12 +427,26 @@ class Index:
                     if entry.name in known_children:
                         files.add(prefix + entry.name)  # a note that became a folder: drop it
                 else:
-                    files.add(prefix + entry.name)
+                    if known_children.get(entry.name) != entry.inode():
+                        files.add(prefix + entry.name)  # new here, or another file under its name
                     if entry.name in known_subdirs:
                         dirs.add(prefix + entry.name)  # a folder that became a file: drop its notes
-            files.update(prefix + name for name in known_children - present)
+            files.update(prefix + name for name in known_children.keys() - present)
             dirs.update(prefix + name for name in known_subdirs - present)
         return self.refresh_paths(files, sorted(dirs), progress)
+
+    def _under(self, folder: str) -> Iterator[tuple[str, int]]:
+        """``(path, ino)`` of every indexed file below ``folder`` (vault-relative; "" is
+        the whole vault). A range over the primary key: ``LIKE`` cannot use it (it folds
+        case), and a scan of every row per folder made a refresh after a pull quadratic."""
+        if not folder:
+            yield from self.conn.execute("SELECT path, ino FROM files")
+            return
+        # Paths below "a/b" are those from "a/b/" up to, not including, "a/b0" ('0'
+        # follows '/'); the index compares bytes, and '/' is one byte in UTF-8.
+        yield from self.conn.execute(
+            "SELECT path, ino FROM files WHERE path >= ? AND path < ?", (folder + "/", folder + "0")
+        )
 
     def _refresh_walk(self, progress: Progress | None = None) -> RefreshStats:
         with self._lock:
@@ -451,13 +473,7 @@ class Index:
             known_under: list[str] = []
             for top in dirs:
                 candidates.update(self.paths(top))
-                like = top.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                known_under += [
-                    r[0]
-                    for r in self.conn.execute(
-                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (like + "/%",)
-                    )
-                ]
+                known_under += [path for path, _ in self._under(top)]
             candidates.update(known_under)
             if not candidates:
                 return RefreshStats()

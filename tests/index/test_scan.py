@@ -98,3 +98,32 @@ def test_a_second_scan_rechecks_only_what_changed(seeded: Vault) -> None:
     (vault.root / "a/alpha-note.md").write_text((vault.root / "a/alpha-note.md").read_text() + "more\n")
     stats = vault.refresh()
     assert stats.changed == 1 and stats.scanned < 5
+
+
+def test_a_save_by_rename_rechecks_that_note_not_its_whole_folder(seeded: Vault) -> None:
+    """Editors and engram save by renaming a temporary file over the note, which changes
+    the folder: the folder is re-listed, but only the note is re-checked (at a million
+    items a pull's refresh re-checked every note of every folder it touched)."""
+    made = [seeded.create(f"Filler {n}", f"filler body number {n}", domain=["fill"]).item for n in range(30)]
+    paths = [str(item.path) for item in made]
+    vault = fresh(seeded)
+    with vault.state.index.transaction() as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'scanned'", (str(time.time_ns()),))
+    note = vault.root / paths[3]
+    temp = note.with_name(f".{note.name}.tmp")
+    temp.write_text(note.read_text(encoding="utf-8") + "more\n", encoding="utf-8")
+    os.replace(temp, note)
+    stats = vault.refresh()
+    assert stats.changed == 1 and stats.scanned < 5
+    assert vault.get(made[3].id).content.endswith("more\n")
+    # A note renamed over another and one removed, in the same folder: the index holds
+    # what the folder holds.
+    os.replace(vault.root / paths[4], vault.root / paths[5])
+    (vault.root / paths[6]).unlink()
+    again = fresh(vault)
+    again.refresh()
+    assert sorted(str(i.path) for i in again.list(domain="fill")) == sorted(
+        f"fill/{p.name}" for p in (again.root / "fill").glob("*.md")
+    )
+    assert "Filler 5" not in titles(again) and "Filler 6" not in titles(again)
+    assert {i.path for i in again.list(domain="fill") if i.title == "Filler 4"} == {paths[5]}
