@@ -15,6 +15,9 @@ rows:
   ``HEAD``; git itself skips the hook after "Already up to date", so this is its floor)
   and after a pull that brought one changed item (``ORIG_HEAD`` = ``HEAD~1``);
 - ``python -c pass``: the floor, the interpreter alone;
+- ``engram serve`` (stdio) on the demo vault: until it answers MCP's ``initialize``
+  (ready), and until it answers the first ``engram_search`` after it — what an agent
+  waits for when its session starts. CPU is the server's own (``/proc``) at that moment;
 - with ``--hub``, adoption on the 6,571-note vault of :mod:`benchmarks.obsidian_synth`:
   ``engram init`` in a fresh copy, ``engram doctor`` on a first run and on a run after one.
 
@@ -110,6 +113,60 @@ def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, s
     return results
 
 
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench_startup", "version": "1"}}}
+SEARCH = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+          "params": {"name": "engram_search", "arguments": {"query": "postgres"}}}
+
+
+def _cpu_now(pid: int) -> float:
+    """User+sys CPU seconds of a running process so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_ready(engram: str, vault: Path, env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """(CPU, wall) seconds of one ``engram serve`` over stdio until it answers
+    ``initialize``, and until it answers the first search after it."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([engram, "serve"], cwd=vault, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    out: dict[str, tuple[float, float]] = {}
+    try:
+        for name, message in (("ready", INITIALIZE), ("first search", SEARCH)):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            if name == "first search":  # the client's part of the handshake, before any request
+                proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+            proc.stdin.flush()
+            while True:
+                line = proc.stdout.readline()
+                if not line:
+                    raise SystemExit(f"engram serve stopped before answering {message['method']}")
+                if json.loads(line).get("id") == message["id"]:
+                    break
+            out[name] = (_cpu_now(proc.pid), time.perf_counter() - started)
+    finally:
+        proc.kill()
+        proc.wait()
+    return out
+
+
+def serve_rows(engram: str, vault: Path, envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
+    """:func:`serve_ready` ``runs`` times per tree, the trees taking turns; medians."""
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in envs}
+    for _ in range(runs):
+        for name, env in envs.items():
+            for row, got in serve_ready(engram, vault, env).items():
+                samples[name].setdefault(f"engram serve (stdio), {row}", []).append(got)
+    return {
+        name: {row: {"cpu_s": round(statistics.median(g[0] for g in got), 3),
+                     "wall_s": round(statistics.median(g[1] for g in got), 3), "runs": len(got)}
+               for row, got in rows.items()}
+        for name, rows in samples.items()
+    }
+
+
 def hub_rows(tmp: Path, engram: str, envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
     """Adoption on the 6,571-note vault (:mod:`benchmarks.obsidian_synth`): ``engram init``
     in a fresh copy (git init'ed, nothing indexed), ``engram doctor`` on a first run
@@ -193,6 +250,8 @@ def main() -> None:
         pull = {"post-merge hook, pull of one changed item":
                 ([py, "-m", "engram.team.hooks", "post-merge", "--vault", "."], vault)}
         for name, got in measure(pull, envs, args.runs).items():
+            results[name] |= got
+        for name, got in serve_rows(engram, vault, envs, args.runs).items():
             results[name] |= got
         if args.hub:
             for name, got in hub_rows(Path(tmp), engram, envs, args.runs).items():
