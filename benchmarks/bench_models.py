@@ -13,7 +13,12 @@ Models: ``minilm-int8`` (:mod:`engram.recall.encoder`, the default) and ``wordll
 Words alone (BM25) find none of these answers by construction: the paraphrase queries
 share no content word with their answers.
 
-    python -m benchmarks.bench_models [--set PATH ...] [--json OUT]
+With ``--closest``, for the default model only: per set, the cosine of the item closest
+to each ``paraphrase`` query and to each ``absent`` one (10th, 50th, 90th percentile) and
+its lead over the second closest — whether closeness alone could tell a question the
+vault answers from one it does not.
+
+    python -m benchmarks.bench_models [--set PATH ...] [--json OUT] [--closest]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ SETS = (
     DATA / "dev-2026-12-07" / "recall.yaml",
     DATA / "blind-2026-12-06" / "recall.yaml",
     DATA / "blind-2026-12-07" / "recall.yaml",
+    DATA / "blind-2026-12-07b" / "recall.yaml",
 )
 
 Embed = Callable[[list[str]], Any]
@@ -89,11 +95,51 @@ def evaluate(name: str, embed: Embed, path: Path) -> dict[str, Any]:
     }
 
 
+def closest(embed: Embed, path: Path) -> dict[str, Any]:
+    """Percentiles of the closest item's cosine and of its lead over the second, for the
+    ``paraphrase`` and the ``absent`` queries of one set (items as :func:`evaluate` embeds them)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    corpus = data["corpus"]
+    texts: list[str] = []
+    owners: list[int] = []
+    for i, lesson in enumerate(corpus):
+        parts = encoder.passages(lesson["title"], "", lesson["body"])
+        texts += parts
+        owners += [i] * len(parts)
+    vectors = embed(texts)
+    out: dict[str, Any] = {"set": path.parent.name}
+    for kind in ("paraphrase", "absent"):
+        queries = [q["query"] for q in data["queries"] if q["kind"] == kind]
+        tops, leads = [], []
+        for v in embed(queries):
+            sims = np.full(len(corpus), -1.0)
+            np.maximum.at(sims, np.array(owners), vectors @ v)
+            first, second = np.sort(sims)[::-1][:2]
+            tops.append(first)
+            leads.append(first - second)
+        out[kind] = {
+            "queries": len(queries),
+            "closest_p10_p50_p90": [round(float(x), 3) for x in np.percentile(tops, [10, 50, 90])],
+            "lead_p10_p50_p90": [round(float(x), 3) for x in np.percentile(leads, [10, 50, 90])],
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_models", description=__doc__.splitlines()[0])
     parser.add_argument("--set", dest="sets", type=Path, action="append", help="a recall set (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the result here")
+    parser.add_argument("--closest", action="store_true", help="closeness of paraphrase and absent queries (see above)")
     args = parser.parse_args(argv)
+    if args.closest:
+        found = [closest(encoder.embed, path) for path in args.sets or SETS]
+        for row in found:
+            print(f"  {row['set']:<18} " + "  ".join(
+                f"{kind}: closest {row[kind]['closest_p10_p50_p90']} lead {row[kind]['lead_p10_p50_p90']}"
+                for kind in ("paraphrase", "absent")))
+        if args.json:
+            args.json.write_text(json.dumps(found, indent=2), encoding="utf-8")
+        return 0
     rows = []
     sizes = {}
     for name, (embed, size) in MODELS.items():
