@@ -236,4 +236,7 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
                                                         "oldVersion", "newVersion", "fields"})
     assert [e["action"] for e in trail][-3:] == ["create", "quarantine", "release"]
     assert {"rule", "reason"} <= set(trail[-2]) and "outcome" not in trail[-2]  # written, with why
+    # The encoder's weights, copied to a folder to carry over.
+    pulled = check("models pull", "--to", str(tmp_path / "models"), fields={"path"})
+    assert pulled["path"] == str(tmp_path / "models" / "model.onnx")
     assert set(json_commands(cli)) == check.covered, set(json_commands(cli)) ^ check.covered
