@@ -6,6 +6,9 @@
   since the last scan with ``find -cnewer`` and re-checks only that.
 - ``one_shot_walk_s``: the same process with no scan mark (as on a first run): a stat
   walk of every file.
+- ``one_shot_scan_renamed_s``: ``one_shot_scan_s`` when the 100 files were replaced by
+  new ones, as ``git checkout`` (a pull) and engram's atomic writes do: their folders
+  change too, and the scan re-lists them.
 
 Run ``python -m benchmarks run scale --sizes 100000`` once first (it generates and caches
 the vault), then::
@@ -51,11 +54,16 @@ def cached_vault(size: int) -> Path:
     raise SystemExit(f"no indexed {size}-item vault under {base}; run the scale benchmark first")
 
 
-def touch(root: Path, count: int, seed: int) -> list[str]:
+def touch(root: Path, count: int, seed: int, *, replace: bool = False) -> list[str]:
+    """Append a line to ``count`` notes: in place, or (``replace``) as a new file renamed over each."""
     files = sorted(p for p in root.glob("*/*/*/*.md"))
     chosen = random.Random(seed).sample(files, count)
     for path in chosen:
-        path.write_text(path.read_text(encoding="utf-8") + f"\nEdited at {time.time()}.\n", encoding="utf-8")
+        text = path.read_text(encoding="utf-8") + f"\nEdited at {time.time()}.\n"
+        target = path.with_name(f".{path.name}.tmp") if replace else path
+        target.write_text(text, encoding="utf-8")
+        if replace:
+            os.replace(target, path)
     return [p.relative_to(root).as_posix() for p in chosen]
 
 
@@ -86,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     touch(root, 100, 2)
     seconds, count = one_shot(root, "scan")
     result["one_shot_scan_s"], result["one_shot_scan_changed"] = round(seconds, 3), count
+
+    touch(root, 100, 4, replace=True)
+    seconds, count = one_shot(root, "scan")
+    result["one_shot_scan_renamed_s"], result["one_shot_scan_renamed_changed"] = round(seconds, 3), count
 
     touch(root, 100, 3)
     seconds, count = one_shot(root, "walk")
