@@ -98,7 +98,14 @@ from engram.index.schema import (
 )
 from engram.index.search import SearchPrimitives
 from engram.index.settings import IndexSettings
-from engram.index.watcher import SCAN_MARGIN_NS, Changes, Watcher, changed_since, start_watcher
+from engram.index.watcher import (
+    SCAN_MARGIN_NS,
+    Changes,
+    Watcher,
+    changed_since,
+    relist,
+    start_watcher,
+)
 from engram.store.format import Written
 from engram.store.model import Engram, Synapse
 from engram.store.progress import Progress, bar
@@ -387,52 +394,15 @@ class Index:
             )
 
     def _refresh_changes(self, changes: Changes, progress: Progress | None = None) -> RefreshStats:
-        """Re-check reported files; re-list reported folders (new or vanished children).
-
-        A folder is reported when an entry was added, removed or renamed in it — an
-        atomic save renames, so that is every folder holding a saved note. Of its
-        entries, only those the index does not hold, or holds with another inode (a file
-        renamed over a note), are re-checked: a note written in place has a new ctime and
-        ``find`` reported it already. So re-listing a folder of thousands of notes costs
-        its ``scandir`` (inodes come with the listing), not a ``stat`` of each.
-        """
+        """Re-check reported files; re-list reported folders (:func:`relist`)."""
         dirs: set[str] = set()
         files = set(changes.files)
         for folder in changes.dirs:
-            prefix = folder + "/" if folder else ""
-            known_children: dict[str, int] = {}
-            known_subdirs: set[str] = set()
-            for path, ino in self._under(folder):
-                rest = path[len(prefix):]
-                head, sep, _ = rest.partition("/")
-                if sep:
-                    known_subdirs.add(head)
-                else:
-                    known_children[head] = ino
-            try:
-                entries = list(os.scandir(self.root / folder if folder else self.root))
-            except OSError:
-                if not folder:
-                    return self._refresh_walk(progress)  # the vault root itself is unreadable
-                dirs.add(folder)  # the folder itself went away: drop what it held
-                continue
-            present: set[str] = set()
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
-                    continue
-                present.add(entry.name)
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in known_subdirs:
-                        dirs.add(prefix + entry.name)  # new or moved in: its files are unknown
-                    if entry.name in known_children:
-                        files.add(prefix + entry.name)  # a note that became a folder: drop it
-                else:
-                    if known_children.get(entry.name) != entry.inode():
-                        files.add(prefix + entry.name)  # new here, or another file under its name
-                    if entry.name in known_subdirs:
-                        dirs.add(prefix + entry.name)  # a folder that became a file: drop its notes
-            files.update(prefix + name for name in known_children.keys() - present)
-            dirs.update(prefix + name for name in known_subdirs - present)
+            found = relist(self.root, folder, self._under(folder), SKIP_DIRS)
+            if found is None:
+                return self._refresh_walk(progress)  # the vault root itself is unreadable
+            files |= found.files
+            dirs |= found.dirs
         return self.refresh_paths(files, sorted(dirs), progress)
 
     def _under(self, folder: str) -> Iterator[tuple[str, int]]:

@@ -31,7 +31,7 @@ import errno
 import os
 import struct
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -254,6 +254,54 @@ def start_watcher(root: Path, skip: Iterable[str] = ()) -> Watcher | None:
 #: Subtracted from a scan's start when it is recorded: file systems with coarse timestamps
 #: and a little clock jitter must not let a change slip between two scans.
 SCAN_MARGIN_NS = 2_000_000_000
+
+
+def relist(root: Path, folder: str, known: Iterable[tuple[str, int]], skip: Collection[str]) -> Changes | None:
+    """What to re-check in a folder :func:`changed_since` or the watcher reported: an
+    entry was added, removed or renamed in it (vault-relative; "" is the root). ``known``
+    is every indexed ``(path, inode)`` below it. None when the root cannot be listed.
+
+    An atomic save renames, so a folder is reported for every note saved in it. Of its
+    entries only those the index does not hold, or holds with another inode (a file
+    renamed over a note), are re-checked, with the names that vanished: a note written in
+    place has a new ctime and is reported itself. The inodes come with ``scandir``, so
+    re-listing a folder of thousands of notes costs its listing, not a ``stat`` of each.
+    """
+    prefix = folder + "/" if folder else ""
+    known_children: dict[str, int] = {}
+    known_subdirs: set[str] = set()
+    for path, ino in known:
+        head, sep, _ = path[len(prefix):].partition("/")
+        if sep:
+            known_subdirs.add(head)
+        else:
+            known_children[head] = ino
+    out = Changes()
+    try:
+        entries = list(os.scandir(root / folder if folder else root))
+    except OSError:
+        if not folder:
+            return None
+        out.dirs.add(folder)  # the folder itself went away: drop what it held
+        return out
+    present: set[str] = set()
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in skip:
+            continue
+        present.add(entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name not in known_subdirs:
+                out.dirs.add(prefix + entry.name)  # new or moved in: its files are unknown
+            if entry.name in known_children:
+                out.files.add(prefix + entry.name)  # a note that became a folder: drop it
+        else:
+            if known_children.get(entry.name) != entry.inode():
+                out.files.add(prefix + entry.name)  # new here, or another file under its name
+            if entry.name in known_subdirs:
+                out.dirs.add(prefix + entry.name)  # a folder that became a file: drop its notes
+    out.files.update(prefix + name for name in known_children.keys() - present)
+    out.dirs.update(prefix + name for name in known_subdirs - present)
+    return out
 
 
 def changed_since(root: Path, since_ns: int, skip: Iterable[str] = ()) -> Changes | None:
