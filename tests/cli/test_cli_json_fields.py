@@ -236,7 +236,9 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
                                                         "oldVersion", "newVersion", "fields"})
     assert [e["action"] for e in trail][-3:] == ["create", "quarantine", "release"]
     assert {"rule", "reason"} <= set(trail[-2]) and "outcome" not in trail[-2]  # written, with why
-    # The encoder's weights, copied to a folder to carry over.
+    # The encoder's weights, and a copy of them in a folder to carry over.
+    shown = check("models status", fields={"model", "dimensions", "path", "source", "state", "pinned"})
+    assert shown["state"] == "ok"
     pulled = check("models pull", "--to", str(tmp_path / "models"), fields={"path"})
     assert pulled["path"] == str(tmp_path / "models" / "model.onnx")
     assert set(json_commands(cli)) == check.covered, set(json_commands(cli)) ^ check.covered

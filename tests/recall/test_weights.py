@@ -47,7 +47,7 @@ def models(*args: str) -> tuple[int, str]:
 
 
 def test_the_installed_weights_are_shown_whole() -> None:
-    code, out = models("--json")
+    code, out = models("status", "--json")
     found = json.loads(out)
     assert code == 0 and found["state"] == "ok" and found["source"] == "package"
     assert found["path"] == str(installed()) and found["pinned"]["size"] == encoder.SIZE
@@ -56,10 +56,10 @@ def test_the_installed_weights_are_shown_whole() -> None:
 def test_changed_weights_are_named_with_exit_code_11(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "model.onnx").write_bytes(installed().read_bytes()[:-1] + b"\0")
     monkeypatch.setenv(encoder.ENV, str(tmp_path))
-    code, out = models()
+    code, out = models("status")
     assert code == 11 and "(from ENGRAM_MODEL_PATH): changed" in out and "pinned: 22928619 bytes" in out
     monkeypatch.setenv(encoder.ENV, str(tmp_path / "nowhere"))
-    code, out = models()
+    code, out = models("status")
     assert code == 11 and ": missing" in out and "engram models pull" in out
 
 
@@ -72,7 +72,7 @@ def test_a_pulled_folder_is_what_a_search_runs(tmp_path: Path, monkeypatch: pyte
     assert models("pull", "--to", str(folder))[0] == 0
     assert (folder / "model.onnx").stat().st_mtime_ns == stamp  # already there: not rewritten
     monkeypatch.setenv(encoder.ENV, str(folder))
-    assert json.loads(models("--json")[1])["source"] == "ENGRAM_MODEL_PATH"
+    assert json.loads(models("status", "--json")[1])["source"] == "ENGRAM_MODEL_PATH"
     vault.create("The load balancer drops a connection after 60 seconds without traffic", "Raise it for websockets.")
     result = vault.search(QUESTION, record=False)
     assert result.status == "ok" and result.meaning.state == "on" and result.hits[0].via == "meaning"
