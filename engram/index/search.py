@@ -18,7 +18,7 @@ on that shortlist in one statement.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -299,6 +299,57 @@ class SearchPrimitives:
             for i, rowid in self._index.fts_tuples(" UNION ALL ".join(parts), params, False):
                 out[int(i)].add(int(rowid))
         return out
+
+    def degrees(self, ids: Iterable[str], skip_kinds: Collection[str]) -> dict[str, int]:
+        """How many edges touch each of ``ids`` (none: absent), leaving out ``skip_kinds``:
+        synapse files from the (node, kind) indexes alone, resolved wikilinks by pair.
+        :meth:`edges` would return as many, less a self-loop or a duplicated synapse file
+        (never more). Counted in SQLite: a hub's thousands of edges never reach Python."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        skip = sorted(skip_kinds)
+        skip_sql = f" AND kind NOT IN ({','.join('?' * len(skip))})" if skip else ""
+        sql = (
+            f"SELECT source, count(*) FROM synapses WHERE source IN ({marks}){skip_sql} GROUP BY source"
+            f" UNION ALL SELECT target, count(*) FROM synapses WHERE target IN ({marks}){skip_sql} GROUP BY target"
+            f" UNION ALL SELECT src_id, count(DISTINCT target_id) FROM links"
+            f" WHERE status = 'ok' AND src_id IN ({marks}) AND src_id != target_id GROUP BY src_id"
+            f" UNION ALL SELECT target_id, count(DISTINCT src_id) FROM links"
+            f" WHERE status = 'ok' AND target_id IN ({marks}) AND src_id != target_id GROUP BY target_id"
+        )
+        out: dict[str, int] = {}
+        for node, n in self._index.fts_tuples(sql, [*wanted, *skip, *wanted, *skip, *wanted, *wanted], False):
+            out[str(node)] = out.get(str(node), 0) + int(n)
+        return out
+
+    def top_edges(self, node: str, top: int, rank: Mapping[str, float], skip_kinds: Collection[str]) -> list[Edge]:
+        """At most ``top`` edges touching ``node`` (self-loops and ``skip_kinds`` left
+        out), ranked as spreading activation ranks them: ``rank[kind]`` × weight, highest
+        first, then source, target and kind. SQLite sorts; Python sees ``top`` per side."""
+        kinds = sorted(rank)
+        score = ("CASE kind " + " ".join("WHEN ? THEN ?" for _ in kinds) + " ELSE 0.0 END") if kinds else "0.0"
+        score_params: list[Any] = [x for k in kinds for x in (k, float(rank[k]))]
+        skip = sorted(skip_kinds)
+        skip_sql = f" AND kind NOT IN ({','.join('?' * len(skip))})" if skip else ""
+        found: dict[tuple[str, str, str], Edge] = {}
+        for column in ("source", "target"):
+            sql = (
+                f"SELECT source, target, kind, weight FROM synapses WHERE {column} = ?{skip_sql} AND source != target"
+                f" ORDER BY ({score}) * weight DESC, source, target, kind LIMIT ?"
+            )
+            for a, b, kind, weight in self._index.fts_tuples(sql, [node, *skip, *score_params, top], False):
+                found.setdefault((a, b, kind), Edge(a, b, kind, float(weight)))
+        for column in ("src_id", "target_id"):
+            sql = (
+                f"SELECT DISTINCT src_id, target_id FROM links WHERE status = 'ok' AND {column} = ?"
+                " AND src_id != target_id ORDER BY src_id, target_id LIMIT ?"
+            )
+            for a, b in self._index.fts_tuples(sql, [node, top], False):
+                found.setdefault((a, b, LINK_KIND), Edge(a, b, LINK_KIND, LINK_WEIGHT))
+        ranked = sorted(found.values(), key=lambda e: (-rank.get(e.kind, 0.0) * e.weight, e.source, e.target, e.kind))
+        return ranked[:top]
 
     def edges(self, ids: Iterable[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         """Every edge touching one of ``ids`` (either end), optionally of some kinds: the

@@ -554,7 +554,7 @@ def _expand(
         min_activation=s.min_activation, fan_limit=s.fan_limit,
     )
     strength = {c.id: max(c.lexical, closeness(c.similarity) if c.similarity is not None else 0.0) for c in seeds}
-    reached = spread(strength, edges, admit, settings)
+    reached = spread(strength, edges, admit, settings, around=edges.around)
     for node, activation in reached.items():
         cand = cands.get(node)
         if cand is None:

@@ -176,3 +176,54 @@ def test_a_new_edge_kind_spreads_by_its_weight_in_the_settings_alone() -> None:
     assert quiet == {}
     loud = spread({"s": 1.0}, edges_of, lambda ids_, final: set(ids_), SpreadSettings(kind_weights={"links_to": 0.7}))
     assert loud["a"].path[0].kind == "links_to" and loud["a"].value == round(0.7 * 0.75 * 0.6, 4)
+
+
+def test_bounded_neighbourhoods_spread_exactly_as_reading_every_edge(vault: Vault) -> None:
+    """``spread`` with ``around`` (degrees counted and a hub's strongest edges sorted out
+    in SQLite, hubs past any use not read) reaches what reading every edge reaches, with
+    the same activations and paths: on a hub of over a hundred typed links of mixed kinds and
+    weights, with wikilinks into it and a second hop, and on a hub too large to carry."""
+    import random
+
+    from engram.index.search import Edge as IndexEdge
+    from engram.recall.graph import NON_SPREADING, EdgeCache
+    from engram.recall.settings import DEFAULT_EDGE_WEIGHTS
+
+    rng = random.Random(7)
+    hub = vault.create("Hub of the cluster", "Everything links here.", domain=["g"]).item.id
+    leaves = [vault.create(f"Leaf {n}", f"Leaf body {n}.", domain=["g"], dedupe=False).item.id for n in range(150)]
+    kinds = ["extends", "part_of", "depends_on", "similar_to", "causes", "contradicts", "supersedes"]
+    for n, leaf in enumerate(leaves):
+        kind = kinds[n % len(kinds)]
+        if kind == "supersedes":
+            continue  # a supersedes edge retires its target: not this test's subject
+        source, target = (hub, leaf) if n % 6 else (leaf, hub)  # mostly one way: a side past 64
+        vault.link(source, kind, target, weight=round(rng.uniform(0.05, 1.0), 2))
+    vault.link(leaves[0], "extends", leaves[1], weight=0.9)  # a second hop from a leaf
+    notes = vault.root / "g"
+    for n in range(3):  # wikilinks into the hub from people's notes
+        (notes / f"wiki-{n}.md").write_text(f"# Wiki {n}\nSee [[hub-of-the-cluster]].\n", encoding="utf-8")
+    vault.refresh()
+    cache = EdgeCache(vault.state.index)
+    everything = EdgeCache(vault.state.index)
+    spreading = [e for e in everything([hub]) if e.kind not in NON_SPREADING and e.source != e.target]
+    assert vault.state.index.search.degrees([hub], NON_SPREADING)[hub] == len(spreading) > 64
+    assert sum(e.kind == "links_to" for e in spreading) == 3
+    for seeds in ({hub: 1.0}, {hub: 0.4, leaves[0]: 0.9}, {leaves[0]: 1.0}):
+        for fan in (4, 1000):
+            settings = SpreadSettings(kind_weights=DEFAULT_EDGE_WEIGHTS, fan_limit=fan, max_hops=2)
+            full = spread(seeds, everything, lambda r, final: set(r), settings)
+            bounded = spread(seeds, cache, lambda r, final: set(r), settings, around=cache.around)
+            assert bounded == full and full, (seeds, fan)
+    # A hub whose fan damping silences every edge is not read, and nothing is lost.
+    silent = SpreadSettings(kind_weights=DEFAULT_EDGE_WEIGHTS, fan_limit=4, min_activation=0.9)
+    calls: list[list[IndexEdge]] = []
+
+    def counting(ids: object) -> list[IndexEdge]:
+        got = everything(ids)  # type: ignore[arg-type]
+        calls.append(got)
+        return got
+
+    assert spread({hub: 1.0}, counting, lambda r, final: set(r), silent) == {}
+    assert cache.around([hub], 64, DEFAULT_EDGE_WEIGHTS, {hub: 10.0}) == {}
+    assert calls and len(calls[0]) > 64  # the unbounded way read them all for nothing
