@@ -72,10 +72,10 @@ class SpreadSettings:
     max_edges_per_node: int = 64
 
 
-#: For each id: its degree (edges that may spread) and at most ``top`` of them, ranked as
-#: :func:`spread` ranks them (see :meth:`EdgeCache.around`).
-#: ``useful[id]`` is the degree above which none of the node's edges could carry anything:
-#: its edges are then not read at all.
+#: ``around(ids, top, rank, useful)``: for each id, its degree (edges that may spread) and
+#: at most ``top`` of them, ranked as :func:`spread` ranks them; an id whose degree is past
+#: ``useful[id]`` (where fan damping silences every edge) is left out unread
+#: (:meth:`EdgeCache.around`).
 Around = Callable[
     [Sequence[str], int, Mapping[str, float], Mapping[str, float]], Mapping[str, tuple[int, Sequence[Edge]]]
 ]
@@ -113,12 +113,13 @@ def spread(
         by_node: dict[str, list[Edge]] = {}
         degree: dict[str, int] = {}
         if around is not None:
-            # Through a node of degree d an edge passes at most strongest × decay × fan(d):
-            # above the degree where that falls under the weakest activation worth
-            # following (see the loop), fan damping has silenced every edge of it.
+            # Through a node of degree d an edge passes at most strongest × decay × fan(d)
+            # (edge weights are 0..1): past the degree where that falls under the weakest
+            # activation worth following (see the loop), fan damping silences every edge.
             strongest = max((w for w in settings.kind_weights.values()), default=0.0) * settings.decay
+            weakest = settings.min_activation / 4
             useful = {
-                n: settings.fan_limit * (a.value * strongest / (settings.min_activation / 4)) ** 2
+                n: settings.fan_limit * (a.value * strongest / weakest) ** 2 if weakest > 0 else math.inf
                 for n, a in frontier.items()
             }
             for node, (count, top) in around(

@@ -210,11 +210,11 @@ def test_bounded_neighbourhoods_spread_exactly_as_reading_every_edge(vault: Vaul
     assert vault.state.index.search.degrees([hub], NON_SPREADING)[hub] == len(spreading) > 64
     assert sum(e.kind == "links_to" for e in spreading) == 3
     for seeds in ({hub: 1.0}, {hub: 0.4, leaves[0]: 0.9}, {leaves[0]: 1.0}):
-        for fan in (4, 1000):
-            settings = SpreadSettings(kind_weights=DEFAULT_EDGE_WEIGHTS, fan_limit=fan, max_hops=2)
+        for fan, floor in ((4, 0.05), (1000, 0.05), (4, 0.0)):
+            settings = SpreadSettings(kind_weights=DEFAULT_EDGE_WEIGHTS, fan_limit=fan, max_hops=2, min_activation=floor)
             full = spread(seeds, everything, lambda r, final: set(r), settings)
             bounded = spread(seeds, cache, lambda r, final: set(r), settings, around=cache.around)
-            assert bounded == full and full, (seeds, fan)
+            assert bounded == full and full, (seeds, fan, floor)
     # A hub whose fan damping silences every edge is not read, and nothing is lost.
     silent = SpreadSettings(kind_weights=DEFAULT_EDGE_WEIGHTS, fan_limit=4, min_activation=0.9)
     calls: list[list[IndexEdge]] = []
