@@ -59,16 +59,22 @@ MODELS: dict[str, tuple[Embed, Callable[[], int]]] = {
 }
 
 
-def evaluate(name: str, embed: Embed, path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    corpus = data["corpus"]
-    embed(["warm up"])
+def _passages(corpus: list[dict[str, str]]) -> tuple[list[str], list[int]]:
+    """Every lesson's passages as engram embeds an item, and the lesson each belongs to."""
     texts: list[str] = []
     owners: list[int] = []
     for i, lesson in enumerate(corpus):
         parts = encoder.passages(lesson["title"], "", lesson["body"])
         texts += parts
         owners += [i] * len(parts)
+    return texts, owners
+
+
+def evaluate(name: str, embed: Embed, path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    corpus = data["corpus"]
+    embed(["warm up"])
+    texts, owners = _passages(corpus)
     cpu = time.process_time()
     vectors = embed(texts)
     item_cpu = time.process_time() - cpu
@@ -100,12 +106,7 @@ def closest(embed: Embed, path: Path) -> dict[str, Any]:
     ``paraphrase`` and the ``absent`` queries of one set (items as :func:`evaluate` embeds them)."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     corpus = data["corpus"]
-    texts: list[str] = []
-    owners: list[int] = []
-    for i, lesson in enumerate(corpus):
-        parts = encoder.passages(lesson["title"], "", lesson["body"])
-        texts += parts
-        owners += [i] * len(parts)
+    texts, owners = _passages(corpus)
     vectors = embed(texts)
     out: dict[str, Any] = {"set": path.parent.name}
     for kind in ("paraphrase", "absent"):

@@ -97,6 +97,17 @@ def vault(tmp_path: Path) -> Iterator[Vault]:
 
 
 @pytest.fixture
+def fresh_model() -> Iterator[None]:
+    """The sentence encoder as the environment a test sets gives it: forgotten before
+    and after (it is loaded once per process, and a failure is remembered)."""
+    from engram.recall import encoder
+
+    encoder.forget()
+    yield
+    encoder.forget()
+
+
+@pytest.fixture
 def compat_vault(tmp_path: Path) -> Iterator[Vault]:
     """A copy of the Co-Engram fixture repository, opened as a vault."""
     target = tmp_path / "co-engram"

@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -39,12 +39,8 @@ LUNCH = "Cafeteria opening hours"
 QUESTION = "how long can a socket sit quiet before the proxy cuts it"
 
 
-@pytest.fixture(autouse=True)
-def fresh_model() -> Iterator[None]:
-    """Each test sees the model as the environment it sets gives it."""
-    encoder.forget()
-    yield
-    encoder.forget()
+#: Each test sees the model as the environment it sets gives it.
+pytestmark = pytest.mark.usefixtures("fresh_model")
 
 
 def lessons(vault: Vault) -> dict[str, str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,8 @@ from engram.vault import Vault
 QUESTION = "how long can a socket sit quiet before the proxy cuts it"
 
 
-@pytest.fixture(autouse=True)
-def fresh_model() -> Iterator[None]:
-    encoder.forget()
-    yield
-    encoder.forget()
+#: Each test sees the model as the environment it sets gives it.
+pytestmark = pytest.mark.usefixtures("fresh_model")
 
 
 def installed() -> Path:

@@ -65,12 +65,8 @@ RUNBOOK = "\n\n".join(
 )
 
 
-@pytest.fixture(autouse=True)
-def fresh_model() -> Iterator[None]:
-    """Each test sees the model as the environment it sets gives it."""
-    encoder.forget()
-    yield
-    encoder.forget()
+#: Each test sees the model as the environment it sets gives it.
+pytestmark = pytest.mark.usefixtures("fresh_model")
 
 
 ON = TrustSettings(meaning=True)
