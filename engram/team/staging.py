@@ -49,6 +49,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
 import time
@@ -442,12 +443,8 @@ def index_of_head(repo: GitRepo, path: Path, head: str | None) -> None:
     env = {"GIT_INDEX_FILE": str(path)}
     if head is not None:
         try:
-            with open(repo.git_dir / "index", "rb") as real:
-                data, seen = real.read(), os.fstat(real.fileno())
-            path.write_bytes(data)
-            # The copy keeps the real index's time: git's check for entries written in
-            # the same instant as the index ("racily clean") is measured against it.
-            os.utime(path, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+            # copy2 keeps the index file's time, which git's "racily clean" check reads.
+            shutil.copy2(repo.git_dir / "index", path)
         except OSError:
             pass
         else:
