@@ -105,12 +105,14 @@ def measure(rows: dict[str, tuple[list[str], Path]], envs: dict[str, dict[str, s
                     prepare[row]()
                 samples[name].append(cpu_of(argv, cwd, env))
         for name, got in samples.items():
-            results[name][row] = {
-                "cpu_s": round(statistics.median(r[0] for r in got), 3),
-                "wall_s": round(statistics.median(r[1] for r in got), 3),
-                "runs": len(got),
-            }
+            results[name][row] = medians(got)
     return results
+
+
+def medians(got: list[tuple[float, float]]) -> dict[str, Any]:
+    """One row's figures from its (CPU s, wall s) samples."""
+    return {"cpu_s": round(statistics.median(r[0] for r in got), 3),
+            "wall_s": round(statistics.median(r[1] for r in got), 3), "runs": len(got)}
 
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -159,12 +161,7 @@ def serve_rows(engram: str, vault: Path, envs: dict[str, dict[str, str]], runs: 
         for name, env in envs.items():
             for row, got in serve_ready(engram, vault, env).items():
                 samples[name].setdefault(f"engram serve (stdio), {row}", []).append(got)
-    return {
-        name: {row: {"cpu_s": round(statistics.median(g[0] for g in got), 3),
-                     "wall_s": round(statistics.median(g[1] for g in got), 3), "runs": len(got)}
-               for row, got in rows.items()}
-        for name, rows in samples.items()
-    }
+    return {name: {row: medians(got) for row, got in rows.items()} for name, rows in samples.items()}
 
 
 def hub_rows(tmp: Path, engram: str, envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
