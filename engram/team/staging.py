@@ -66,7 +66,7 @@ from engram.store.notes import FILE, Note, read_note
 from engram.store.paths import MACHINE_LOCAL, machine_local
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team import held as held_edits
-from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
+from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo, RawChange
 from engram.team.settle import Settled, settle, stopped_mid_line
 from engram.team.template import template_files
 from mergedriver import codec
@@ -210,8 +210,8 @@ def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str |
     for i in range(0, len(fields) - 1, 2):
         meta, path = fields[i], fields[i + 1]
         if meta.startswith(":"):
-            old_mode, _new_mode, old_sha, _new_sha, _status = meta[1:].split(" ", 4)
-            out[path] = old_sha if old_mode in REGULAR else None
+            change = RawChange.parse(meta, path)
+            out[path] = change.old_sha if change.old_mode in REGULAR else None
     others = repo.run("--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", "--", spec).out
     lead = prefix + "/" if prefix else ""
     for path in others.split("\0"):
