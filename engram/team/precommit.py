@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,27 +88,21 @@ def _top(root: Path) -> tuple[Path, str]:
     return top, "" if prefix == "." else prefix + "/"
 
 
-def _changed_in_work_tree(top: Path, lead: str) -> list[str]:
-    out = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", lead or ".")
-    paths: list[str] = []
-    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
-        if len(entry) < 4 or "D" in entry[:2]:
-            continue
-        paths.append(entry[3:])
-    return [p for p in paths if p.startswith(lead) and not machine_local(p[len(lead):])]
+def check_local_changes(state: VaultState, changed: Mapping[str, str | None]) -> GuardReport:
+    """Before sync commits: every changed file of the vault meets the trust rules.
 
-
-def check_local_changes(state: VaultState) -> GuardReport:
-    """Before sync commits: every changed file under the vault meets the trust rules.
+    ``changed`` is what sync's staging listed (:func:`engram.team.staging.commit_local`):
+    each changed path (repository-relative) and its blob in ``HEAD``, None for a new
+    file; a removed file has nothing to check. One listing serves both, so the work tree
+    is walked once per commit, not twice (a ``git status`` costs 0.7 s at 100k files).
 
     Raises SensitiveData (nothing staged, nothing committed) when a setting says refuse.
     """
     top, lead = _top(state.root)
-    paths = _changed_in_work_tree(top, lead)
+    paths = [p for p in changed if p.startswith(lead) and not machine_local(p[len(lead):])]
     if not paths:
         return GuardReport()
-    old = _tree_shas(top, "HEAD", paths) if _has_head(top) else {}
-    blobs = _blobs(top, old.values())
+    blobs = _blobs(top, [sha for p in paths for sha in [changed[p]] if sha])
     changes = []
     for path in paths:
         file = top / path
@@ -118,7 +112,7 @@ def check_local_changes(state: VaultState) -> GuardReport:
             data = file.read_bytes()
         except OSError:
             continue
-        changes.append(Change(path[len(lead):], blobs.get(old.get(path, "")), data))
+        changes.append(Change(path[len(lead):], blobs.get(changed[path] or ""), data))
     return admit_changes(state, changes, incoming=False)
 
 

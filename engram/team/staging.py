@@ -53,7 +53,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -66,7 +66,7 @@ from engram.store.notes import FILE, Note, read_note
 from engram.store.paths import MACHINE_LOCAL, machine_local
 from engram.store.settings import MAX_SETTINGS_BYTES, SETTINGS_FILE
 from engram.team import held as held_edits
-from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo, RawChange
+from engram.team.gitstore import EMPTY_TREE, REGULAR, TEMP_PREFIX, GitRepo
 from engram.team.settle import Settled, settle, stopped_mid_line
 from engram.team.template import template_files
 from mergedriver import codec
@@ -123,13 +123,16 @@ def commit_local(
     env: dict[str, str],
     before_commit: Callable[[], None] | None = None,
     written: Collection[str] = (),
+    screen: Callable[[Mapping[str, str | None]], bool] | None = None,
 ) -> Staged:
     """Vet, settle and commit the vault's local changes (see the module docstring).
 
     Runs under the vault lock (the caller holds it). ``message`` makes the commit message
     from the number of files; ``before_commit`` is called right before git writes
     anything (sync records its journal there); ``written`` are files engram itself just
-    wrote (atomically), which need no settle window.
+    wrote (atomically), which need no settle window. ``screen`` sees the changed paths
+    (repository-relative, each with its blob in ``HEAD``) before anything is vetted — sync's
+    trust check — and says whether it rewrote any file, so they are listed again.
     """
     lock = repo.git_dir / "index.lock"
     if lock.exists():
@@ -139,8 +142,11 @@ def commit_local(
             "`engram sync` again.",
         )
     head = repo.rev("HEAD")
+    changed = _candidates(repo, prefix, head)
+    if screen is not None and screen(changed):
+        changed = _candidates(repo, prefix, head)
     held: list[Held] = []
-    accepted, committed = _vet_all(repo, state, prefix, head, settle_seconds, held, written)
+    accepted, committed = _vet_all(repo, state, prefix, head, settle_seconds, held, written, changed)
     # An edit a pull was carried across (engram.team.held) is merged with what was pulled
     # under it before it is committed, never committed over it.
     joined = held_edits.merge_pending(
@@ -202,21 +208,32 @@ def uncommitted(repo: GitRepo, prefix: str, head: str | None) -> set[str]:
 
 
 def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str | None]:
-    """Changed paths in the vault (repository-relative) → their HEAD blob, if any."""
-    spec = prefix or "."
+    """Changed paths in the vault (repository-relative) → their HEAD blob, if any.
+
+    One ``git status`` lists them all — tracked files that differ from ``HEAD`` in the
+    work tree or the index, and untracked ones — with each path's blob in ``HEAD``. It
+    also refreshes the index's stat data, which ``diff-index`` alone would not: a file
+    merely touched would then be reported as changed, and waited for."""
     out: dict[str, str | None] = {}
-    raw = repo.run("--literal-pathspecs", "diff-index", "-z", "--no-renames", "--raw", head or EMPTY_TREE, "--", spec).out
-    fields = raw.split("\0")
-    for i in range(0, len(fields) - 1, 2):
-        meta, path = fields[i], fields[i + 1]
-        if meta.startswith(":"):
-            change = RawChange.parse(meta, path)
-            out[path] = change.old_sha if change.old_mode in REGULAR else None
-    others = repo.run("--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", "--", spec).out
+    if head is None:  # no commit yet: everything in the vault is new
+        raw = repo.run("--literal-pathspecs", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                       "--", prefix or ".").out
+        records = [f"? {path}" for path in raw.split("\0") if path]
+    else:
+        raw = repo.run("--literal-pathspecs", "status", "--porcelain=v2", "-z", "--untracked-files=all",
+                       "--no-renames", "--", prefix or ".").out
+        records = raw.split("\0")
     lead = prefix + "/" if prefix else ""
-    for path in others.split("\0"):
-        if path and not machine_local(path[len(lead):]):  # new files there are never shared
-            out.setdefault(path, None)
+    for record in records:
+        kind, _, rest = record.partition(" ")
+        if kind == "1":  # <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
+            fields = rest.split(" ", 7)
+            mode, sha, path = fields[2], fields[5], fields[7]
+            out[path] = sha if mode in REGULAR else None
+        elif kind == "u":  # unmerged (sync refuses to start then): no HEAD blob to trust
+            out[rest.split(" ", 9)[9]] = None
+        elif kind == "?" and not machine_local(rest[len(lead):]):  # new files there are never shared
+            out[rest] = None
     return out
 
 
@@ -239,15 +256,17 @@ def _vet_all(
     window: float,
     held: list[Held],
     settled: Collection[str] = (),
+    changed: Mapping[str, str | None] | None = None,
 ) -> tuple[list[_Accepted], dict[str, bytes]]:
     """The changed files that may be committed (``held`` gets the rest), and the
-    committed bytes of every changed file. Paths in ``settled`` were waited for already."""
+    committed bytes of every changed file. Paths in ``settled`` were waited for already;
+    ``changed`` is :func:`_candidates`' listing when the caller has just made it."""
     lead = prefix + "/" if prefix else ""
     # .engram/ and private/ hold this machine's files: nothing there is committed,
     # whatever .gitignore says; .engram/ files a commit tracks leave the branch (the
     # files themselves stay where they are).
     candidates = {
-        rel: sha for path, sha in _candidates(repo, prefix, head).items()
+        rel: sha for path, sha in (_candidates(repo, prefix, head) if changed is None else changed).items()
         for rel in [path[len(lead):]] if not machine_local(rel)
     }
     with_blob = [(rel, sha) for rel, sha in candidates.items() if sha]

@@ -367,10 +367,10 @@ class _Run:
         with self.state.lock.hold():
             # The trust rules see every change first (engram.team.precommit): a secret the
             # settings refuse stops the sync before anything is staged.
-            report.note(precommit.check_local_changes(self.state))
             staged = commit_local(
                 self.repo, self.state, self.prefix, text, settle_seconds=self.settings.settle_seconds,
                 env=self.env, before_commit=lambda: self.journal.step("commit"),
+                screen=lambda changed: report.note(precommit.check_local_changes(self.state, changed)),
             )
         report.committed += staged.committed if local else 0
         report.held = list(staged.held)

@@ -328,3 +328,25 @@ def test_the_files_init_laid_are_not_waited_for_but_a_persons_edit_is(tmp_path: 
     alice.sync()
     assert waits == [1.0]  # the person's edit waited out the window
     assert b"Our own line." in (committed(alice, "README.md") or b"")
+
+
+def test_a_file_only_touched_is_not_a_change_to_wait_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sync lists what changed with one `git status`, which refreshes the index's stat
+    data: a file whose bytes are what HEAD holds but whose time moved (an editor that
+    saved without a change, a `touch`, a checkout elsewhere) is not reported, so it is
+    neither vetted nor waited for, and nothing is committed."""
+    from engram.team import staging
+
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    head = git(alice.root, "rev-parse", "HEAD").stdout.strip()
+    for rel in ("README.md", "engram.yaml"):
+        os.utime(alice.root / rel)  # now: inside the settle window
+    waits: list[float] = []
+    monkeypatch.setattr(staging.time, "sleep", waits.append)
+    with GitRepo(alice.root) as repo:
+        assert staging.uncommitted(repo, "", head) == set()
+    report = alice.sync()
+    assert waits == []
+    assert report.committed == 0
+    assert git(alice.root, "rev-parse", "HEAD").stdout.strip() == head
