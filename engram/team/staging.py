@@ -233,7 +233,7 @@ def _candidates(repo: GitRepo, prefix: str, head: str | None) -> dict[str, str |
         elif kind == "u":  # unmerged (sync refuses to start then): no HEAD blob to trust
             out[rest.split(" ", 9)[9]] = None
         elif kind == "?" and not machine_local(rest[len(lead):]):  # new files there are never shared
-            out[rest] = None
+            out.setdefault(rest, None)  # after `git rm --cached` a path is both: keep its HEAD blob
     return out
 
 

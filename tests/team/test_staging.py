@@ -350,3 +350,18 @@ def test_a_file_only_touched_is_not_a_change_to_wait_for(tmp_path: Path, monkeyp
     assert waits == []
     assert report.committed == 0
     assert git(alice.root, "rev-parse", "HEAD").stdout.strip() == head
+
+
+def test_the_changed_files_keep_their_head_blob_when_git_lists_them_twice(tmp_path: Path) -> None:
+    """After `git rm --cached`, `git status` lists a file both as deleted from the index
+    and as untracked; sync still knows what HEAD held there (its checks compare with it)."""
+    from engram.team import staging
+
+    origin = bare_origin(tmp_path)
+    alice = first_machine(tmp_path, origin, "alice")
+    git(alice.root, "rm", "--quiet", "--cached", "README.md")
+    (alice.root / "notes.txt").write_text("new\n")
+    blob = git(alice.root, "rev-parse", "HEAD:README.md").stdout.strip()
+    with GitRepo(alice.root) as repo:
+        listed = staging._candidates(repo, "", repo.rev("HEAD"))
+    assert listed == {"README.md": blob, "notes.txt": None}
