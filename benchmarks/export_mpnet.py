@@ -2,11 +2,11 @@
 
 Reads the sentence-transformers folder ``DIR`` (its weights checked against the hub's
 sha256 by :func:`benchmarks.bench_models._mpnet`), exports the transformer to
-``OUT/mpnet.onnx`` (fp32, dynamic batch and length, opset 17) and writes
-``OUT/mpnet-int8.onnx`` with ONNX Runtime's dynamic quantization (int8 weights and
-activations). Needs PyTorch, sentence-transformers and ``onnx``; engram needs none of
+``OUT/mpnet.onnx`` (fp32, dynamic batch and length, opset 17) and quantizes it with ONNX
+Runtime's dynamic quantization (int8 weights and activations): ``OUT/mpnet-int8.onnx``
+with one scale per weight tensor, ``OUT/mpnet-int8pc.onnx`` with one per output channel. Needs PyTorch, sentence-transformers and ``onnx``; engram needs none of
 them. What each export gives is measured with ``python -m benchmarks.bench_models
---mpnet DIR --onnx OUT/mpnet.onnx --onnx OUT/mpnet-int8.onnx``.
+--mpnet DIR --onnx OUT/mpnet.onnx --onnx OUT/mpnet-int8.onnx --onnx OUT/mpnet-int8pc.onnx``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.export_mpnet", description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="the all-mpnet-base-v2 folder (sentence-transformers layout)")
-    parser.add_argument("out", type=Path, help="where to write mpnet.onnx and mpnet-int8.onnx")
+    parser.add_argument("out", type=Path, help="where to write mpnet.onnx, mpnet-int8.onnx and mpnet-int8pc.onnx")
     args = parser.parse_args(argv)
     from benchmarks.bench_models import _mpnet
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     transformer = model[0].auto_model.eval()
     sample = model.tokenizer(["a sentence to trace the graph with"], return_tensors="pt")
     args.out.mkdir(parents=True, exist_ok=True)
-    fp32, int8 = args.out / "mpnet.onnx", args.out / "mpnet-int8.onnx"
+    fp32, int8, per_channel = args.out / "mpnet.onnx", args.out / "mpnet-int8.onnx", args.out / "mpnet-int8pc.onnx"
     axes = {0: "batch", 1: "length"}
     torch.onnx.export(
         transformer, (sample["input_ids"], sample["attention_mask"]), str(fp32),
@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         opset_version=17, dynamo=False,
     )
     quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
-    for path in (fp32, int8):
+    quantize_dynamic(str(fp32), str(per_channel), weight_type=QuantType.QInt8, per_channel=True)
+    for path in (fp32, int8, per_channel):
         print(f"{path}: {path.stat().st_size:,} bytes")
     return 0
 
