@@ -198,13 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--onnx", type=Path, action="append", default=[], metavar="FILE",
                         help="also this ONNX export of all-mpnet-base-v2 (repeatable; needs --mpnet for its tokenizer)")
     args = parser.parse_args(argv)
-    models = dict(MODELS)
-    if args.mpnet is not None:
-        models["mpnet-base"] = _mpnet(args.mpnet)
-    elif args.onnx:
+    if args.onnx and args.mpnet is None:
         parser.error("--onnx needs --mpnet DIR (the folder with the model's tokenizer.json)")
-    for path in args.onnx:
-        models[path.stem] = _onnx(path, args.mpnet / "tokenizer.json")
     if args.closest:
         found = [closest(encoder.embed, path) for path in args.sets or SETS]
         for row in found:
@@ -214,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(found, indent=2), encoding="utf-8")
         return 0
+    models = dict(MODELS)
+    if args.mpnet is not None:
+        models["mpnet-base"] = _mpnet(args.mpnet)
+    for path in args.onnx:
+        models[path.stem] = _onnx(path, args.mpnet / "tokenizer.json")
     rows = []
     sizes = {}
     for name, (embed, size) in models.items():
