@@ -62,8 +62,8 @@ MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658
 MPNET_SIZE = 437_971_872
 
 
-def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
-    """all-mpnet-base-v2 through sentence-transformers, once its weights check out."""
+def check_mpnet(folder: Path) -> None:
+    """Refuse a ``model.safetensors`` that is not all-mpnet-base-v2's published file."""
     import hashlib
 
     weights = folder / "model.safetensors"
@@ -73,6 +73,11 @@ def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
             digest.update(block)
     if digest.hexdigest() != MPNET_SHA256:
         raise SystemExit(f"{weights} is not all-mpnet-base-v2's published file (sha256 {digest.hexdigest()}).")
+
+
+def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
+    """all-mpnet-base-v2 through sentence-transformers, once its weights check out."""
+    check_mpnet(folder)
     import torch  # type: ignore[import-not-found, unused-ignore]
     from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found, unused-ignore]
 

@@ -1,7 +1,7 @@
 """``python -m benchmarks.export_mpnet DIR OUT``: all-mpnet-base-v2 as ONNX, for bench_models.
 
 Reads the sentence-transformers folder ``DIR`` (its weights checked against the hub's
-sha256 by :func:`benchmarks.bench_models._mpnet`), exports the transformer to
+sha256 by :func:`benchmarks.bench_models.check_mpnet`), exports the transformer to
 ``OUT/mpnet.onnx`` (fp32, dynamic batch and length, opset 17) and quantizes it with ONNX
 Runtime's dynamic quantization (int8 weights and activations): ``OUT/mpnet-int8.onnx``
 with one scale per weight tensor, ``OUT/mpnet-int8pc.onnx`` with one per output channel. Needs PyTorch, sentence-transformers and ``onnx``; engram needs none of
@@ -21,9 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="the all-mpnet-base-v2 folder (sentence-transformers layout)")
     parser.add_argument("out", type=Path, help="where to write mpnet.onnx, mpnet-int8.onnx and mpnet-int8pc.onnx")
     args = parser.parse_args(argv)
-    from benchmarks.bench_models import _mpnet
+    from benchmarks.bench_models import check_mpnet
 
-    _mpnet(args.folder)  # refuses weights that are not the published ones
+    check_mpnet(args.folder)  # refuses weights that are not the published ones
     import torch  # type: ignore[import-not-found, unused-ignore]
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found, unused-ignore]
