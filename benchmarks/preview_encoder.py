@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_models import SETS
-from benchmarks.bench_paraphrase import build_vault, load, rank_of
+from benchmarks.bench_paraphrase import build_vault, load, rank_of, summarize
 
 
 def swap(model: Path, tokenizer: Path, dimensions: int) -> None:
@@ -59,16 +59,17 @@ def run(path: Path) -> dict[str, Any]:
             vault.embed_all()
             for q in data.queries:
                 answer = vault.search(q.query)
-                rank = rank_of(ids.get(q.answer) if q.answer else None, [h.id for h in answer.hits])
-                rows.append((q.kind, answer.status == "no_confident_match", rank))
-    para = [r for r in rows if r[0] == "paraphrase"]
-    absent = [r for r in rows if r[0] == "absent"]
+                want = ids.get(q.answer) if q.answer else None
+                rows.append({
+                    "kind": q.kind, "abstained": answer.status == "no_confident_match",
+                    "rank": rank_of(want, [h.id for h in answer.hits]),
+                    "near_miss_rank": rank_of(want, [h.id for h in answer.near_misses]),
+                    "hits": [h.id for h in answer.hits],
+                })
+    para, absent = summarize(rows, "paraphrase"), summarize(rows, "absent")
     return {
-        "set": path.parent.name,
-        "hit@5": round(sum(1 for r in para if r[2] is not None and r[2] <= 5) / len(para), 3),
-        "mrr": round(sum(1 / r[2] for r in para if r[2] is not None) / len(para), 3),
-        "abstained": f"{sum(r[1] for r in para)}/{len(para)}",
-        "absent_abstained": f"{sum(r[1] for r in absent)}/{len(absent)}",
+        "set": path.parent.name, "hit@5": para["hit@5"], "mrr": para["mrr"],
+        "abstained": f"{para['abstained']}/{para['n']}", "absent_abstained": f"{absent['abstained']}/{absent['n']}",
     }
 
 
