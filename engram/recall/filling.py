@@ -64,7 +64,7 @@ class Filler:
             return True
         # No refresh here: the index is brought up to the files by the searches and writes
         # of the main thread; this thread embeds what the index holds.
-        vectors = space(state.index)
+        vectors = space(state.index, recall_settings(state).encoder)
         while not self._stop.is_set():
             try:
                 if vectors.fill(limit=BATCH, batch=BATCH) == 0:

