@@ -62,7 +62,7 @@ def hermetic_environ(home: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("GIT_", "ENGRAM_")) and k not in ("EMAIL", "XDG_CONFIG_HOME")
+        if not k.startswith(("GIT_", "ENGRAM_")) and k not in ("EMAIL", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
     }
     env.update(
         HOME=str(home),

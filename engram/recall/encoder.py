@@ -78,7 +78,7 @@ def model_file(model: Model = DEFAULT) -> Path | None:
     holding ``model.onnx``), else the installed package's file; None when neither is
     there. For a pulled model: its folder's ``model.onnx``. Nothing is imported or read."""
     if not model.bundled:
-        from engram.recall.install import folder
+        from engram.recall.models import folder
 
         return folder(model) / "model.onnx"
     given = os.environ.get(ENV)
@@ -169,6 +169,9 @@ def _load(model: Model) -> _Encoder:
         raise ModelUnavailable(f"the sentence encoder's runtime cannot be imported: {exc}.", hint="Reinstall engram (`pip install --force-reinstall engram-team-memory`) or set recall.meaning: 0.") from exc
     except Exception as exc:  # onnxruntime and tokenizers raise kinds of their own
         raise ModelUnavailable(f"the sentence encoder could not be loaded from {path}: {exc}.", hint=_fix(model)) from exc
+    width = session.get_outputs()[0].shape[-1]
+    if width != model.dimensions:  # vectors of another width would not meet the cached ones
+        raise ModelUnavailable(f"{path} is not {model.name}: it writes vectors of {width} dimensions, not {model.dimensions}.", hint=_fix(model))
     return _Encoder(session, tokenizer, frozenset(i.name for i in session.get_inputs()), model)
 
 

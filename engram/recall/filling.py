@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from engram.errors import EngramError, ModelUnavailable
 from engram.items.state import VaultState
+from engram.recall.meaning import target
 from engram.recall.settings import recall_settings
-from engram.recall.vectors import space
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class Filler:
             return True
         # No refresh here: the index is brought up to the files by the searches and writes
         # of the main thread; this thread embeds what the index holds.
-        vectors = space(state.index, recall_settings(state).encoder)
+        vectors = target(state, recall_settings(state))
         while not self._stop.is_set():
             try:
                 if vectors.fill(limit=BATCH, batch=BATCH) == 0:

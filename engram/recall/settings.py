@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
-from engram.recall.models import DEFAULT, Model, named
+from engram.recall.models import AUTO, check
 
 DEFAULT_EDGE_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {
@@ -53,10 +53,10 @@ class RecallSettings:
     time: float = 0.3
     #: Off (0) by default: the model is an optional extra (engram.recall.semantic).
     semantic: float = 0.0
-    #: The sentence encoder (engram.recall.encoder, engram.recall.models): which model,
-    #: the weight of a hit's closeness in meaning, and the cosine at which closeness alone
-    #: makes an answer confident (None: the model's own calibration).
-    model: str = DEFAULT.name
+    #: The sentence encoder (engram.recall.encoder, engram.recall.models): which model
+    #: (auto: the best this machine has), the weight of a hit's closeness in meaning, and
+    #: the cosine at which closeness alone makes an answer confident (None: the model's own).
+    model: str = AUTO
     meaning: float = 2.0
     min_similarity: float | None = None
     #: Items a search finds by meaning alone, beside those it finds by words.
@@ -80,23 +80,13 @@ class RecallSettings:
     token_budget: int = 2000
 
     def __post_init__(self) -> None:
-        named(self.model)  # an unknown model is refused when the settings are read
+        check(self.model)  # an unknown model is refused when the settings are read
         m = self.min_similarity
         if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not -1.0 <= m <= 1.0):
             raise InvalidInput(
                 f"engram.yaml: recall.minSimilarity is {m!r}, expected a cosine between -1 and 1.",
                 field="recall.minSimilarity", hint="Fix the settings file, or remove the key for the model's own value.",
             )
-
-    @property
-    def encoder(self) -> Model:
-        """The sentence encoder ``model`` names."""
-        return named(self.model)
-
-    @property
-    def confident(self) -> float:
-        """The cosine at which meaning alone is a confident answer."""
-        return self.encoder.confident if self.min_similarity is None else float(self.min_similarity)
 
 
 def recall_settings(state: VaultState) -> RecallSettings:

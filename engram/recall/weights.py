@@ -76,7 +76,8 @@ def describe(model: Model = DEFAULT) -> Weights:
 
 
 def _describe_pulled(model: Model) -> Weights:
-    from engram.recall.install import RECORD, folder, pull_command, read
+    from engram.recall.install import pull_command, read
+    from engram.recall.models import RECORD, folder
 
     base = folder(model)
     where = str(base / "model.onnx")

@@ -237,8 +237,9 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
     assert [e["action"] for e in trail][-3:] == ["create", "quarantine", "release"]
     assert {"rule", "reason"} <= set(trail[-2]) and "outcome" not in trail[-2]  # written, with why
     # The encoder's weights, and a copy of them in a folder to carry over.
-    shown = check("models status", fields={"model", "dimensions", "path", "source", "state", "pinned"})
-    assert shown["state"] == "ok"
+    shown = check("models status", fields={"auto", "models"})
+    assert shown["auto"] == "all-MiniLM-L6-v2" and [m["state"] for m in shown["models"]] == ["ok", "missing"]
+    assert {"model", "dimensions", "path", "source", "state", "pinned"} <= set(shown["models"][0])
     pulled = check("models pull", "--to", str(tmp_path / "models"), fields={"path"})
     assert pulled["path"] == str(tmp_path / "models" / "model.onnx")
     assert set(json_commands(cli)) == check.covered, set(json_commands(cli)) ^ check.covered

@@ -155,7 +155,7 @@ def test_a_vault_without_vectors_answers_the_same_without_loading_the_model(
                 m.setattr(encoder, "model_file_exists", lambda *_: False)  # the query embedded, as before
                 embedded = v.search(query, record=False).to_json()
             skipped["elapsedMs"] = embedded["elapsedMs"] = 0
-            assert skipped == embedded and skipped["meaning"] == {"state": "partial", "items": 3, "missing": 3}
+            assert skipped == embedded and skipped["meaning"] == {"state": "partial", "model": "all-MiniLM-L6-v2", "items": 3, "missing": 3}
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])

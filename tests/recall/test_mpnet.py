@@ -23,20 +23,22 @@ TINY = Shape(hidden=16, heads=2, layers=2, eps=1e-5, pad=1, buckets=32, max_dist
 VOCAB = 50
 
 
-def tiny_weights(seed: int = 7) -> dict[str, np.ndarray[Any, Any]]:
+def tiny_weights(seed: int = 7, shape: Shape = TINY, vocab: int = VOCAB) -> dict[str, np.ndarray[Any, Any]]:
+    """Random weights of an MPNet of ``shape`` (tests/recall/test_install.py builds one as
+    wide as the real model's, one layer deep)."""
     rng = np.random.default_rng(seed)
-    h, ff = TINY.hidden, 4 * TINY.hidden
+    h, ff = shape.hidden, 4 * shape.hidden
 
-    def r(*shape: int) -> np.ndarray[Any, Any]:
-        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    def r(*dims: int) -> np.ndarray[Any, Any]:
+        return (rng.standard_normal(dims) * 0.3).astype(np.float32)
 
     w = {
-        "embeddings.word_embeddings.weight": r(VOCAB, h),
-        "embeddings.position_embeddings.weight": r(TINY.max_tokens + TINY.pad + 1, h),
+        "embeddings.word_embeddings.weight": r(vocab, h),
+        "embeddings.position_embeddings.weight": r(shape.max_tokens + shape.pad + 1, h),
         "embeddings.LayerNorm.weight": 1 + r(h), "embeddings.LayerNorm.bias": r(h),
-        "encoder.relative_attention_bias.weight": r(TINY.buckets, TINY.heads),
+        "encoder.relative_attention_bias.weight": r(shape.buckets, shape.heads),
     }
-    for i in range(TINY.layers):
+    for i in range(shape.layers):
         at = f"encoder.layer.{i}."
         for c in "qkvo":
             w[f"{at}attention.attn.{c}.weight"], w[f"{at}attention.attn.{c}.bias"] = r(h, h), r(h)

@@ -44,7 +44,7 @@ def models(*args: str) -> tuple[int, str]:
 
 
 def test_the_installed_weights_are_shown_whole() -> None:
-    code, out = models("status", "--json")
+    code, out = models("status", "--model", "all-MiniLM-L6-v2", "--json")
     found = json.loads(out)
     assert code == 0 and found["state"] == "ok" and found["source"] == "package"
     assert found["path"] == str(installed()) and found["pinned"]["size"] == encoder.SIZE
@@ -69,7 +69,7 @@ def test_a_pulled_folder_is_what_a_search_runs(tmp_path: Path, monkeypatch: pyte
     assert models("pull", "--to", str(folder))[0] == 0
     assert (folder / "model.onnx").stat().st_mtime_ns == stamp  # already there: not rewritten
     monkeypatch.setenv(encoder.ENV, str(folder))
-    assert json.loads(models("status", "--json")[1])["source"] == "ENGRAM_MODEL_PATH"
+    assert json.loads(models("status", "--model", "all-MiniLM-L6-v2", "--json")[1])["source"] == "ENGRAM_MODEL_PATH"
     vault.create("The load balancer drops a connection after 60 seconds without traffic", "Raise it for websockets.")
     result = vault.search(QUESTION, record=False)
     assert result.status == "ok" and result.meaning.state == "on" and result.hits[0].via == "meaning"
