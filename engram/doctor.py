@@ -99,6 +99,7 @@ from engram.index.rows import SKIP_DIRS
 from engram.items import derived, links, repair, sidecar
 from engram.items.state import VaultState
 from engram.recall import semantic
+from engram.recall.models import AUTO, here, named
 from engram.recall.settings import recall_settings
 from engram.store.format import read_bytes, read_synapse
 from engram.store.fsio import TEMP_SUFFIX, remove
@@ -176,6 +177,7 @@ def diagnose(
     problems: list[Problem] = []
     problems += _bad_settings(state)
     problems += _semantic_missing(state)
+    problems += _model_missing(state)
     problems += _unparseable(state)
     problems += _linked_folders(state)
     problems += _duplicate_ids(state, progress)
@@ -230,6 +232,24 @@ def _semantic_missing(state: VaultState) -> list[Problem]:
         "semantic-missing", SETTINGS_FILE,
         f"recall.semantic is {weight:g}, but semantic recall is not installed here, so search"
         f" refuses: install it with `{semantic.EXTRA}`, or set recall.semantic: 0",
+        fixable=False,
+    )]
+
+
+def _model_missing(state: VaultState) -> list[Problem]:
+    """``recall.model`` names an encoder this machine has not pulled: search answers by words."""
+    if state.settings.problem is not None:
+        return []
+    try:
+        s = recall_settings(state)
+    except EngramError:
+        return []  # a wrong value: search names it
+    if s.meaning <= 0 or s.model == AUTO or here(named(s.model)):
+        return []
+    return [Problem(
+        "model-missing", SETTINGS_FILE,
+        f"recall.model is {s.model}, which has not been pulled to this machine, so search answers by words"
+        f" alone here: fetch it with `engram models pull --model {s.model}`, or set recall.model: auto",
         fixable=False,
     )]
 

@@ -271,6 +271,17 @@ def test_a_named_model_that_was_never_pulled_says_how_to_pull_it(vault: Vault, t
     v.close()
 
 
+def test_doctor_names_a_model_named_but_not_pulled(vault: Vault, built: tuple[Path, Pins, dict[str, bytes]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(HOME_ENV, str(tmp_path / "models"))
+    assert all(p.code != "model-missing" for p in vault.doctor().problems)  # auto: nothing is missing
+    v = settings(vault, "recall:\n  model: all-mpnet-base-v2\n")
+    (problem,) = [p for p in v.doctor().problems if p.code == "model-missing"]
+    assert "engram models pull --model all-mpnet-base-v2" in problem.message and not problem.fixable
+    shutil.copytree(built[0], tmp_path / "models")
+    assert all(p.code != "model-missing" for p in v.doctor().problems)
+    v.close()
+
+
 def test_an_unknown_model_is_refused_with_the_choices(vault: Vault) -> None:
     v = settings(vault, "recall:\n  model: all-minilm\n")
     with pytest.raises(InvalidInput, match=r"recall\.model is 'all-minilm'.*auto or one of all-MiniLM-L6-v2, all-mpnet-base-v2"):
