@@ -22,8 +22,8 @@ off, so a long body is split into passages of whole paragraphs (:func:`passages`
 embedded with the item's title in front; an item is then as close to a query as its
 closest passage (max-pooling, :mod:`engram.recall.vectors`).
 
-Invariants: the same text gives the same vector on every machine (int8 weights, fp32
-arithmetic, one thread); each model is loaded once per process, on first use; every
+Invariants: the same text gives the same vector on every machine and whatever texts it
+is embedded with (int8 weights, fp32 arithmetic, one thread; ``Model.alone``); each model is loaded once per process, on first use; every
 failure to load is a :class:`~engram.errors.ModelUnavailable` that names the fix, and
 ONNX Runtime's and tokenizers' exceptions are translated here and nowhere else.
 """
@@ -216,6 +216,8 @@ def embed(texts: list[str], batch: int = 16, model: Model = DEFAULT) -> Any:
     import numpy as np
 
     loaded = _encoder(model)
+    if model.alone:
+        batch = 1  # see Model.alone: the same text, the same vector, whatever is beside it
     out = np.zeros((len(texts), model.dimensions), dtype=np.float32)
     # Sorted by length so a batch pads little; one batch per call when texts are few.
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

@@ -69,6 +69,13 @@ class Model:
     margin: float
     #: Whether the weights ship with engram (else ``engram models pull`` fetches them).
     bundled: bool
+    #: Whether each text must run alone. A graph quantized by ONNX Runtime's dynamic int8
+    #: scales each run's activations by their largest value, over the whole batch: batched
+    #: with others, a text's vector moves (cosine 0.93-0.96 with all-mpnet-base-v2's), so
+    #: an item's vector would depend on what it was embedded beside and differ from a
+    #: query's computed alone. Alone, the same text gives the same vector, at the same
+    #: cost per text on one thread (no padding to compute).
+    alone: bool = False
 
 
 MINILM = Model(
@@ -77,7 +84,7 @@ MINILM = Model(
 )
 MPNET = Model(
     name="all-mpnet-base-v2", key="all-mpnet-base-v2-int8pc", dimensions=768, pad=1, window=384,
-    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, bundled=False,
+    unrelated=0.2, same=0.5, confident=0.3, stands_out=0.25, margin=0.05, bundled=False, alone=True,
 )
 #: The bundled model: what a search runs when nothing better is here.
 DEFAULT = MINILM
