@@ -47,7 +47,7 @@ from engram.recall.lexical import Candidate
 from engram.recall.models import AUTO, DEFAULT, Model, preferred
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
-from engram.recall.vectors import Scores, Space, space
+from engram.recall.vectors import Scores, Space, drop, space
 
 
 def closeness(cos: float, model: Model = DEFAULT) -> float:
@@ -157,6 +157,7 @@ def _choose(state: VaultState, s: RecallSettings) -> tuple[Space, str]:
         return best, ""
     coverage = best.refresh()
     if coverage.missing <= s.embed_on_search:
+        drop(state.index, DEFAULT)  # the stand-in's vectors, if it stood in, are not needed in memory
         return best, ""
     stand_in = space(state.index, DEFAULT)
     if stand_in.refresh().missing < coverage.missing:

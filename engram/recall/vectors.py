@@ -228,6 +228,15 @@ def space(index: Index, model: Model = DEFAULT) -> Space:
         return found
 
 
+def drop(index: Index, model: Model) -> None:
+    """Let go of ``index``'s space for ``model`` (its vectors stay cached on disk): a
+    model that stood in for another is not kept in memory once the other has taken over."""
+    with _spaces_lock:
+        mine = _spaces.get(index)
+        if mine is not None:
+            mine.pop(model.name, None)
+
+
 def _changes(index: Index) -> tuple[int, int]:
     """What moves whenever an item row may have changed: the ``changes`` tally, and the
     schema cookie (a rebuilt index starts its tally again, and may give rowids anew)."""

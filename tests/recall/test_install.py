@@ -247,6 +247,9 @@ def test_auto_runs_the_pulled_model_once_it_has_embedded_the_vault(vault: Vault,
     assert v.embed_all() == 3  # the pulled model's vectors: the target now
     after = v.search(question, record=False).meaning
     assert (after.state, after.model, after.instead, after.note()) == ("on", MPNET.name, "", None)
+    from engram.recall import vectors
+
+    assert set(vectors._spaces[v.state.index]) == {MPNET.name}  # the stand-in's vectors let go
     assert v.embed_all() == 0
     v = settings(v, "  model: all-MiniLM-L6-v2\n")  # naming the bundled one: its vectors are still cached
     named = v.search(question, record=False).meaning
