@@ -14,8 +14,9 @@ with no vector yet are *missing*; searches use the rest and say how many are mis
 processes, ``engram reindex --embed``, and a search on a vault with only a few missing.
 
 Scale. Exact search costs ~4 ms per 100k passages on one core (a float32 product); the
-matrix takes 1.5 KB per passage (150 MB at 100k). The product runs on one BLAS thread
-(threadpoolctl, for the call only): OpenBLAS spreads even a 5k × 384 product over every
+matrix takes 1.5 KB per passage (150 MB at 100k) with the default model, 3 KB with
+all-mpnet-base-v2 (768 dimensions; each model has a space of its own, :func:`space`).
+The product runs on one BLAS thread (threadpoolctl, for the call only): OpenBLAS spreads even a 5k × 384 product over every
 core, and on a busy machine its threads wait for each other — 0.4 ms on one thread took
 1–12 ms on two loaded cores. Past a million passages an approximate
 index (HNSW, sqlite-vec) would take over; docs/recall.md says so.
