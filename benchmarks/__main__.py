@@ -40,9 +40,13 @@ CATEGORY_ORDER = ("overall", "single-hop", "temporal", "multi-hop", "open-domain
 
 
 def machine() -> dict[str, Any]:
+    from engram.recall.models import AUTO, preferred
+
     return {
         "cpus": os.cpu_count(), "load": os.getloadavg(), "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version, "platform": platform.platform(), "loop_ms": loop_ms(),
+        # what recall.model: auto runs on this machine (a pulled model changes every figure)
+        "encoder": preferred(AUTO).name,
     }
 
 

@@ -155,6 +155,12 @@ def check(data: RecallSet) -> list[str]:
 # ---------------------------------------------------------------------- measuring
 
 
+def _auto() -> str:
+    from engram.recall.models import AUTO, preferred
+
+    return preferred(AUTO).name
+
+
 def build_vault(data: RecallSet, root: Path) -> tuple[dict[str, str], list[str]]:
     """A fresh vault at ``root`` holding the corpus; the item id of each key, and the keys
     whose item the trust screen quarantined."""
@@ -237,6 +243,7 @@ def evaluate(path: Path) -> dict[str, Any]:
         "quarantined_at_build": quarantined,
         "search_arguments": "query only",
         "settings": "vault defaults" if not settings else Path(settings).read_text(encoding="utf-8"),
+        "encoder_auto": _auto(),  # what recall.model: auto ran on this machine
         "by_kind": {kind: summarize(rows, kind) for kind in KINDS},
         "queries": rows,
         "seconds": round(time.perf_counter() - started, 1),
