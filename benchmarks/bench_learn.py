@@ -14,6 +14,12 @@ by a lesson that does.
 
 ``--golden FILE`` runs another set in the same format (see docs/benchmarks.md).
 
+``--via create`` sends each new lesson through ``Vault.create`` instead (what ``engram
+add`` and ``engram_create`` do, deduplication on), its outcome read as a relation:
+``NEW`` novel, ``DUPLICATE`` duplicate, ``EXTENDED`` extends, ``SUPERSEDED`` or
+``DISPUTED`` contradicts, the target the item it names. It measures whether a create
+catches what learn would (issue 27: a same-subject create with a changed value).
+
 ``--oracle`` measures the ceiling of the judge handshake (:mod:`engram.lifecycle.judging`):
 learn runs with ``judge=True`` and every question it asks is answered with the case's
 expected relation and target, as a judge that is always right would; the cases it does
@@ -42,7 +48,12 @@ from engram.vault import Vault
 GOLDEN = Path(__file__).resolve().parent / "data" / "learn-golden.yaml"
 
 
-def run_case(case: dict[str, Any], work: Path, oracle: bool = False) -> dict[str, Any]:
+#: How a create's outcome reads as a learn relation (``--via create``).
+CREATED_AS = {"NEW": "novel", "DUPLICATE": "duplicate", "EXTENDED": "extends", "SUPERSEDED": "contradicts",
+              "DISPUTED": "contradicts"}
+
+
+def run_case(case: dict[str, Any], work: Path, oracle: bool = False, via: str = "learn") -> dict[str, Any]:
     root = work / case["id"]
     root.mkdir(parents=True)
     with Vault(root, actor="golden") as vault:
@@ -55,6 +66,14 @@ def run_case(case: dict[str, Any], work: Path, oracle: bool = False) -> dict[str
             keys[made.id] = entry["key"]
             before[made.id] = (made.status, made.content)
         lesson = case["lesson"]
+        if via == "create":
+            fields = {"situation": lesson["situation"]} if lesson.get("situation") else None
+            made = vault.create(lesson_title(lesson["content"]), lesson["content"], domain=["golden"], kind="fact",
+                                fields=fields)
+            relation = CREATED_AS[made.outcome]
+            named = made.related or (made.item.id if made.outcome == "DUPLICATE" else None)
+            return _outcome(case, vault, keys, before, relation, None if relation == "novel" else keys.get(named or ""),
+                            made.outcome, False, [made.note or ""])
         result = vault.learn(lesson["content"], lesson.get("situation"), judge=oracle)
         asked = result.question is not None
         if result.question is not None:  # the oracle judge: the case's own answer
@@ -67,34 +86,40 @@ def run_case(case: dict[str, Any], work: Path, oracle: bool = False) -> dict[str
             else:
                 result = vault.learn(lesson["content"], lesson.get("situation"), judgment=Judgment(
                     expect["relation"], target, shown.get(target or ""), "oracle"))
-        relation = result.verdict.relation
-        target = keys.get(result.verdict.target or "")
-        changed_status = []
-        lost_text = []
-        for item_id, (status, content) in before.items():
-            now_item = vault.get(item_id)
-            if now_item.status != status:
-                changed_status.append(keys[item_id])
-            if content.strip() and content.strip() not in now_item.content:
-                lost_text.append(keys[item_id])
+        return _outcome(case, vault, keys, before, result.verdict.relation, keys.get(result.verdict.target or ""),
+                        result.action, asked, list(result.verdict.reasons))
+
+
+def _outcome(case: dict[str, Any], vault: Vault, keys: dict[str, str], before: dict[str, tuple[str, str]],
+             relation: str, target: str | None, action: str, asked: bool, reasons: list[str]) -> dict[str, Any]:
+    """One case's row: the verdict against the expectation, and what happened to the
+    items that were there."""
+    changed_status = []
+    lost_text = []
+    for item_id, (status, content) in before.items():
+        now_item = vault.get(item_id)
+        if now_item.status != status:
+            changed_status.append(keys[item_id])
+        if content.strip() and content.strip() not in now_item.content:
+            lost_text.append(keys[item_id])
     expect = case["expect"]
     strict = relation == expect["relation"] and (expect["relation"] == "novel" or target == expect.get("target"))
     return {"id": case["id"], "difficulty": case.get("difficulty", "unknown"), "expected": expect["relation"],
             "expected_target": expect.get("target"), "got": relation, "target": target, "strict": strict,
-            "action": result.action, "asked": asked, "changed_status": changed_status, "lost_text": lost_text,
-            "reasons": list(result.verdict.reasons)}
+            "action": action, "asked": asked, "changed_status": changed_status, "lost_text": lost_text,
+            "reasons": reasons}
 
 
-def evaluate(path: Path, oracle: bool = False) -> dict[str, Any]:
+def evaluate(path: Path, oracle: bool = False, via: str = "learn") -> dict[str, Any]:
     cases = yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="engram-learn-") as tmp:
-        rows = [run_case(c, Path(tmp), oracle) for c in cases]
+        rows = [run_case(c, Path(tmp), oracle, via) for c in cases]
     by_class = {r: [x for x in rows if x["expected"] == r] for r in RELATIONS}
     by_level = {d: [x for x in rows if x["difficulty"] == d] for d in ("easy", "medium", "hard")}
     confusion = Counter((x["expected"], x["got"]) for x in rows)
     return {
-        "golden": str(path), "cases": len(rows), "oracle": oracle, "asked": sum(x["asked"] for x in rows),
+        "golden": str(path), "via": via, "cases": len(rows), "oracle": oracle, "asked": sum(x["asked"] for x in rows),
         "strict_accuracy": round(sum(x["strict"] for x in rows) / len(rows), 4),
         "per_class": {r: {"cases": len(v), "strict": round(sum(x["strict"] for x in v) / len(v), 4) if v else None}
                       for r, v in by_class.items()},
@@ -132,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--golden", type=Path, default=GOLDEN)
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument("--oracle", action="store_true", help="answer every judge question rightly (the protocol's ceiling)")
+    parser.add_argument("--via", choices=("learn", "create"), default="learn", help="send each lesson through learn or create")
     args = parser.parse_args(argv)
-    data = evaluate(args.golden, args.oracle)
+    if args.oracle and args.via == "create":
+        parser.error("--oracle needs --via learn: create asks no judge")
+    data = evaluate(args.golden, args.oracle, args.via)
     report(data)
     if args.json:
         args.json.write_text(json.dumps(data, indent=2))
