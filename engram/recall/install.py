@@ -116,6 +116,22 @@ def pull(model: Model, *, into: Path | None = None, source: Path | None = None, 
     return _keep(folder(model, into), {"model.onnx": onnx_bytes, "tokenizer.json": files["tokenizer.json"]}, pins, model)
 
 
+def remove(model: Model, *, where: Path | None = None) -> Path | None:
+    """Delete ``model``'s kept folder (under ``where``, else the home); the folder, or
+    None when there was none. ``auto`` runs the bundled model again from the next search."""
+    if model.bundled:
+        raise InvalidInput(f"{model.name} ships with engram: there is nothing to remove.", field="model",
+                           hint="Set recall.meaning: 0 in engram.yaml to search by words alone.")
+    target = folder(model, where)
+    if not target.exists():
+        return None
+    try:
+        shutil.rmtree(target)
+    except OSError as exc:
+        raise InvalidInput(f"cannot remove {target}: {exc}.", field="model", hint="Remove the folder by hand.") from exc
+    return target
+
+
 # ---------------------------------------------------------------------- the inputs
 
 

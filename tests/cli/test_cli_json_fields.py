@@ -240,6 +240,8 @@ def test_every_json_output_parses_and_carries_the_documented_fields(
     shown = check("models status", fields={"auto", "models"})
     assert shown["auto"] == "all-MiniLM-L6-v2" and [m["state"] for m in shown["models"]] == ["ok", "missing"]
     assert {"model", "dimensions", "path", "source", "state", "pinned"} <= set(shown["models"][0])
+    gone = check("models remove", "--model", "all-mpnet-base-v2", fields={"model", "removed"})
+    assert gone["removed"] is None  # nothing pulled in the tests' home
     pulled = check("models pull", "--to", str(tmp_path / "models"), fields={"path"})
     assert pulled["path"] == str(tmp_path / "models" / "model.onnx")
     assert set(json_commands(cli)) == check.covered, set(json_commands(cli)) ^ check.covered

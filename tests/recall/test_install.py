@@ -176,6 +176,19 @@ def test_a_second_pull_replaces_the_folder_whole(built: tuple[Path, Pins, dict[s
     assert not (folder(MPNET, home) / "stray.txt").exists()
 
 
+def test_remove_deletes_the_pulled_model_and_auto_runs_the_bundled_one(home: Path, vault: Vault) -> None:
+    lessons(vault)
+    assert vault.search("deploys freeze on friday", record=False).meaning.model == MPNET.name
+    code, out = models("remove", "--model", "all-mpnet-base-v2", "--json")
+    assert code == 0 and json.loads(out) == {"model": MPNET.name, "removed": str(folder(MPNET, home))}
+    assert not folder(MPNET, home).exists()
+    assert vault.search("deploys freeze on friday", record=False).meaning.model == MINILM.name
+    code, out = models("remove", "--model", "all-mpnet-base-v2")
+    assert code == 0 and "was not pulled here; nothing removed" in out
+    code, out = models("remove", "--model", "all-MiniLM-L6-v2")
+    assert code == 2 and "Traceback" not in out  # not a choice: the bundled model is not removable
+
+
 def test_inputs_that_are_not_the_pinned_files_build_nothing(built: tuple[Path, Pins, dict[str, bytes]], tmp_path: Path) -> None:
     _, pins, files = built
     changed = dict(files, **{"config.json": files["config.json"].replace(b'"layer_norm_eps": 1e-05', b'"layer_norm_eps": 1e-06')})
