@@ -393,13 +393,8 @@ def _reasons(c: Comparison) -> tuple[str, ...]:
 def compared_text(item: Engram) -> str:
     """What a candidate says: its content, led by its title unless the content opens
     with it (a learned lesson's title is its first sentence)."""
-    return text_of(item.title, item.content)
-
-
-def text_of(title: str, content: str) -> str:
-    """:func:`compared_text` of a title and a content."""
-    content = content.strip()
-    title = title.strip().rstrip(".")
+    content = item.content.strip()
+    title = item.title.strip().rstrip(".")
     if not content:
         return title
     if normalize_text(content).startswith(normalize_text(title)):

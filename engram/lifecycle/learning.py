@@ -52,23 +52,13 @@ from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import (
-    COVERED,
-    SAME_CLAIM,
-    Lesson,
-    Verdict,
-    classify,
-    compare,
-    compared_text,
-    text_of,
-)
+from engram.lifecycle.classify import COVERED, SAME_CLAIM, Lesson, Verdict, classify, compared_text
 from engram.lifecycle.judging import Judgment, Question, question, unsure
 from engram.lifecycle.settings import lifecycle_settings
 from engram.lifecycle.signals import analyse, sentences
 from engram.lifecycle.succession import may_overturn, supersede
 from engram.recall.search import run as recall_run
 from engram.store import rules
-from engram.store.dedup import same_subject
 from engram.store.model import Engram, Synapse, now
 from engram.store.notes import persons_note
 from engram.trust import policy
@@ -490,26 +480,6 @@ def confirmed(verdict: Verdict, confirmation: Confirmation | None) -> Verdict:
 # ---------------------------------------------------------------------- create
 
 
-def contradicted(item: Engram, candidates: Mapping[str, tuple[str, str]]) -> str | None:
-    """The deduplication candidate (``path → (title, body)``) whose title names
-    ``item``'s subject and which ``item`` contradicts by the classifier's rules, the best
-    aligned when several do; None when none does. Only the rules, no encoder: it runs on
-    every create that has candidates, and learn, which the create then becomes, decides
-    with meaning too. The title test is what keeps it safe and cheap on a create nobody
-    asked to judge: between two aeronautics abstracts with different figures the rules
-    see "conflicts" (two in 600 Cranfield abstracts), and a create must not retire an
-    unrelated item."""
-    lesson = Lesson(compared_text(item), item.situation)
-    best: tuple[float, str] | None = None
-    for path, (title, body) in candidates.items():
-        if not same_subject(item.title, title):
-            continue
-        c = compare(lesson, Lesson(text_of(title, body)))
-        if c.relation == "contradicts" and (best is None or c.alignment > best[0]):
-            best = (c.alignment, path)
-    return best[1] if best else None
-
-
 def create(
     state: VaultState,
     title: str,
@@ -534,17 +504,14 @@ def create(
     A near match is never an instruction to overwrite it: it becomes a learn decision
     (``DUPLICATE`` reinforced, ``EXTENDED`` with the new sentences appended after the
     original's text, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match),
-    and ``note`` says why. So does a candidate the new item contradicts although their
-    words differ more (:func:`contradicted`: "the ALB idle timeout is 120 s" against
-    "… 60 s"), so a changed value is caught on create as by learn. Raises InvalidInput /
-    UnknownKind before writing anything.
+    and ``note`` says why. Raises InvalidInput / UnknownKind before writing anything.
     """
     with state.lock.hold():
         result = writing.create(
             state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
             importance=importance, confidence=confidence, source_type=source_type,
             status=status, visibility=visibility, extra=extra, source=source, dedupe=dedupe,
-            fields=fields, related=contradicted,
+            fields=fields,
         )
         if result.outcome != "UPDATE":
             return result

@@ -194,23 +194,3 @@ def test_any_words_make_a_valid_fts5_query(words: list[str]) -> None:
             conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
         except sqlite3.OperationalError as exc:  # pragma: no cover - the failure this guards
             pytest.fail(f"candidate query {match!r} is not valid FTS5: {exc}")
-
-
-def test_same_subject_is_the_title_test_similarity_applies() -> None:
-    from engram.store.dedup import SAME_SUBJECT, same_subject
-
-    assert same_subject("ALB idle timeout is 60 s", "ALB idle timeout is 120 s")
-    assert same_subject("Connection pool size", "connection pool size!")  # case, punctuation
-    assert not same_subject("Boundary layer over a flat plate in presence of shear flow",
-                            "Investigation of the stability of the laminar boundary layer in a compressible fluid")
-    assert not same_subject("Release checklist", "Websocket notes")
-    assert 0 < SAME_SUBJECT < 1
-
-
-@given(st.text(max_size=60), st.text(max_size=60))
-def test_same_subject_is_symmetric_and_reflexive(a: str, b: str) -> None:
-    from engram.store.dedup import normalize_text, same_subject
-
-    assert same_subject(a, b) == same_subject(b, a)
-    if normalize_text(a):
-        assert same_subject(a, a)
