@@ -2,7 +2,7 @@
 
 Every failure a caller can act on is an :class:`EngramError`. Subclasses carry the facts
 (path, id, expected and actual version) as attributes, and every message ends with what
-to do next. Third-party exceptions (``sqlite3``, ``yaml`` via the codec, GitPython) are
+to do next. Third-party exceptions (``sqlite3``, ``yaml`` via the codec, git's exit codes) are
 translated into this tree once, in the module that uses the library, and chained with
 ``raise ... from``. Adapters render errors in one place each: the CLI turns
 ``exit_code`` into the process status, the MCP server into a tool error.

@@ -14,17 +14,19 @@ from the vault template) routes items and synapses to it.
 from __future__ import annotations
 
 import contextlib
-import io
+import hashlib
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engram.errors import GitError
 
@@ -165,7 +167,7 @@ def merge_driver_status(root: Path) -> DriverStatus:
     return DriverStatus(command is not None, command, driver_command(), routed)
 
 
-# --------------------------------------------------------------------------- GitPython
+# --------------------------------------------------------------------------- git plumbing
 
 #: File modes of regular files in a tree (the rest are links, submodules, folders).
 REGULAR = ("100644", "100755")
@@ -233,29 +235,47 @@ def split_batch(raw: bytes, wanted: Sequence[str], *, skip_missing: bool = False
 
 
 class GitRepo:
-    """A work tree driven through GitPython, for ``engram sync`` and the hooks.
+    """A work tree driven through the ``git`` binary, for ``engram sync`` and the hooks.
 
-    Commands run through GitPython's ``git`` wrapper; blobs are read through its
-    persistent ``cat-file --batch`` process and written as loose objects in-process, so a
-    merge of thousands of files starts a handful of processes, not thousands. GitPython
-    is imported on first use (it costs ~100 ms). Every GitPython or gitdb exception is
-    translated into :class:`GitError` in :meth:`_guard`, and nowhere else.
+    Commands run as ``git`` subprocesses in the work tree, with the C locale (git's
+    messages are read in places); blobs are read through one persistent ``git cat-file
+    --batch`` process per repository, and written as loose objects in-process, so a
+    merge of thousands of files starts a handful of processes, not thousands. No git
+    library is imported: GitPython's import alone cost a post-merge hook ~0.1 s of CPU,
+    half of what it spent. Every failure to run git is a :class:`GitError`, raised here
+    and nowhere else.
     """
 
     def __init__(self, root: Path) -> None:
-        import git
-
-        self._git_module = git
-        with self._guard(f"open the git repository at {root}"):
-            self._repo = git.Repo(root, search_parent_directories=True)
-        if self._repo.working_tree_dir is None:
-            raise GitError(f"{root} is inside a bare repository.", hint="Sync a clone with a work tree.")
-        self.top = Path(self._repo.working_tree_dir).resolve()
-        self._loose: Any = None
-        self.git_dir = Path(self._repo.git_dir).resolve()
+        self._cat: subprocess.Popen[bytes] | None = None
+        self._cat_lock = threading.Lock()
+        out = _run_git(root, ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"), None, None)
+        if out.status != 0:
+            bare = _run_git(root, ("rev-parse", "--is-bare-repository"), None, None)
+            if bare.status == 0 and bare.out.strip() == "true":
+                raise GitError(f"{root} is inside a bare repository.", hint="Sync a clone with a work tree.")
+            raise GitError(
+                f"cannot open the git repository at {root}: {out.text or f'exit {out.status}'}.",
+                hint="Check the repository with `git status`; nothing was half-done.",
+            )
+        top, git_dir, common = out.out.split("\n")[:3]
+        self.top = Path(top).resolve()
+        self.git_dir = Path(git_dir).resolve()
+        self._objects = (Path(common) if Path(common).is_absolute() else Path(root) / common).resolve() / "objects"
 
     def close(self) -> None:
-        self._repo.close()
+        with self._cat_lock:
+            cat, self._cat = self._cat, None
+        if cat is not None:
+            with contextlib.suppress(OSError):
+                if cat.stdin is not None:
+                    cat.stdin.close()
+                cat.wait(timeout=5)
+            if cat.poll() is None:
+                cat.kill()
+                cat.wait()
+            if cat.stdout is not None:
+                cat.stdout.close()
 
     def __enter__(self) -> GitRepo:
         return self
@@ -263,19 +283,9 @@ class GitRepo:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextlib.contextmanager
-    def _guard(self, doing: str) -> Iterator[None]:
-        import gitdb.exc  # type: ignore[import-untyped]
-
-        errors = (self._git_module.exc.GitError, gitdb.exc.ODBError, OSError)
-        try:
-            yield
-        except errors as exc:
-            detail = getattr(exc, "stderr", None) or str(exc)
-            raise GitError(
-                f"cannot {doing}: {str(detail).strip()}.",
-                hint="Check the repository with `git status`; nothing was half-done.",
-            ) from exc
+    def __del__(self) -> None:  # a repository nobody closed must not leave its cat-file behind
+        with contextlib.suppress(Exception):
+            self.close()
 
     # ------------------------------------------------------------------ commands
 
@@ -283,20 +293,7 @@ class GitRepo:
         self, *args: str, check: bool = True, env: dict[str, str] | None = None, stdin: bytes | None = None
     ) -> GitOutput:
         """Run ``git <args>`` in the work tree; raise GitError on failure when ``check``."""
-        with self._guard(f"run git {args[0]}"), contextlib.ExitStack() as stack:
-            istream = None
-            if stdin is not None:
-                istream = stack.enter_context(tempfile.TemporaryFile())
-                istream.write(stdin)
-                istream.seek(0)
-            status, out, err = self._repo.git.execute(
-                ["git", *args],
-                istream=istream,
-                with_extended_output=True,
-                with_exceptions=False,
-                env=env,
-            )
-        result = GitOutput(int(status), str(out), str(err))
+        result = _run_git(self.top, args, env, stdin)
         if check and result.status != 0:
             raise GitError(
                 f"`git {' '.join(args)}` failed: {result.text or f'exit {result.status}'}.",
@@ -392,37 +389,64 @@ class GitRepo:
     # ------------------------------------------------------------------ objects
 
     def read_blob(self, sha: str) -> bytes:
-        """One object's bytes, through GitPython's persistent ``cat-file`` process."""
-        with self._guard(f"read object {sha}"):
-            data = self._repo.odb.stream(bytes.fromhex(sha)).read()
-        return bytes(data)
+        """One object's bytes, through the repository's persistent ``cat-file`` process."""
+        with self._cat_lock:
+            try:
+                cat = self._cat
+                if cat is None or cat.poll() is not None:
+                    cat = self._cat = subprocess.Popen(
+                        ["git", "cat-file", "--batch"], cwd=self.top, env=_environ(None),
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    )
+                assert cat.stdin is not None and cat.stdout is not None
+                cat.stdin.write(sha.encode() + b"\n")
+                cat.stdin.flush()
+                header = cat.stdout.readline().split()
+                if len(header) != 3:
+                    raise GitError(f"object {sha} is missing from the repository.", hint="Run `git fsck`.")
+                data = cat.stdout.read(int(header[2]))
+                cat.stdout.read(1)  # the newline after the object
+            except (OSError, ValueError) as exc:
+                self._cat = None
+                raise GitError(f"cannot read object {sha}: {exc}.",
+                               hint="Check the repository with `git status`; nothing was half-done.") from exc
+        return data
 
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Many objects in one ``git cat-file --batch`` (no round trip per object)."""
         wanted = sorted(set(shas))
         if not wanted:
             return {}
-        with self._guard("read objects"), tempfile.TemporaryFile() as stdin:
-            stdin.write(("\n".join(wanted) + "\n").encode())
-            stdin.seek(0)
-            raw = self._repo.git.execute(
-                ["git", "cat-file", "--batch"], istream=stdin, stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-        assert isinstance(raw, bytes)
-        return split_batch(raw, wanted)
+        out = _run_git(self.top, ("cat-file", "--batch"), None, ("\n".join(wanted) + "\n").encode(), text=False)
+        if out.status != 0:
+            raise GitError(f"cannot read objects: {out.text or f'exit {out.status}'}.",
+                           hint="Check the repository with `git status`; nothing was half-done.")
+        return split_batch(out.raw, wanted)
 
     def write_blob(self, data: bytes) -> str:
-        """Store a blob as a loose object, in-process (GitPython's own store forks git)."""
-        from gitdb.base import IStream  # type: ignore[import-untyped]
-
-        with self._guard("write an object"):
-            if self._loose is None:
-                from gitdb import LooseObjectDB
-
-                self._loose = LooseObjectDB(str(Path(self._repo.common_dir) / "objects"))
-            stored = self._loose.store(IStream(b"blob", len(data), io.BytesIO(data)))
-        return str(stored.hexsha.decode() if isinstance(stored.hexsha, bytes) else stored.hexsha)
+        """Store a blob as a loose object, in-process (as git writes one: zlib of
+        ``blob <size>\\0`` and the bytes, under its sha1, read-only, renamed into place)."""
+        body = b"blob %d\0" % len(data) + data
+        sha = hashlib.sha1(body, usedforsecurity=False).hexdigest()
+        target = self._objects / sha[:2] / sha[2:]
+        if target.exists():
+            return sha
+        try:
+            target.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(zlib.compress(body, 1))
+                os.chmod(tmp, 0o444)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError as exc:
+            raise GitError(f"cannot write an object: {exc}.",
+                           hint="Check the repository with `git status`; nothing was half-done.") from exc
+        return sha
 
     def write_tree(self, start: str, entries: Sequence[tuple[str, str | None, str]]) -> str:
         """The tree of commit ``start`` with (path, blob or None to delete, mode) applied.
@@ -445,6 +469,38 @@ class GitRepo:
         for parent in parents:
             args += ["-p", parent]
         return self.run(*args, "-m", message, env=env).out.strip()
+
+
+def _environ(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment git runs in: this process's, in the C locale (messages are read),
+    with ``env`` on top."""
+    merged = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
+    if env:
+        merged.update(env)
+    return merged
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw(GitOutput):
+    raw: bytes = b""
+
+
+def _run_git(cwd: Path, args: Sequence[str], env: dict[str, str] | None, stdin: bytes | None, *, text: bool = True) -> _Raw:
+    """``git <args>`` in ``cwd``: its status, its output decoded as git's paths are
+    (UTF-8, undecodable bytes kept), each without its one trailing newline; raw bytes too
+    when ``text`` is false."""
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, env=_environ(env), input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL, capture_output=True, check=False,
+        )
+    except OSError as exc:  # git missing, or cwd gone
+        raise GitError(f"cannot run git {args[0] if args else ''}: {exc}.",
+                       hint="Install git, or check that the folder still exists.") from exc
+    err = proc.stderr.decode("utf-8", "surrogateescape").removesuffix("\n")
+    if not text:
+        return _Raw(proc.returncode, "", err, proc.stdout)
+    return _Raw(proc.returncode, proc.stdout.decode("utf-8", "surrogateescape").removesuffix("\n"), err)
 
 
 def remote_default_branch(repo: GitRepo, name: str, url: str) -> str | None:
