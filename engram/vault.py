@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what the delegations below name; each module is imported wh
     import engram.items.repair
     import engram.items.trash
     import engram.items.writing
+    import engram.lifecycle.creating
     import engram.lifecycle.feedback
     import engram.lifecycle.forgetting
     import engram.lifecycle.freshness
@@ -193,7 +194,7 @@ class Vault:
     properties = delegate(engram.items.properties.properties)  # the frontmatter apart from engram's
     attachment = delegate(engram.items.attachments.attachment)  # an image a note embeds, read safely
     find_attachment = delegate(engram.items.attachments.locate)  # where that image is, without reading it
-    create = delegate(engram.lifecycle.learning.create)  # a near match becomes a learn decision
+    create = delegate(engram.lifecycle.creating.create)  # a near match becomes a learn decision
     update = delegate(engram.items.writing.update)
     delete = delegate(engram.items.writing.delete)
 

@@ -43,7 +43,7 @@ from engram.trust import policy, roles
 from engram.trust.policy import Admission, Event, held_message
 
 #: ``UPDATE`` is this module's own answer to a near match (nothing written); the vault's
-#: ``create`` (:func:`engram.lifecycle.learning.create`) turns it into a learn decision:
+#: ``create`` (:func:`engram.lifecycle.creating.create`) turns it into a learn decision:
 #: ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match.
 Outcome = Literal["NEW", "DUPLICATE", "UPDATE", "EXTENDED", "SUPERSEDED", "DISPUTED"]
 

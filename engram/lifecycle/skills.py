@@ -37,7 +37,7 @@ from typing import Any
 from engram.errors import InvalidInput, NotFound
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
-from engram.lifecycle import learning
+from engram.lifecycle import creating
 from engram.lifecycle.feedback import FeedbackResult, feedback, pending
 from engram.recall.search import run as recall_run
 from engram.recall.usage import journal_for
@@ -211,7 +211,7 @@ def create_skill(
     if preconditions:
         fields["preconditions"] = list(rules.text_list("preconditions", list(preconditions)))
     body = content or "\n".join(f"{i}. {s}" for i, s in enumerate(checked, 1))
-    return learning.create(
+    return creating.create(
         state, title, body, domain=rules.domain_tags(domain), kind="skill", tags=tags, summary=summary,
         visibility=visibility, fields=fields,
     )

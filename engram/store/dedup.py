@@ -5,7 +5,7 @@
 - ``DUPLICATE`` — the same title and content once case, punctuation and whitespace are
   ignored (equal :func:`fingerprint`).
 - ``UPDATE`` — a candidate at least ``nearThreshold`` similar (see :func:`similarity`).
-  Nothing is written here; the vault's ``create`` (:func:`engram.lifecycle.learning.create`)
+  Nothing is written here; the vault's ``create`` (:func:`engram.lifecycle.creating.create`)
   turns it into a learn decision, so a near match never steers a caller into overwriting
   it. Imports leave it unwritten and report it.
 - ``NEW`` — otherwise.

@@ -177,6 +177,21 @@ def test_a_search_by_words_imports_the_index_and_recall_only(tmp_path: Path) -> 
     assert loaded(modules, NOT_FOR_SEARCH) == []
 
 
+def test_adding_a_new_item_loads_no_classifier_and_no_recall(tmp_path: Path) -> None:
+    """`engram add` runs once per shell command: learn's classifier, its stemmer and
+    recall are for a near match only (engram.lifecycle.creating)."""
+    Vault.init(tmp_path / "v").close()
+    body = "The proxy in front of the public API cuts idle sockets after sixty seconds without traffic, so clients must send pings."
+    add = run_cli("--vault", str(tmp_path / "v"), "add", "Sockets idle out", "--body", body)
+    modules = modules_after(add, cwd=tmp_path)
+    assert "engram.lifecycle.creating" in modules and "engram.items.writing" in modules
+    assert loaded(modules, ("engram.lifecycle.learning", "engram.lifecycle.classify", "snowballstemmer",
+                            "engram.recall.search", "numpy", "onnxruntime", "mcp", "networkx", "git")) == []
+    again = modules_after(run_cli("--vault", str(tmp_path / "v"), "add", "Sockets idle out", "--body",
+                                  body.replace("without", "without any")), cwd=tmp_path)
+    assert "engram.lifecycle.learning" in again  # a near match: learn decides
+
+
 def test_the_package_names_load_on_first_use() -> None:
     assert loaded(modules_after("import engram"), ("engram.vault", "engram.store.model")) == []
     assert "engram.vault" in modules_after("from engram import Vault")

@@ -1,0 +1,86 @@
+"""``create``: a new item, unless the vault already holds it — then a learn decision.
+
+:func:`engram.items.writing.create` writes a new item, reinforces an identical one, or
+names the near match (``UPDATE``) without writing. A near match is never an instruction
+to overwrite it: here it becomes what :func:`engram.lifecycle.learning.learn` decides
+(``DUPLICATE`` reinforced, ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked
+to it), with the caller's fields on the item the decision wrote.
+
+Its own module so that ``engram add`` of a new item imports none of learn's classifier,
+stemmer and recall (~0.1 s of a one-shot command's start-up): learn is imported for a
+near match only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engram.items import writing
+from engram.items.state import VaultState
+from engram.items.writing import CreateResult
+
+
+def create(
+    state: VaultState,
+    title: str,
+    content: str = "",
+    *,
+    domain: Sequence[str] = (),
+    kind: str = "observation",
+    tags: Sequence[str] = (),
+    summary: str = "",
+    importance: float = 0.5,
+    confidence: float = 0.5,
+    source_type: str = "firsthand",
+    status: str = "active",
+    visibility: str = "team",
+    extra: Mapping[str, Any] | None = None,
+    source: Any = None,
+    dedupe: bool = True,
+    fields: Mapping[str, Any] | None = None,
+) -> CreateResult:
+    """Create an item, unless the vault already holds it (:func:`engram.items.writing.create`).
+
+    A near match is never an instruction to overwrite it: it becomes a learn decision
+    (``DUPLICATE`` reinforced, ``EXTENDED`` with the new sentences appended after the
+    original's text, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match),
+    and ``note`` says why. Raises InvalidInput / UnknownKind before writing anything.
+    """
+    with state.lock.hold():
+        result = writing.create(
+            state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
+            importance=importance, confidence=confidence, source_type=source_type,
+            status=status, visibility=visibility, extra=extra, source=source, dedupe=dedupe,
+            fields=fields,
+        )
+        if result.outcome != "UPDATE":
+            return result
+        # The classifier and recall load for a near match only (see the module docstring).
+        from engram.lifecycle.learning import learn
+
+        learned = learn(
+            state, content or title, (fields or {}).get("situation"), title=title,
+            domain=domain, kind=kind, tags=tags, importance=importance, confidence=confidence,
+            visibility=visibility,
+        )
+        item = learned.item or result.item
+        outcome = {
+            "reinforced": "DUPLICATE", "extended": "EXTENDED", "superseded": "SUPERSEDED",
+            "disputed": "DISPUTED",
+        }.get(learned.action, "NEW")
+        rest = {k: v for k, v in (fields or {}).items() if k != "situation"}
+        # The caller's fields belong on the item the decision wrote — a new one, a
+        # successor or a disputed draft — never on an existing item it reinforced; and a
+        # successor or a draft keeps the status the decision gave it.
+        given = (("summary", summary, ""), ("source_type", source_type, "firsthand"), ("source", source, None),
+                 *((("status", status, "active"),) if outcome == "NEW" else ()))
+        changes: dict[str, Any] = {**dict(extra or {}), **rest}
+        changes.update({key: value for key, value, default in given if value != default})
+        if outcome in ("NEW", "SUPERSEDED", "DISPUTED") and changes:
+            item = writing.update(state, item.id, changes, expected_version=item.version)
+        return CreateResult(
+            outcome,  # type: ignore[arg-type]
+            item, result.similarity, learned.message,
+            learned.target.id if learned.target else None,
+        )
