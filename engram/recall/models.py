@@ -42,7 +42,7 @@ from engram.errors import InvalidInput
 
 #: Where pulled models live, when set: a folder holding one folder per model.
 HOME_ENV = "ENGRAM_MODELS"
-#: The file a pull writes last into a model's folder: what was built from what.
+#: The record a pull keeps beside a model: each file's size and sha256, and what it was built from.
 RECORD = "engram-model.json"
 #: ``recall.model``'s default: the best model this machine has.
 AUTO = "auto"

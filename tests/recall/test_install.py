@@ -320,3 +320,12 @@ def test_an_unknown_model_is_refused_with_the_choices(vault: Vault) -> None:
     result = CliRunner().invoke(cli, ["--vault", str(v.root), "search", "backups"])
     assert result.exit_code != 0 and "recall.model" in result.output and "Traceback" not in result.output
     v.close()
+
+
+def test_the_cli_offers_every_model_engram_runs() -> None:
+    """engram/cli/models.py names the models itself, so `engram --help` loads no recall
+    module; this keeps its list the registry's."""
+    from engram.cli.models import _NAMES
+    from engram.recall.models import DEFAULT, MODELS
+
+    assert tuple(MODELS) == _NAMES and _NAMES[0] == DEFAULT.name
