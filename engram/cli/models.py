@@ -1,4 +1,4 @@
-"""``engram models``: the sentence encoder's weights, and a copy to carry to another machine."""
+"""``engram models``: the sentence encoders' weights — which a search runs, fetching the larger one, a copy to carry over."""
 
 from __future__ import annotations
 
