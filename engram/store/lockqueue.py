@@ -12,8 +12,10 @@ names sort in arrival order and never collide), which it holds an exclusive ``fl
 on while it waits and while it holds the lock. It takes the lock only when no earlier
 entry is left, and it leaves (unlink, then close) right after letting the lock go, so
 the next in line is free at once. Waiters poll (flock has no timeout, and a writer's
-budget must hold), the first in line every few milliseconds, those further back less
-often: 32 waiters polling at the head's rate took CPU from the writer they waited for. Arrivals that find waiters queue behind them rather
+budget must hold), the first in line every millisecond, each further back a millisecond
+more for each writer ahead of it: 32 waiters polling at the head's rate took CPU from
+the writer they waited for, and waiters polling far more slowly than the lock changes
+hands reached the head asleep (``engram.store.fsio``). Arrivals that find waiters queue behind them rather
 than trying the lock: the one that just let go cannot jump the queue.
 
 Invariants:
