@@ -133,7 +133,7 @@ def _pull(model: Model, target: Path, source: Path | None, pins: Pins, tell: Say
     except OSError as exc:  # a full disk, a folder that cannot be written
         raise ModelUnavailable(
             f"could not build {model.name} in {target.parent}: {exc}.",
-            hint=f"Pulling needs about 1.5 GB free there while it works; free some, or set {HOME_ENV} to a folder on another disk.",
+            hint=f"Pulling needs a folder you can write with about 1.5 GB free while it works; free some space, or set {HOME_ENV} (or --to) to another folder.",
         ) from exc
     return _keep(target, {"model.onnx": onnx_bytes, "tokenizer.json": files["tokenizer.json"]}, pins, model)
 
