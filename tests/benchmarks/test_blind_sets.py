@@ -1,6 +1,6 @@
 """The blind sets of issue 27: their shape, their own rules, and that they are still the
 bytes of their freeze commits — 194c8e3 ("frozen on 2026-12-06"), 50cd115 and 22dbae6
-(7 December), 9a21794 (7 December, evening).
+(7 December), 9a21794 (7 December, evening), fbf412c (7 December, night) and ce08449 (8 December).
 
 A data test, not a quality one: nothing here runs engram on the sets. It checks what the
 sets promise (counts per class and kind, every answer and target key resolves, ids are
@@ -28,6 +28,8 @@ RECALL = FOLDER / "recall.yaml"
 REDTEAM = ROOT / "benchmarks" / "redteam" / "blind-2026-12-06.yaml"
 SECOND = ROOT / "benchmarks" / "data" / "blind-2026-12-07"
 THIRD = ROOT / "benchmarks" / "data" / "blind-2026-12-07b"
+FOURTH = ROOT / "benchmarks" / "data" / "blind-2026-12-07c"
+FIFTH = ROOT / "benchmarks" / "data" / "blind-2026-12-08"
 #: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
 FROZEN = {
     LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
@@ -42,6 +44,12 @@ FROZEN = {
     # 9a21794
     THIRD / "recall.yaml": "26bc4396e3d1f977cd38dd9ac1bab9d52d93f1fad153e06d8b230887457feb46",
     THIRD / "README.md": "3a30127a2cbc52a20039856a2dabdd05f3393467faaf2fe5819bafde3a026fac",
+    # fbf412c
+    FOURTH / "recall.yaml": "093fbffac05b2a37a1109c9978a253863ddec8d46a31439ec2e513e3e1022737",
+    FOURTH / "README.md": "3d01f284d4fb8bb2f6457aa12fc62368a68843f1c08a349ffb5763ec0bbce9c2",
+    # ce08449
+    FIFTH / "recall.yaml": "2729300b4f5c7b441cf719b96f0fc4ea92c1a9db9c49099a7af3c8cdd98dff90",
+    FIFTH / "README.md": "2148b98b41587bd9d1cc804a4fd829a39154354b0e0fc6362065ad614c27553c",
 }
 
 
@@ -77,7 +85,8 @@ def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "lessons", "absent"), [(RECALL, 120, 8), (SECOND / "recall.yaml", 100, 10), (THIRD / "recall.yaml", 100, 10)],
+    ("path", "lessons", "absent"), [(RECALL, 120, 8), (SECOND / "recall.yaml", 100, 10), (THIRD / "recall.yaml", 100, 10),
+     (FOURTH / "recall.yaml", 100, 10), (FIFTH / "recall.yaml", 100, 10)],
     ids=lambda v: v.parent.name if isinstance(v, Path) else str(v),
 )
 def test_a_recall_set_has_its_kinds_and_keeps_its_own_rules(path: Path, lessons: int, absent: int) -> None:
