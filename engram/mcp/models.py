@@ -418,7 +418,8 @@ class SearchOut(_Out):
     meaning: str | None = Field(
         default=None,
         description="Absent when every item was searched by meaning too; otherwise why not (items not yet"
-        " embedded, or the encoder unavailable): those were found by their words only.",
+        " embedded, or the encoder unavailable: those were found by their words only; or a pulled encoder"
+        " still embedding, while the bundled one searched by meaning).",
     )
     message: str
 
