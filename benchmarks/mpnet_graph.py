@@ -2,7 +2,8 @@
 
 :mod:`benchmarks.export_mpnet` needs PyTorch to trace the model. This builds it with
 :mod:`engram.recall.mpnet` instead — the network written node by node from the checked
-``model.safetensors`` with the ``onnx`` package alone — and quantizes it:
+``model.safetensors`` with the ``onnx`` package alone — and quantizes it, with the
+functions ``engram models pull`` uses (:mod:`engram.recall.install`):
 ``OUT/mpnet-own.onnx`` (fp32) and ``OUT/mpnet-own-int8pc.onnx`` (ONNX Runtime's dynamic
 int8 quantization, one scale per output channel). On ONNX Runtime the fp32 graph's last
 layer is bit-identical to PyTorch's export (three texts and a padded batch, 7 December),
@@ -13,11 +14,11 @@ OUT/mpnet-own-int8pc.onnx`` measures both.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import tempfile
 from pathlib import Path
 
-from engram.recall.mpnet import Shape, build, read_safetensors
+from engram.recall.install import build_graph, quantize
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,13 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.bench_models import check_mpnet
 
     check_mpnet(args.folder)  # refuses weights that are not the published ones
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     args.out.mkdir(parents=True, exist_ok=True)
     fp32, int8 = args.out / "mpnet-own.onnx", args.out / "mpnet-own-int8pc.onnx"
-    shape = Shape.of(json.loads((args.folder / "config.json").read_text(encoding="utf-8")))
-    fp32.write_bytes(build(read_safetensors((args.folder / "model.safetensors").read_bytes()), shape))
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+    graph = build_graph({name: (args.folder / name).read_bytes() for name in ("config.json", "model.safetensors")})
+    fp32.write_bytes(graph)
+    with tempfile.TemporaryDirectory(dir=args.out) as tmp:
+        int8.write_bytes(quantize(graph, Path(tmp)))
     for path in (fp32, int8):
         print(f"{path}: {path.stat().st_size:,} bytes")
     return 0

