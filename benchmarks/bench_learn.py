@@ -68,13 +68,13 @@ def run_case(case: dict[str, Any], work: Path, oracle: bool = False, via: str = 
         lesson = case["lesson"]
         if via == "create":
             fields = {"situation": lesson["situation"]} if lesson.get("situation") else None
-            made = vault.create(lesson_title(lesson["content"]), lesson["content"], domain=["golden"], kind="fact",
-                                fields=fields)
+            made = vault.create(lesson.get("title") or lesson_title(lesson["content"]), lesson["content"],
+                                domain=["golden"], kind="fact", fields=fields)
             relation = CREATED_AS[made.outcome]
             named = made.related or (made.item.id if made.outcome == "DUPLICATE" else None)
             return _outcome(case, vault, keys, before, relation, None if relation == "novel" else keys.get(named or ""),
                             made.outcome, False, [made.note or ""])
-        result = vault.learn(lesson["content"], lesson.get("situation"), judge=oracle)
+        result = vault.learn(lesson["content"], lesson.get("situation"), title=lesson.get("title"), judge=oracle)
         asked = result.question is not None
         if result.question is not None:  # the oracle judge: the case's own answer
             expect = case["expect"]
@@ -82,9 +82,9 @@ def run_case(case: dict[str, Any], work: Path, oracle: bool = False, via: str = 
             target = by_key.get(expect.get("target") or "") if expect["relation"] != "novel" else None
             shown = {c.id: c.version for c in result.question.candidates}
             if target is not None and target not in shown:  # the right item was not among those asked about
-                result = vault.learn(lesson["content"], lesson.get("situation"))
+                result = vault.learn(lesson["content"], lesson.get("situation"), title=lesson.get("title"))
             else:
-                result = vault.learn(lesson["content"], lesson.get("situation"), judgment=Judgment(
+                result = vault.learn(lesson["content"], lesson.get("situation"), title=lesson.get("title"), judgment=Judgment(
                     expect["relation"], target, shown.get(target or ""), "oracle"))
         return _outcome(case, vault, keys, before, result.verdict.relation, keys.get(result.verdict.target or ""),
                         result.action, asked, list(result.verdict.reasons))

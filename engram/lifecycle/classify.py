@@ -9,7 +9,8 @@ sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
   content words, whole or in the best-matching pair of sentences, raised when both name
   the same situation. Two lessons for *different* situations never conflict, nor do
   two that say different things of differently named things ("the v1 API was
-  deprecated" / "the v2 API was released").
+  deprecated" / "the v2 API was released"), nor two notes whose titles name two members
+  of a series ("Sprint 12 retro" / "Sprint 13 retro", :mod:`engram.lifecycle.titles`).
 - **conflicts** — a changed quantity on the same key (``port 5432 → 6432``, ``30 s →
   2 min``), a negation flip, an antonym swap (``enabled``/``disabled``, ``always``/
   ``never``), an ordering or preference flip, one lesson rejecting what the other uses
@@ -54,6 +55,7 @@ from engram.lifecycle.signals import (
     polarity_flips,
     rejections,
     renamed,
+    same_value,
     sentences,
     slot_words,
     subject_changed,
@@ -61,6 +63,7 @@ from engram.lifecycle.signals import (
     value_changes,
     without,
 )
+from engram.lifecycle.titles import series
 from engram.store.dedup import normalize_text
 from engram.store.model import Engram
 
@@ -97,6 +100,9 @@ class Lesson:
     #: A candidate's cosine with the new lesson by the sentence encoder, when the caller
     #: had it (:mod:`engram.recall.meaning`); None leaves the verdict to the words alone.
     meaning: float | None = None
+    #: The note's title, when it has one: two titles naming two notes of a series keep
+    #: both notes, whatever their bodies say (:func:`engram.lifecycle.titles.series`).
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,7 @@ class Comparison:
     conflicts: tuple[str, ...]
     new_words: tuple[str, ...]
     meaning: float | None = None  # the cosine the caller gave, when it did
+    series: bool = False  # the two titles name two notes of one series
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,7 +127,7 @@ class Comparison:
             "similarity": self.similarity, "coversNew": self.covers_new,
             "coversOld": self.covers_old, "situation": self.situation,
             "conflicts": list(self.conflicts), "newWords": list(self.new_words),
-            "meaning": self.meaning,
+            "meaning": self.meaning, "series": self.series,
         }
 
 
@@ -256,8 +263,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     said = candidate.meaning is not None and candidate.meaning >= SAME_CLAIM and not aligned
     if said:
         aligned = True
+    # "Sprint 12 retro" / "Sprint 13 retro": another note of the series, however alike.
+    apart = series(lesson.title, candidate.title)
     relation: Relation = "novel"
-    if situation == "different" or not aligned:
+    if situation == "different" or not aligned or apart:
         relation = "novel"
     elif (
         strong
@@ -282,6 +291,7 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         similarity=round(similarity, 4), covers_new=round(covers_new, 4),
         covers_old=round(covers_old, 4), situation=situation, conflicts=tuple(conflicts),
         new_words=added, meaning=None if candidate.meaning is None else round(candidate.meaning, 4),
+        series=apart,
     )
 
 
@@ -307,7 +317,10 @@ def _restating_clause(text: str, old: Text, slots: frozenset[str]) -> tuple[froz
         return None
     for i, part in enumerate(parts):
         clause = without(analyse(part), slots)
-        if containment(old.stems, clause.stems) < EXTENDS_COVER or _any_conflict(clause, old):
+        # The whole claim, its values too: a title ("ALB idle timeout. The ALB idle
+        # timeout is 120 s") names the subject of "… is 60 s" without saying it again.
+        says_values = all(any(same_value(q, c) for c in clause.quantities) for q in old.quantities)
+        if containment(old.stems, clause.stems) < EXTENDS_COVER or not says_values or _any_conflict(clause, old):
             continue
         others = [analyse(p) for j, p in enumerate(parts) if j != i]
         if any(o.tokens and o.tokens[0].word in _ANAPHORA and _any_conflict(o, old) for o in others):
@@ -357,9 +370,11 @@ def classify(lesson: Lesson, candidates: Sequence[Lesson]) -> Verdict:
             best.relation, best.id, _confidence(best), _reasons(best), comparisons=tuple(comparisons)
         )
     related = best.id if best.alignment >= RELATED else None
-    warn = related is not None and bool(best.conflicts)
+    warn = related is not None and bool(best.conflicts) and not best.series
     reasons = ("no existing lesson is about the same thing",) if related is None else (
-        f"closest is {best.id} (alignment {best.alignment:.2f}), not close enough to act on",
+        f"closest is {best.id} (alignment {best.alignment:.2f}), "
+        + ("another note of the same series (its title names another number or date)" if best.series
+           else "not close enough to act on"),
         *((f"possible conflict kept as a warning: {c}" for c in best.conflicts) if warn else ()),
     )
     return Verdict("novel", None, _confidence(best), tuple(reasons), related, warn, tuple(comparisons))
@@ -390,11 +405,21 @@ def _reasons(c: Comparison) -> tuple[str, ...]:
     )
 
 
+def lesson_of(item: Engram, meaning: float | None = None) -> Lesson:
+    """An item as the classifier compares it."""
+    return Lesson(compared_text(item), item.situation, item.id, meaning, item.title)
+
+
 def compared_text(item: Engram) -> str:
     """What a candidate says: its content, led by its title unless the content opens
     with it (a learned lesson's title is its first sentence)."""
-    content = item.content.strip()
-    title = item.title.strip().rstrip(".")
+    return text_of(item.title, item.content)
+
+
+def text_of(title: str, content: str) -> str:
+    """:func:`compared_text` of a title and a content."""
+    content = content.strip()
+    title = title.strip().rstrip(".")
     if not content:
         return title
     if normalize_text(content).startswith(normalize_text(title)):

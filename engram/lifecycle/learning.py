@@ -52,7 +52,15 @@ from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import COVERED, SAME_CLAIM, Lesson, Verdict, classify, compared_text
+from engram.lifecycle.classify import (
+    COVERED,
+    SAME_CLAIM,
+    Lesson,
+    Verdict,
+    classify,
+    compared_text,
+    lesson_of,
+)
 from engram.lifecycle.judging import Judgment, Question, question, unsure
 from engram.lifecycle.settings import lifecycle_settings
 from engram.lifecycle.signals import analyse, sentences
@@ -181,7 +189,7 @@ def candidates_of(
 
 def lessons_of(found: Sequence[tuple[Engram, float | None]]) -> list[Lesson]:
     """The candidates as the classifier compares them, each with its meaning."""
-    return [Lesson(compared_text(c), c.situation, c.id, cos) for c, cos in found]
+    return [lesson_of(c, cos) for c, cos in found]
 
 
 def learn(
@@ -223,7 +231,7 @@ def learn(
         state.ensure_fresh()
         found = candidates_of(state, text, situation, settings.candidates)
         by_id = {c.id: c for c, _ in found}
-        verdict = classify(Lesson(text, situation), lessons_of(found))
+        verdict = classify(Lesson(text, situation, title=heading or ""), lessons_of(found))
         if judgment is not None:
             verdict = judged(verdict, judgment, by_id)
         else:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from engram.errors import InvalidInput
 from engram.items.state import VaultState
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import SAME_CLAIM, Lesson, compare, compared_text
+from engram.lifecycle.classify import SAME_CLAIM, compare, compared_text, lesson_of
 from engram.lifecycle.feedback import FoldStats, fold
 from engram.lifecycle.freshness import freshness
 from engram.lifecycle.learning import candidates_of, find_candidates
@@ -128,10 +128,7 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
                 continue
             # Nearly the same words, or the same claim in other words with nothing against it.
             if similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold or (
-                cos is not None and cos >= SAME_CLAIM and compare(
-                    Lesson(compared_text(item), item.situation, item.id),
-                    Lesson(compared_text(cand), cand.situation, cand.id, cos),
-                ).relation == "duplicate"
+                cos is not None and cos >= SAME_CLAIM and compare(lesson_of(item), lesson_of(cand, cos)).relation == "duplicate"
             ):
                 graph.add_edge(*sorted((item.id, cand.id)))
     return sorted(tuple(sorted(c)) for c in nx.connected_components(graph) if len(c) > 1)
@@ -194,7 +191,7 @@ def _rem(state: VaultState, items: list[Engram], by_id: dict[str, Engram], clust
         for cand in find_candidates(state, compared_text(item), item.situation, 4, exclude=[item.id]):
             if cand.domain != item.domain or (item.id, cand.id) in linked or cand.id < item.id:
                 continue
-            c = compare(Lesson(compared_text(item), item.situation, item.id), Lesson(compared_text(cand), cand.situation, cand.id))
+            c = compare(lesson_of(item), lesson_of(cand))
             if c.alignment >= RELATED_LINK and c.relation in ("novel", "extends"):
                 add("link", [item.id, cand.id], f"Link {item.title!r} and {cand.title!r}",
                     f"same domain, alignment {c.alignment:.2f}, no edge between them",
@@ -203,7 +200,7 @@ def _rem(state: VaultState, items: list[Engram], by_id: dict[str, Engram], clust
         a, b = by_id.get(syn.source), by_id.get(syn.target)
         if a is None or b is None:
             continue
-        c = compare(Lesson(compared_text(a), a.situation, a.id), Lesson(compared_text(b), b.situation, b.id))
+        c = compare(lesson_of(a), lesson_of(b))
         if c.relation == "contradicts":
             add("retype", [a.id, b.id], f"Retype the link between {a.title!r} and {b.title!r} to contradicts",
                 "; ".join(c.conflicts), {"synapse": syn.id, "from": "similar_to", "to": "contradicts",

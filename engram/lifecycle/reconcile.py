@@ -21,7 +21,7 @@ from __future__ import annotations
 from engram.items import links, writing
 from engram.items.state import VaultState
 from engram.lifecycle import proposals
-from engram.lifecycle.classify import Lesson, compare, compared_text
+from engram.lifecycle.classify import compare, compared_text, lesson_of
 from engram.lifecycle.learning import find_candidates
 from engram.lifecycle.succession import active, settle_heads, supersede
 from engram.store.model import Engram
@@ -50,8 +50,7 @@ def after_merge(state: VaultState, ours: set[str], theirs: set[str]) -> list[str
             if a is None or b is None or not learned(a):
                 continue
             older, newer = sorted((a, b), key=lambda i: (i.activated_at or i.created_at, i.id))
-            verdict = compare(Lesson(compared_text(newer), newer.situation, newer.id),
-                              Lesson(compared_text(older), older.situation, older.id))
+            verdict = compare(lesson_of(newer), lesson_of(older))
             if verdict.relation != "contradicts":
                 continue
             why = "learned on two machines; " + "; ".join(verdict.conflicts)

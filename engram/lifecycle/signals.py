@@ -281,6 +281,12 @@ def _words(text: str) -> list[str]:
     return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
 
 
+def tokens_of(text: str) -> list[str]:
+    """The lower-case tokens :func:`analyse` reads ``text`` as (a date or a clock time
+    one token in any spelling, contractions and bounds in one form)."""
+    return _words(text)
+
+
 def _is_content(word: str) -> bool:
     return (
         word not in STOPWORDS

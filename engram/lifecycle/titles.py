@@ -1,0 +1,69 @@
+"""Titles that name two notes of one series: "Sprint 12 retro" and "Sprint 13 retro".
+
+People keep series of notes written from one template: a daily note or a stand-up a
+day, a retro a sprint, a report a week, a postmortem an incident, a checklist a
+release. Their bodies share most of their words and differ in a number or a date, which
+is exactly what a changed value looks like to :mod:`engram.lifecycle.signals` — so
+without this, each new note of a series superseded the one before it.
+
+What tells the two apart is the title. A number that *names* a note stands in the title
+as a name does: after a noun ("Sprint 12", "Room 101", "iOS 17 support"), first
+("2026-12-01", "Q3 OKRs"), or as an identifier ("INC-4411"). A number the title
+*asserts* is a value: it carries a unit ("Retention: 30 days", "timeout 60s") or follows
+a word that introduces one ("Pool size is 20", "Deadline moved to 2026-03-01", "max:
+100"). :func:`series` says two titles name two members of a series when they are the
+same words except for naming numbers, one or more, that differ.
+
+Safety decides the doubtful cases: a bare number after a noun ("Rate limit 100") reads
+as a name, so the worst a wrong reading does is keep two items side by side, linked,
+instead of hiding one. Pure and offline, on :mod:`engram.lifecycle.signals`' own
+tokens (dates already one token in any spelling).
+"""
+
+from __future__ import annotations
+
+from engram.lifecycle.signals import UNITS, tokens_of
+from engram.lifecycle.spelling import STAMP
+from engram.recall.when import MONTHS
+
+#: Words after which a number is a value the title asserts, not a name: the copulas and
+#: verbs of a setting, the prepositions of a bound, a target or a time, the bounds
+#: spelling rewrites "up to" / "over" into, and the words that make a date a deadline.
+#: Not the verbs a title also uses as nouns ("Load test run 7", "Use case 3"), and not
+#: "on": "Notes on 2026-12-01" names a day.
+_VALUE_LEAD = frozenset({
+    "is", "are", "was", "were", "be", "equals", "equal", "set", "sets", "default", "defaults", "becomes",
+    "to", "at", "by", "until", "till", "from", "after", "before", "within", "under", "over", "above",
+    "below", "than", "maximum", "minimum", "now", "every", "due", "deadline", "expires", "effective",
+    "=", ":", "<", ">",
+})
+
+
+def _numeric(word: str) -> bool:
+    """A number, a date or a part of one ("12", "v2", "Q3", "2026-12-01", "Nov")."""
+    return any(ch.isdigit() for ch in word) or word in MONTHS
+
+
+def _names(words: list[str], at: int) -> bool:
+    """Whether the number at ``words[at]`` names the note rather than states a value."""
+    word = words[at]
+    before = words[at - 1] if at else ""
+    if before in _VALUE_LEAD:
+        return False
+    if STAMP.match(word) or word in MONTHS:  # a date is no amount: "2026-09-18 minutes"
+        return True
+    suffix = word.lstrip("#v").lstrip("0123456789.,")
+    if suffix in UNITS and word[:1].isdigit():  # "60s", "512mb", "30%"
+        return False
+    after = words[at + 1] if at + 1 < len(words) else ""
+    return after not in UNITS
+
+
+def series(title: str, other: str) -> bool:
+    """Whether ``title`` and ``other`` name two notes of one series: the same words but
+    for naming numbers that differ (see the module docstring)."""
+    mine, theirs = tokens_of(title), tokens_of(other)
+    if len(mine) != len(theirs) or mine == theirs:
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
+    return all(_numeric(mine[i]) and _numeric(theirs[i]) and _names(mine, i) and _names(theirs, i) for i in differ)
