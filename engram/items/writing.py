@@ -26,7 +26,7 @@ refusal is audited with the rule that fired.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -70,6 +70,13 @@ class CreateResult:
         return self.item.id
 
 
+#: Given a new item and its deduplication candidates (``path → (title, body)``: the same
+#: title, or sharing its rarest words) none of which nearly duplicates it, the path of one
+#: the new item is about after all — the same claim, or the same subject with a changed
+#: value — or None. The lifecycle layer answers with its rules (engram.lifecycle.learning).
+Related = Callable[[Engram, Mapping[str, tuple[str, str]]], str | None]
+
+
 def create(
     state: VaultState,
     title: str,
@@ -93,6 +100,7 @@ def create(
     preserve: Mapping[str, Any] | None = None,
     boilerplate: Collection[int] = (),
     personal_data: str | None = None,
+    related: Related | None = None,
 ) -> CreateResult:
     """Create an item, unless the vault already holds it.
 
@@ -110,7 +118,9 @@ def create(
     written with status ``quarantined`` and never deduplicated: the result carries the
     screen's verdict in ``quarantine`` and says so in ``note``. Raises InvalidInput /
     UnknownKind / SensitiveData / Forbidden / AlreadyExists (a preserved id is taken)
-    before writing anything.
+    before writing anything. ``related`` lets a higher layer look at the deduplication
+    candidates that are not near-identical (see :data:`Related`): the one it names is
+    returned as ``UPDATE`` too, nothing written.
     """
     item = build(
         state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
@@ -132,7 +142,7 @@ def create(
                 hint=f"Read it with `engram get {item.id}`, or leave the id out to add it as a new item.",
             )
         if dedupe and state.dedup_settings.enabled and not admission.quarantined:
-            found = classify(state, item, boilerplate)
+            found = classify(state, item, boilerplate, related)
             if found is not None:
                 if found.outcome == "DUPLICATE" and reinforce and found.item.path is not None:
                     if persons_note(found.item):
@@ -193,7 +203,9 @@ def build(
     return rules.preserved(item, preserve) if preserve else item
 
 
-def classify(state: VaultState, item: Engram, boilerplate: Collection[int] = ()) -> CreateResult | None:
+def classify(
+    state: VaultState, item: Engram, boilerplate: Collection[int] = (), related: Related | None = None
+) -> CreateResult | None:
     """What the vault already holds of ``item``: a DUPLICATE or UPDATE result (the
     original or the closest candidate, nothing written), or None when it is new.
     Read-only; the caller holds the lock when it is about to write."""
@@ -219,7 +231,10 @@ def classify(state: VaultState, item: Engram, boilerplate: Collection[int] = ())
         if score >= threshold and (best is None or score > best[0]):
             best = (score, path)
     if best is None:
-        return None
+        named = related(item, candidates) if related is not None else None
+        if named is None or named not in candidates:
+            return None
+        best = (similarity(item.title, mine, candidates[named][0], texts[named], 0.0, shared), named)
     return CreateResult("UPDATE", state.index.items("path = ?", (best[1],))[0], round(best[0], 4))
 
 

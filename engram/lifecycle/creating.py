@@ -6,9 +6,19 @@ to overwrite it: here it becomes what :func:`engram.lifecycle.learning.learn` de
 (``DUPLICATE`` reinforced, ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked
 to it), with the caller's fields on the item the decision wrote.
 
+A candidate that is not a near match becomes a learn decision too when it has the same
+title, once numbers and values are set aside, and the classifier's rules find the new
+item contradicting or repeating it (:func:`same_subject_claim`): "The ALB idle timeout is
+120 s" under the title of "… is 60 s" differs too much to be a near match, and was
+written beside it as a second, disagreeing item. The title test keeps this safe: two
+aeronautics abstracts with different figures are no versions of one another, nor are
+"Kubernetes version (prod cluster)" and "(staging cluster)"; and two titles that name
+two notes of a series ("Sprint 12 retro" / "Sprint 13 retro") never are either
+(:mod:`engram.lifecycle.titles`).
+
 Its own module so that ``engram add`` of a new item imports none of learn's classifier,
-stemmer and recall (~0.1 s of a one-shot command's start-up): learn is imported for a
-near match only.
+stemmer and recall (~0.1 s of a one-shot command's start-up): the rules load when a
+candidate shares the new item's subject, learn for a decision only.
 """
 
 from __future__ import annotations
@@ -19,6 +29,31 @@ from typing import Any
 from engram.items import writing
 from engram.items.state import VaultState
 from engram.items.writing import CreateResult
+from engram.store.dedup import same_subject
+from engram.store.model import Engram
+
+
+def same_subject_claim(item: Engram, candidates: Mapping[str, tuple[str, str]]) -> str | None:
+    """The deduplication candidate (``path → (title, body)``) with ``item``'s title (the
+    same content words; numbers and values may differ) which ``item`` contradicts or says
+    again by the classifier's rules, the best aligned when several do; None when none
+    does. The rules alone, no encoder: this runs on every create with a same-titled
+    candidate, and learn, which the create then becomes, decides with meaning too."""
+    near = {path: found for path, found in candidates.items() if same_subject(item.title, found[0])}
+    if not near:
+        return None
+    from engram.lifecycle.classify import Lesson, compare, text_of  # see the module docstring
+    from engram.lifecycle.signals import analyse
+
+    words = analyse(item.title).stems
+    same = {path: found for path, found in near.items() if words and analyse(found[0]).stems == words}
+    lesson = Lesson(text_of(item.title, item.content), item.situation, title=item.title)
+    best: tuple[float, str] | None = None
+    for path, (title, body) in sorted(same.items()):
+        c = compare(lesson, Lesson(text_of(title, body), title=title))
+        if c.relation in ("contradicts", "duplicate") and (best is None or c.alignment > best[0]):
+            best = (c.alignment, path)
+    return best[1] if best else None
 
 
 def create(
@@ -45,14 +80,14 @@ def create(
     A near match is never an instruction to overwrite it: it becomes a learn decision
     (``DUPLICATE`` reinforced, ``EXTENDED`` with the new sentences appended after the
     original's text, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match),
-    and ``note`` says why. Raises InvalidInput / UnknownKind before writing anything.
+    and ``note`` says why. So does a same-subject claim (:func:`same_subject_claim`). Raises InvalidInput / UnknownKind before writing anything.
     """
     with state.lock.hold():
         result = writing.create(
             state, title, content, domain=domain, kind=kind, tags=tags, summary=summary,
             importance=importance, confidence=confidence, source_type=source_type,
             status=status, visibility=visibility, extra=extra, source=source, dedupe=dedupe,
-            fields=fields,
+            fields=fields, related=same_subject_claim,
         )
         if result.outcome != "UPDATE":
             return result

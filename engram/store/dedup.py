@@ -235,6 +235,12 @@ def similarity(
     return score
 
 
+def same_subject(title_a: str, title_b: str) -> bool:
+    """Whether two titles name one subject (at least :data:`SAME_SUBJECT` alike), the
+    test :func:`similarity` applies before it lets two texts be one piece of knowledge."""
+    return _similarity(normalize_text(title_a), normalize_text(title_b), SAME_SUBJECT) >= SAME_SUBJECT
+
+
 def _names_own_subject(title_a: str, body_a: str, title_b: str, body_b: str) -> bool:
     words_a, words_b = set(body_a.split()), set(body_b.split())
     own_a = set(title_a.split()) - set(title_b.split())

@@ -265,6 +265,28 @@ def test_numbered_and_dated_notes_are_each_new(vault: Vault) -> None:
     assert all(vault.get(m.id).status == "active" for m in made)
 
 
+def test_a_same_titled_create_with_a_changed_value_supersedes_though_no_near_match(vault: Vault) -> None:
+    """Too short for the near-duplicate test (one figure of a short text), so it was
+    written beside the old item: two active items disagreeing. The same title, and the
+    rules seeing a changed value, make the create a learn decision."""
+    old = vault.create("Pool", "Keep the pool at 20 per instance.", domain=["db"]).item
+    made = vault.create("Pool", "Keep the pool at 30 per instance.", domain=["db"])
+    assert made.outcome == "SUPERSEDED" and made.related == old.id
+    assert vault.get(old.id).status == "superseded" and vault.get(made.id).status == "active"
+    again = vault.create("Pool", "The pool is kept at 30 per instance.", domain=["db"])
+    assert again.outcome == "DUPLICATE" and again.id == made.id  # said again: reinforced, not written
+
+
+def test_a_create_under_a_qualified_title_is_another_subject(vault: Vault) -> None:
+    """"(staging cluster)" against "(prod cluster)": the titles differ in what they are
+    about, so a different version is no change of the other's value."""
+    prod = vault.create("Kubernetes version (prod cluster)", "The production EKS cluster runs Kubernetes 1.30.",
+                        domain=["infra"]).item
+    made = vault.create("Kubernetes version (staging cluster)", "The staging EKS cluster runs Kubernetes 1.31.",
+                        domain=["infra"])
+    assert made.outcome == "NEW" and vault.get(prod.id).status == "active"
+
+
 def test_real_abstracts_with_different_figures_supersede_nothing(vault: Vault) -> None:
     """Between two aeronautics abstracts learn's rules see conflicting figures: a create
     that became a learn decision whenever they saw a contradiction superseded or disputed

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from engram.store.dedup import (
     BOILERPLATE_HOLDERS,
+    SAME_SUBJECT,
     LineCounts,
     boilerplate,
     candidate_match,
@@ -25,6 +26,7 @@ from engram.store.dedup import (
     line_keys,
     normalize_text,
     prepare,
+    same_subject,
     similarity,
 )
 
@@ -194,3 +196,19 @@ def test_any_words_make_a_valid_fts5_query(words: list[str]) -> None:
             conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
         except sqlite3.OperationalError as exc:  # pragma: no cover - the failure this guards
             pytest.fail(f"candidate query {match!r} is not valid FTS5: {exc}")
+
+
+def test_same_subject_is_the_title_test_similarity_applies() -> None:
+    assert same_subject("ALB idle timeout is 60 s", "ALB idle timeout is 120 s")
+    assert same_subject("Connection pool size", "connection pool size!")  # case, punctuation
+    assert not same_subject("Boundary layer over a flat plate in presence of shear flow",
+                            "Investigation of the stability of the laminar boundary layer in a compressible fluid")
+    assert not same_subject("Release checklist", "Websocket notes")
+    assert 0 < SAME_SUBJECT < 1
+
+
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_same_subject_is_symmetric_and_reflexive(a: str, b: str) -> None:
+    assert same_subject(a, b) == same_subject(b, a)
+    if normalize_text(a):
+        assert same_subject(a, a)
