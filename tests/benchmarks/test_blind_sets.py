@@ -1,6 +1,7 @@
 """The blind sets of issue 27: their shape, their own rules, and that they are still the
 bytes of their freeze commits — 194c8e3 ("frozen on 2026-12-06"), 50cd115 and 22dbae6
-(7 December), 9a21794 (7 December, evening), fbf412c (7 December, night) and ce08449 (8 December).
+(7 December), 9a21794 (7 December, evening), fbf412c (7 December, night), ce08449 (8 December), and the create
+sets 20ba190 and c10fff3 (8 December).
 
 A data test, not a quality one: nothing here runs engram on the sets. It checks what the
 sets promise (counts per class and kind, every answer and target key resolves, ids are
@@ -30,6 +31,8 @@ SECOND = ROOT / "benchmarks" / "data" / "blind-2026-12-07"
 THIRD = ROOT / "benchmarks" / "data" / "blind-2026-12-07b"
 FOURTH = ROOT / "benchmarks" / "data" / "blind-2026-12-07c"
 FIFTH = ROOT / "benchmarks" / "data" / "blind-2026-12-08"
+CREATE = ROOT / "benchmarks" / "data" / "blind-2026-12-08b" / "create.yaml"
+CREATE2 = ROOT / "benchmarks" / "data" / "blind-2026-12-08c" / "create.yaml"
 #: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
 FROZEN = {
     LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
@@ -50,6 +53,11 @@ FROZEN = {
     # ce08449
     FIFTH / "recall.yaml": "2729300b4f5c7b441cf719b96f0fc4ea92c1a9db9c49099a7af3c8cdd98dff90",
     FIFTH / "README.md": "2148b98b41587bd9d1cc804a4fd829a39154354b0e0fc6362065ad614c27553c",
+    # 20ba190 and c10fff3
+    CREATE: "d733cf56fb4f30949b4fada374f3df0f54ad22ad7fb0ffa472881e569f1ea194",
+    CREATE.parent / "README.md": "85b02fd2fa4d3562d01b99522f5ae0b3348c831d3d2fbe3bc1653cc15025a138",
+    CREATE2: "3b602624a91c8658fe3a1bf15cce0639cf5e24de91a341418a408f07d7c1bea7",
+    CREATE2.parent / "README.md": "6adcb96a374f549dc49a2672d7a3601f898140bccc6883722d2f0629cd1ad439",
 }
 
 
@@ -82,6 +90,22 @@ def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
             assert target is None, case["id"]
         else:
             assert target in keys, case["id"]
+
+
+@pytest.mark.parametrize(("path", "relations"), [
+    (CREATE, {"novel": 33, "contradicts": 25, "duplicate": 12}),
+    (CREATE2, {"novel": 30, "contradicts": 18, "duplicate": 12}),
+], ids=lambda v: v.parent.name if isinstance(v, Path) else "")
+def test_a_create_set_titles_every_note_and_every_target_resolves(path: Path, relations: dict[str, int]) -> None:
+    cases = _yaml(path)["cases"]
+    assert Counter(c["expect"]["relation"] for c in cases) == relations
+    assert len({c["id"] for c in cases}) == len(cases)
+    for case in cases:
+        notes = [*case["existing"], case["lesson"]]
+        assert all(n["title"].strip() and n["content"].strip() for n in notes), case["id"]
+        keys = [e["key"] for e in case["existing"]]
+        target = case["expect"].get("target")
+        assert target is None if case["expect"]["relation"] == "novel" else target in keys, case["id"]
 
 
 @pytest.mark.parametrize(
