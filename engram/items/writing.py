@@ -11,7 +11,9 @@ change nothing) — in its file, or beside it when the original is a person's no
 (:func:`engram.store.notes.persons_note`; :mod:`engram.items.sidecar`: such a note never
 changes unasked); one at
 least ``dedup.nearThreshold`` similar, boilerplate lines left out, is an ``UPDATE``
-proposal (nothing written); anything else is ``NEW``.
+proposal (nothing written); anything else is ``NEW``. Two notes of a series ("Sprint 12
+retro" / "Sprint 13 retro", :mod:`engram.store.titles`) are never near duplicates,
+however alike their template bodies.
 
 ``create`` is the one way an item comes into being — typed by a person, sent by an
 agent, or read by an importer (which may ask for a path of its own and carry the item's
@@ -39,6 +41,7 @@ from engram.store.dedup import candidate_match, fingerprint, prepare, similarity
 from engram.store.model import Engram, new_id, now
 from engram.store.notes import persons_note
 from engram.store.paths import RESERVED_TOP, id_suffix
+from engram.store.titles import series
 from engram.trust import policy, roles
 from engram.trust.policy import Admission, Event, held_message
 
@@ -227,6 +230,8 @@ def classify(
     shared = boilerplate_of(mine, texts.values(), boilerplate)
     best: tuple[float, str] | None = None
     for path, (title, _body) in candidates.items():
+        if series(item.title, title):  # "Sprint 13 retro" is no version of "Sprint 12 retro"
+            continue
         score = similarity(item.title, mine, title, texts[path], threshold, shared)
         if score >= threshold and (best is None or score > best[0]):
             best = (score, path)

@@ -10,7 +10,7 @@ sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
   the same situation. Two lessons for *different* situations never conflict, nor do
   two that say different things of differently named things ("the v1 API was
   deprecated" / "the v2 API was released"), nor two notes whose titles name two members
-  of a series ("Sprint 12 retro" / "Sprint 13 retro", :mod:`engram.lifecycle.titles`).
+  of a series ("Sprint 12 retro" / "Sprint 13 retro", :mod:`engram.store.titles`).
 - **conflicts** — a changed quantity on the same key (``port 5432 → 6432``, ``30 s →
   2 min``), a negation flip, an antonym swap (``enabled``/``disabled``, ``always``/
   ``never``), an ordering or preference flip, one lesson rejecting what the other uses
@@ -63,9 +63,9 @@ from engram.lifecycle.signals import (
     value_changes,
     without,
 )
-from engram.lifecycle.titles import series
 from engram.store.dedup import normalize_text
 from engram.store.model import Engram
+from engram.store.titles import series
 
 Relation = Literal["duplicate", "contradicts", "extends", "novel"]
 RELATIONS: tuple[Relation, ...] = ("duplicate", "contradicts", "extends", "novel")
@@ -101,7 +101,7 @@ class Lesson:
     #: had it (:mod:`engram.recall.meaning`); None leaves the verdict to the words alone.
     meaning: float | None = None
     #: The note's title, when it has one: two titles naming two notes of a series keep
-    #: both notes, whatever their bodies say (:func:`engram.lifecycle.titles.series`).
+    #: both notes, whatever their bodies say (:func:`engram.store.titles.series`).
     title: str = ""
 
 

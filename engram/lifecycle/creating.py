@@ -14,7 +14,7 @@ written beside it as a second, disagreeing item. The title test keeps this safe:
 aeronautics abstracts with different figures are no versions of one another, nor are
 "Kubernetes version (prod cluster)" and "(staging cluster)"; and two titles that name
 two notes of a series ("Sprint 12 retro" / "Sprint 13 retro") never are either
-(:mod:`engram.lifecycle.titles`).
+(:mod:`engram.store.titles`).
 
 Its own module so that ``engram add`` of a new item imports none of learn's classifier,
 stemmer and recall (~0.1 s of a one-shot command's start-up): the rules load when a

@@ -34,6 +34,7 @@ from engram.lifecycle.learning import candidates_of, find_candidates
 from engram.lifecycle.settings import lifecycle_settings
 from engram.store.dedup import similarity
 from engram.store.model import Engram
+from engram.store.titles import series
 
 Stage = Literal["light", "deep", "rem"]
 STAGES: tuple[Stage, ...] = ("light", "deep", "rem")
@@ -124,7 +125,9 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
     threshold = state.dedup_settings.near_threshold
     for item in items:
         for cand, cos in candidates_of(state, compared_text(item), item.situation, 5, exclude=[item.id]):
-            if cand.id not in known or cand.visibility != item.visibility:
+            # Two notes of a series ("Standup 2026-12-01" / "… 12-02") are nearly the same
+            # words by their template, and never one piece of knowledge.
+            if cand.id not in known or cand.visibility != item.visibility or series(item.title, cand.title):
                 continue
             # Nearly the same words, or the same claim in other words with nothing against it.
             if similarity(item.title, item.content, cand.title, cand.content, threshold) >= threshold or (

@@ -29,6 +29,7 @@ from typing import Any
 import snowballstemmer
 
 from engram.lifecycle.spelling import IRREGULAR, REWRITES, STAMP, acronyms, stamp_value, stamps
+from engram.store.units import UNITS
 
 # ---------------------------------------------------------------------- vocabulary
 
@@ -161,28 +162,6 @@ for _group in _SYNONYMS:
     for _word in _group[1:]:
         SYNONYMS.setdefault(_word, _group[0])
 
-#: Unit words → (class, factor to the base unit).
-UNITS: dict[str, tuple[str, float]] = {
-    **{u: ("time", 0.001) for u in ("ms", "msec", "millisecond", "milliseconds")},
-    **{u: ("time", 1.0) for u in ("s", "sec", "secs", "second", "seconds")},
-    **{u: ("time", 60.0) for u in ("m", "min", "mins", "minute", "minutes")},
-    **{u: ("time", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours")},
-    **{u: ("time", 86400.0) for u in ("d", "day", "days")},
-    **{u: ("time", 604800.0) for u in ("w", "wk", "week", "weeks")},
-    **{u: ("size", 1.0) for u in ("b", "byte", "bytes")},
-    **{u: ("size", 1e3) for u in ("kb", "kilobyte", "kilobytes")},
-    **{u: ("size", 1024.0) for u in ("kib",)},
-    **{u: ("size", 1e6) for u in ("mb", "megabyte", "megabytes")},
-    **{u: ("size", 1024.0**2) for u in ("mib",)},
-    **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
-    **{u: ("size", 1024.0**3) for u in ("gib",)},
-    **{u: ("size", 1e12) for u in ("tb", "terabyte", "terabytes")},
-    **{u: ("size", 1024.0**4) for u in ("tib",)},
-    **{u: ("money", 1.0) for u in ("usd", "dollar", "dollars", "eur", "euro", "euros", "gbp")},
-    **{u: ("percent", 1.0) for u in ("%", "percent", "pct")},
-    **{u: ("ratio", 1.0) for u in ("x",)},
-    **{u: ("count", 1.0) for u in ("k",)},
-}
 
 #: Currencies: an amount's value carries its currency ("100 usd" is not "100 eur").
 _CURRENCY = {"dollar": "usd", "dollars": "usd", "euro": "eur", "euros": "eur"}
@@ -279,12 +258,6 @@ def _words(text: str) -> list[str]:
     for pattern, replacement in (*_CONTRACTIONS, *REWRITES):
         low = pattern.sub(replacement, low)
     return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
-
-
-def tokens_of(text: str) -> list[str]:
-    """The lower-case tokens :func:`analyse` reads ``text`` as (a date or a clock time
-    one token in any spelling, contractions and bounds in one form)."""
-    return _words(text)
 
 
 def _is_content(word: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engram.recall.when import MONTHS
+from engram.store.units import MONTHS
 
 #: Irregular past forms the stemmer leaves alone ("kept" is not "keep"), to their base.
 #: General English; forms that are also common nouns ("left", "bit", "bound") are left out.

@@ -22,11 +22,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from engram.store.units import MONTHS
+
 SLACK_DAYS = 14
 
-#: English month names and their abbreviations, lower case, to the month's number.
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
 _MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"((?:19|20)\d\d)"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
