@@ -112,7 +112,9 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
     import networkx as nx
 
     graph: nx.Graph[str] = nx.Graph()
-    known = {i.id: i for i in items}
+    # A note with no text holds no knowledge to merge, only its place: two empty "2021"
+    # pages of two hierarchies (a Dendron or Obsidian folder note each) are no duplicates.
+    known = {i.id: i for i in items if i.content.strip()}
     # Duplicates are looked for within one visibility: merging copies the absorbed items'
     # text into the kept one, and a private note's text must never land in a shared item.
     by_fp: dict[tuple[str, str], list[str]] = {}
@@ -123,7 +125,7 @@ def _duplicates(state: VaultState, items: list[Engram]) -> list[tuple[str, ...]]
         for a, b in itertools.pairwise(sorted(ids)):
             graph.add_edge(a, b)
     threshold = state.dedup_settings.near_threshold
-    for item in items:
+    for item in known.values():
         for cand, cos in candidates_of(state, compared_text(item), item.situation, 5, exclude=[item.id]):
             # Two notes of a series ("Standup 2026-12-01" / "… 12-02") are nearly the same
             # words by their template, and never one piece of knowledge.

@@ -188,7 +188,8 @@ def _shingles(words: list[str], size: int = 3) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
 
 
-#: Titles less alike than this name different subjects; then the text must clear
+#: Titles less alike than this name different subjects (so do two that each hold a word
+#: the other lacks); then the text must clear
 #: ``floor + (1 - floor) * DIFFERENT_SUBJECT_MARGIN`` (0.96 at the default 0.9): the
 #: second page ever filled from a template has no third to show what is boilerplate.
 SAME_SUBJECT = 0.5
@@ -225,10 +226,11 @@ def similarity(
     if min(body_a.count(" "), body_b.count(" ")) + 1 >= CONTENT_ALONE_WORDS:
         score = max(whole, _similarity(body_a, body_b, max(floor, whole)))
     names_a, names_b = normalize_text(title_a), normalize_text(title_b)
-    if score >= floor and _similarity(names_a, names_b, 0.0) < SAME_SUBJECT:
-        # Different subjects (two people's pages from one template, a little filled in)
-        # are one piece of knowledge only when the text is all but identical, and not
-        # when each text names its own subject ("Rosa is …" / "Uma is …").
+    if score >= floor and (_similarity(names_a, names_b, 0.0) < SAME_SUBJECT or _each_own(names_a, names_b)):
+        # Different subjects (two people's pages from one template, a little filled in;
+        # "Go Next Sibling" / "Go Previous Sibling", two commands documented from one
+        # page) are one piece of knowledge only when the text is all but identical, and
+        # not when each text names its own subject ("Rosa is …" / "Uma is …").
         bar = floor + (1.0 - floor) * DIFFERENT_SUBJECT_MARGIN
         if score < bar or _names_own_subject(names_a, body_a, names_b, body_b):
             return min(score, bar) / bar * floor * 0.99  # under floor, as promised
@@ -239,6 +241,12 @@ def same_subject(title_a: str, title_b: str) -> bool:
     """Whether two titles name one subject (at least :data:`SAME_SUBJECT` alike), the
     test :func:`similarity` applies before it lets two texts be one piece of knowledge."""
     return _similarity(normalize_text(title_a), normalize_text(title_b), SAME_SUBJECT) >= SAME_SUBJECT
+
+
+def _each_own(title_a: str, title_b: str) -> bool:
+    """Whether each title holds a word the other lacks: a word swapped, not one added."""
+    words_a, words_b = set(title_a.split()), set(title_b.split())
+    return bool(words_a - words_b) and bool(words_b - words_a)
 
 
 def _names_own_subject(title_a: str, body_a: str, title_b: str, body_b: str) -> bool:

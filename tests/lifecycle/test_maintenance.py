@@ -198,3 +198,18 @@ def test_the_scheduler_thread_runs_due_stages_and_stops(vault: Vault) -> None:
         runner.stop()
         assert fresh.get(item.id).effective_retrievals == 1
         assert (fresh.state.state_dir / schedule.STATE_FILE).is_file()
+
+
+def test_empty_notes_with_one_title_are_no_duplicates(vault: Vault) -> None:
+    """Dendron and Obsidian folder notes: an empty "2021" page in each of two hierarchies
+    was grouped for a merge (13 of 20 groups in Dendron's own vault). An empty note holds
+    no knowledge to merge, only its place."""
+    for folder in ("office-hours", "reading-series", "journal"):
+        (vault.root / folder).mkdir()
+        (vault.root / folder / "2021.md").write_text("---\ntitle: '2021'\n---\n\n", encoding="utf-8")
+    copy = "Office hours run every Tuesday at 16:00 UTC on Discord; bring a question."
+    for folder in ("office-hours", "journal"):
+        (vault.root / folder / "about.md").write_text(f"# About\n\n{copy}\n", encoding="utf-8")
+    report = vault.maintain("deep")
+    groups = [sorted(vault.get(i).path or "" for i in g) for g in report.duplicates]
+    assert groups == [["journal/about.md", "office-hours/about.md"]]  # a real copy still is one

@@ -125,6 +125,19 @@ def test_two_pages_from_one_template_about_different_people_are_not_duplicates()
     assert similarity("Rosa Diaz", rosa, "Rosa Diaz", rosa + "\n", 0.9) == 1.0
 
 
+def test_two_commands_documented_from_one_page_are_not_duplicates() -> None:
+    """Dendron's docs page "Go Next Sibling" and "Go Previous Sibling" (0.91 alike, titles
+    half alike) were proposed for a merge: a word swapped in a title names another subject,
+    so the texts must be all but identical."""
+    page = ("## Summary\n\nGo to the {0} sibling of the current note.\n\n## Keybindings\n- key: ctrl+shift+{1}\n\n"
+            "## Details\n\nSiblings with numeric names will be sorted numerically, whereas siblings with"
+            " alphabetical names are sorted alphabetically. The order wraps around at the end.\n")
+    nxt, prev = page.format("next", "]"), page.format("previous", "[")
+    assert similarity("Go Next Sibling", nxt, "Go Previous Sibling", prev, 0.9) < 0.9
+    # A word added to a title, not swapped, still names the same subject.
+    assert similarity("Go Next Sibling", nxt, "Go Next Sibling command", nxt.replace("Details", "More"), 0.9) >= 0.9
+
+
 def test_boilerplate_lines_leave_the_comparison() -> None:
     shared_lines = "\n".join(f"Field {i}: to be filled in by the owner" for i in range(12))
     a = prepare(shared_lines + "\nWe chose Postgres for billing.\n")
