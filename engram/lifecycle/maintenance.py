@@ -15,7 +15,10 @@
   ``stale`` for shared items past their half-life; and ``archive`` for items that fail more than they help.
 
 Nothing is rewritten: every finding is a proposal file (:mod:`engram.lifecycle.proposals`)
-for a person or agent to accept or dismiss, and a dismissed proposal stays dismissed.
+for a person or agent to accept or dismiss, and a dismissed proposal stays dismissed. A
+person's note (:func:`engram.store.notes.persons_note`) gets no proposal that would write
+into it — no merge, verification state or archive; its duplicate groups are reported
+only. Links and patterns, files of their own, it may get.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from engram.lifecycle.learning import candidates_of, find_candidates
 from engram.lifecycle.settings import lifecycle_settings
 from engram.store.dedup import similarity
 from engram.store.model import Engram
+from engram.store.notes import persons_note
 from engram.store.titles import series
 
 Stage = Literal["light", "deep", "rem"]
@@ -88,6 +92,8 @@ def maintain(state: VaultState, stage: str = "light") -> MaintenanceReport:
         groups = _duplicates(state, items)
         made: list[str] = []
         for group in groups:
+            if any(persons_note(by_id[i]) for i in group):
+                continue  # reported, never proposed: a merge would write into a person's note
             keep = _keeper([by_id[i] for i in group])
             prop, _ = proposals.propose(
                 state, "merge", list(group),
@@ -211,6 +217,8 @@ def _rem(state: VaultState, items: list[Engram], by_id: dict[str, Engram], clust
                 "; ".join(c.conflicts), {"synapse": syn.id, "from": "similar_to", "to": "contradicts",
                                          "source": a.id, "target": b.id}, c.alignment, "contradicts")
     for item in items:
+        if persons_note(item):
+            continue  # a verification state or an archive would be written into the note
         ok, bad = item.effective_retrievals, item.failed_uses
         rung = RUNGS.get(item.verification_status)
         if bad == 0 and rung is not None and ok >= rung[1]:

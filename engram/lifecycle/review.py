@@ -4,7 +4,10 @@
 functions a person would call (archive, forget, supersede, link, verify, resolve), then
 records the decision in the proposal file; :func:`dismiss` records the decision and
 changes nothing else (a ``dispute`` dismissed keeps the old item: ``keep_old``). A
-proposal whose items are gone is refused with a hint, never half-applied.
+proposal whose items are gone is refused with a hint, never half-applied; so is one that
+would write into a person's note (:func:`engram.store.notes.persons_note`: a merge, a
+verification state, an archive), which engram never changes unasked — maintenance no
+longer files such proposals, and this refuses those filed before it stopped.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from engram.lifecycle.resolve import RESOLUTIONS, contradiction_resolve
 from engram.lifecycle.signals import analyse, sentences
 from engram.lifecycle.succession import provenance_entry
 from engram.store.model import now
+from engram.store.notes import persons_note
 
 
 def accept(state: VaultState, ref: str, *, note: str | None = None, resolution: str | None = None) -> Proposal:
@@ -36,6 +40,7 @@ def accept(state: VaultState, ref: str, *, note: str | None = None, resolution: 
             # used to absorb the items before the missing one, a pattern to be created).
             for named in _named(prop):
                 state.resolve(named)
+            _spare_persons_notes(state, prop)
             _apply(state, prop, resolution)
         except NotFound as exc:
             raise InvalidInput(f"proposal {prop.id} names an item that is gone: {exc.message}",
@@ -64,6 +69,22 @@ def dismiss(state: VaultState, ref: str, *, note: str | None = None) -> Proposal
 #: The payload keys that name items, by proposal kind (the targets name the others).
 _PAYLOAD_ITEMS = {"merge": ("keep", "absorb"), "pattern": ("members",), "link": ("source", "target"),
                   "retype": ("source", "target"), "dispute": ("old", "new")}
+
+
+#: The proposal kinds whose acceptance writes into the items they name.
+WRITES_INTO = frozenset({"merge", "verify", "stale", "archive"})
+
+
+def _spare_persons_notes(state: VaultState, prop: Proposal) -> None:
+    if prop.kind not in WRITES_INTO:
+        return
+    for ref in _named(prop):
+        item = state.read(state.resolve(ref))[0]
+        if persons_note(item):
+            raise InvalidInput(
+                f"proposal {prop.id} would write into {item.path}, a person's note: engram never changes one"
+                " unasked.", hint=f"Dismiss it (`engram dismiss {prop.id}`); edit the note yourself if it should change.",
+            )
 
 
 def _named(prop: Proposal) -> list[str]:

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.lifecycle import schedule
+from engram.errors import InvalidInput
+from engram.lifecycle import proposals, schedule
 from engram.lifecycle.freshness import freshness, half_life_days
 from engram.lifecycle.settings import lifecycle_settings
 from engram.store.model import Engram
@@ -213,3 +214,28 @@ def test_empty_notes_with_one_title_are_no_duplicates(vault: Vault) -> None:
     report = vault.maintain("deep")
     groups = [sorted(vault.get(i).path or "" for i in g) for g in report.duplicates]
     assert groups == [["journal/about.md", "office-hours/about.md"]]  # a real copy still is one
+
+
+def test_persons_notes_get_no_proposal_that_writes_into_them(vault: Vault) -> None:
+    """On kepano's and Dendron's vaults, maintenance rem proposed marking every old note
+    stale (1,012 of 1,013 in Dendron's) and merging empty hierarchy pages; accepting one
+    wrote id, status, version and verifications into a person's note. Links and patterns
+    (files of their own) may still be proposed; a proposal filed before is refused."""
+    page = "A note about the reading group: we meet on Thursdays to discuss one essay a week in the library."
+    for folder in ("books", "club"):
+        (vault.root / folder).mkdir()
+        (vault.root / folder / "Reading group.md").write_text(
+            f"---\ncreated: 2019-01-01\ntags:\n  - to-read\n---\n\n{page}\n", encoding="utf-8")
+    before = snapshot(vault)
+    report = vault.maintain("rem")
+    assert len(report.duplicates) == 1  # the copies are reported ...
+    kinds = {vault.proposal(p).kind for p in report.proposed}
+    assert not kinds & {"merge", "stale", "verify", "archive"}, kinds  # ... never proposed for a write
+    note = vault.get("books/Reading group.md")
+    with vault.state.lock.hold():
+        stale, _ = proposals.propose(vault.state, "stale", [note.id], title="Mark it stale", reason="old",
+                                     payload={"to": "stale"}, score=1.0)
+    with pytest.raises(InvalidInput, match="a person's note") as refused:
+        vault.accept(stale.id)
+    assert refused.value.hint and f"engram dismiss {stale.id}" in refused.value.hint
+    assert {k: v for k, v in snapshot(vault).items() if not k.startswith("proposals/")} == before
