@@ -10,7 +10,8 @@ sentence of a long note), on the signals of :mod:`engram.lifecycle.signals`:
   the same situation. Two lessons for *different* situations never conflict, nor do
   two that say different things of differently named things ("the v1 API was
   deprecated" / "the v2 API was released"), nor two notes whose titles name two members
-  of a series ("Sprint 12 retro" / "Sprint 13 retro", :mod:`engram.store.titles`).
+  of a series ("Sprint 12 retro" / "Sprint 13 retro", :mod:`engram.store.titles`) or
+  two subjects ("… — hallway" / "… — kitchen", :mod:`engram.lifecycle.subjects`).
 - **conflicts** — a changed quantity on the same key (``port 5432 → 6432``, ``30 s →
   2 min``), a negation flip, an antonym swap (``enabled``/``disabled``, ``always``/
   ``never``), an ordering or preference flip, one lesson rejecting what the other uses
@@ -63,6 +64,7 @@ from engram.lifecycle.signals import (
     value_changes,
     without,
 )
+from engram.lifecycle.subjects import apart as titles_apart
 from engram.store.dedup import normalize_text
 from engram.store.model import Engram
 from engram.store.titles import series
@@ -119,7 +121,9 @@ class Comparison:
     conflicts: tuple[str, ...]
     new_words: tuple[str, ...]
     meaning: float | None = None  # the cosine the caller gave, when it did
-    series: bool = False  # the two titles name two notes of one series
+    #: Why the two titles name two notes, whatever their bodies say: "series" ("Sprint 12
+    #: retro" / "Sprint 13 retro"), "subject" ("… — hallway" / "… — kitchen"), or "".
+    apart: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,7 +131,7 @@ class Comparison:
             "similarity": self.similarity, "coversNew": self.covers_new,
             "coversOld": self.covers_old, "situation": self.situation,
             "conflicts": list(self.conflicts), "newWords": list(self.new_words),
-            "meaning": self.meaning, "series": self.series,
+            "meaning": self.meaning, "apart": self.apart,
         }
 
 
@@ -263,8 +267,10 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     said = candidate.meaning is not None and candidate.meaning >= SAME_CLAIM and not aligned
     if said:
         aligned = True
-    # "Sprint 12 retro" / "Sprint 13 retro": another note of the series, however alike.
-    apart = series(lesson.title, candidate.title)
+    # "Sprint 12 retro" / "Sprint 13 retro", "… — hallway" / "… — kitchen": another note,
+    # however alike (engram.store.titles, engram.lifecycle.subjects).
+    apart = ("series" if series(lesson.title, candidate.title)
+             else "subject" if titles_apart(lesson.title, candidate.title) else "")
     relation: Relation = "novel"
     if situation == "different" or not aligned or apart:
         relation = "novel"
@@ -291,7 +297,7 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         similarity=round(similarity, 4), covers_new=round(covers_new, 4),
         covers_old=round(covers_old, 4), situation=situation, conflicts=tuple(conflicts),
         new_words=added, meaning=None if candidate.meaning is None else round(candidate.meaning, 4),
-        series=apart,
+        apart=apart,
     )
 
 
@@ -370,14 +376,17 @@ def classify(lesson: Lesson, candidates: Sequence[Lesson]) -> Verdict:
             best.relation, best.id, _confidence(best), _reasons(best), comparisons=tuple(comparisons)
         )
     related = best.id if best.alignment >= RELATED else None
-    warn = related is not None and bool(best.conflicts) and not best.series
+    warn = related is not None and bool(best.conflicts) and not best.apart
     reasons = ("no existing lesson is about the same thing",) if related is None else (
         f"closest is {best.id} (alignment {best.alignment:.2f}), "
-        + ("another note of the same series (its title names another number or date)" if best.series
-           else "not close enough to act on"),
+        + _APART.get(best.apart, "not close enough to act on"),
         *((f"possible conflict kept as a warning: {c}" for c in best.conflicts) if warn else ()),
     )
     return Verdict("novel", None, _confidence(best), tuple(reasons), related, warn, tuple(comparisons))
+
+
+_APART = {"series": "another note of the same series (its title names another number or date)",
+          "subject": "a note about another subject (its title names something else)"}
 
 
 def _confidence(c: Comparison) -> float:

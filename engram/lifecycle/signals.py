@@ -260,7 +260,7 @@ def _words(text: str) -> list[str]:
     return [IRREGULAR.get(w, w) for w in _TOKEN.findall(low)]
 
 
-def _is_content(word: str) -> bool:
+def is_content(word: str) -> bool:
     return (
         word not in STOPWORDS
         and word not in NEGATIONS
@@ -286,7 +286,7 @@ def analyse(text: str) -> Text:
     tokens: list[Token] = []
     pending = False  # a negation waiting for the word it negates
     for word in words:
-        content = _is_content(word)
+        content = is_content(word)
         negated = pending and content and word not in _ADVERBS
         if word in _CLAUSE_END:
             pending = False
@@ -295,7 +295,7 @@ def analyse(text: str) -> Text:
         elif negated:
             pending = False  # a negation binds the next content word, not the clause
         tokens.append(Token(word, stem(word) if content else word, negated))
-    content_tokens = [t for t in tokens if _is_content(t.word)]
+    content_tokens = [t for t in tokens if is_content(t.word)]
     return Text(
         raw=text,
         tokens=tuple(tokens),
@@ -364,7 +364,7 @@ def _named_nouns(tokens: Sequence[Token], at: int, version: bool) -> tuple[str, 
         return ()
     phrase: list[Token] = []  # up to two words: "API", "orders endpoint", "business hours"
     for t in tokens[at + 1:at + 3]:
-        if not (_is_content(t.word) or t.word in UNITS) or t.word in EXCLUSIVE:
+        if not (is_content(t.word) or t.word in UNITS) or t.word in EXCLUSIVE:
             break
         phrase.append(t)
     if not version and any(_plural(t.word) for t in phrase):
@@ -391,7 +391,7 @@ def _key(tokens: Sequence[Token], at: int, step: int) -> str:
         word = tokens[j].word
         if word in _CLAUSE_END:
             break
-        if _is_content(word) and tokens[j].stem not in _GENERIC_KEYS and word not in EXCLUSIVE:
+        if is_content(word) and tokens[j].stem not in _GENERIC_KEYS and word not in EXCLUSIVE:
             return tokens[j].stem
         j += step
     return ""
@@ -403,7 +403,7 @@ def _neighbour(tokens: Sequence[Token], at: int, step: int) -> str | None:
         word = tokens[j].word
         if word in _CLAUSE_END:
             return None
-        if _is_content(word) and word not in EXCLUSIVE:
+        if is_content(word) and word not in EXCLUSIVE:
             return tokens[j].stem
         j += step
     return None
@@ -472,7 +472,7 @@ def _segment_head(tokens: Sequence[Token], at: int, step: int) -> str | None:
             word = tokens[j].word
             if word in _CLAUSE_END:
                 return None
-            if _is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
+            if is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
                 return tokens[j].stem
         return None
     head: str | None = None
@@ -480,14 +480,14 @@ def _segment_head(tokens: Sequence[Token], at: int, step: int) -> str | None:
         word = tokens[j].word
         if word in _HARD_END or (word in _CLAUSE_END and head is not None):
             break
-        if _is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
+        if is_content(word) and word not in _ADVERBS and word not in EXCLUSIVE:
             head = tokens[j].stem
     return head
 
 
 def _orders(tokens: Sequence[Token]) -> Iterable[tuple[str, str]]:
     for i, tok in enumerate(tokens):
-        direction = _ORDER_AFTER.get(tok.stem if _is_content(tok.word) else stem(tok.word))
+        direction = _ORDER_AFTER.get(tok.stem if is_content(tok.word) else stem(tok.word))
         if direction is None:
             continue
         left, right = _segment_head(tokens, i, -1), _segment_head(tokens, i, 1)
@@ -720,7 +720,7 @@ def _names_a_slot(text: Text, last: str) -> bool:
     """Whether ``last`` is followed in its clause by a verb that gives it a value, or by
     a number (``Node 18``): then it names a thing that has a value, it is not the value."""
     for i, tok in enumerate(text.tokens):
-        if tok.stem == last and _is_content(tok.word):
+        if tok.stem == last and is_content(tok.word):
             for j in range(i + 1, min(len(text.tokens), i + 4)):
                 word = text.tokens[j].word
                 if word in _CLAUSE_END:
@@ -734,7 +734,7 @@ def _names_a_slot(text: Text, last: str) -> bool:
 def _after_exclusive(text: Text, first: str) -> bool:
     """Whether the content word ``first`` follows an exclusive verb in its clause."""
     for i, tok in enumerate(text.tokens):
-        if tok.stem == first and _is_content(tok.word):
+        if tok.stem == first and is_content(tok.word):
             for j in range(i - 1, max(-1, i - 4), -1):
                 word = text.tokens[j].word
                 if word in _CLAUSE_END:
