@@ -3,7 +3,8 @@
 Each case gets a fresh vault holding its existing lessons (written through
 ``Vault.create``, as a user's items would be); the new lesson then goes through
 ``Vault.learn`` — candidates from the vault's own recall, the offline classifier, the
-action — exactly what ``engram learn`` and ``engram_learn`` do. Reported: strict
+action — exactly what ``engram learn`` and ``engram_learn`` do (with ``trust.personalData:
+redact``, so a case naming a private address is classified, not refused). Reported: strict
 accuracy (relation right, and the target right unless novel) overall, per class and per
 difficulty; the confusion matrix; and the safety count: cases whose truth is ``novel``
 in which any existing item changed status or lost text (the goal is 0), plus any case
@@ -56,6 +57,9 @@ CREATED_AS = {"NEW": "novel", "DUPLICATE": "duplicate", "EXTENDED": "extends", "
 def run_case(case: dict[str, Any], work: Path, oracle: bool = False, via: str = "learn") -> dict[str, Any]:
     root = work / case["id"]
     root.mkdir(parents=True)
+    # Classification is measured, not the privacy screen: a lesson naming a private IP
+    # or an email is redacted as the trust settings allow, rather than refused.
+    (root / "engram.yaml").write_text("trust:\n  personalData: redact\n", encoding="utf-8")
     with Vault(root, actor="golden") as vault:
         keys: dict[str, str] = {}
         before: dict[str, tuple[str, str]] = {}

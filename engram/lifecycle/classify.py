@@ -65,6 +65,7 @@ from engram.lifecycle.signals import (
     without,
 )
 from engram.lifecycle.subjects import apart as titles_apart
+from engram.lifecycle.subjects import own_words
 from engram.store.dedup import normalize_text
 from engram.store.model import Engram
 from engram.store.titles import series
@@ -270,7 +271,7 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
     # "Sprint 12 retro" / "Sprint 13 retro", "… — hallway" / "… — kitchen": another note,
     # however alike (engram.store.titles, engram.lifecycle.subjects).
     apart = ("series" if series(lesson.title, candidate.title)
-             else "subject" if titles_apart(lesson.title, candidate.title) else "")
+             else "subject" if _subjects_apart(lesson, candidate, min(covers_new, covers_old)) else "")
     relation: Relation = "novel"
     if situation == "different" or not aligned or apart:
         relation = "novel"
@@ -299,6 +300,26 @@ def compare(lesson: Lesson, candidate: Lesson) -> Comparison:
         new_words=added, meaning=None if candidate.meaning is None else round(candidate.meaning, 4),
         apart=apart,
     )
+
+
+def _subjects_apart(lesson: Lesson, candidate: Lesson, covered: float) -> bool:
+    """Whether the two titles name two subjects (:mod:`engram.lifecycle.subjects`) that
+    the texts bear out: they differ, or each names its own title's words. The same text
+    filed under another title ("Jury duty leave" / "Jury service — pay") is one piece of
+    knowledge; one template filled for "HEK293" and for "HeLa" is two."""
+    if not titles_apart(lesson.title, candidate.title):
+        return False
+    if covered < COVERED:
+        return True
+    mine, theirs = _body_stems(lesson), _body_stems(candidate)
+    return bool(own_words(lesson.title, candidate.title) & (mine - theirs)
+                or own_words(candidate.title, lesson.title) & (theirs - mine))
+
+
+def _body_stems(lesson: Lesson) -> frozenset[str]:
+    """The content stems of a lesson's text after its title (a text leads with it)."""
+    text, title = lesson.text, lesson.title.strip().rstrip(".")
+    return analyse(text[len(title):] if text.startswith(title) else text).stems
 
 
 #: A lesson that says what *was* ("used to", "previously") restates a claim to replace it;

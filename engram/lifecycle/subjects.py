@@ -18,7 +18,10 @@ one has a qualifier the other title does not say at all ("Banana bread (Grandma'
 "Grandma's banana bread" are one subject). Values never count: they are what may change.
 
 Used by :func:`engram.lifecycle.classify.compare` when both lessons have titles: then a
-conflict between two subjects is no contradiction and no warning. Pure and offline.
+conflict between two subjects is no contradiction and no warning — unless the two texts
+hold each other's words and neither names its own title's words ("Jury duty leave" and
+"Jury service — pay" over one text are one piece of knowledge; "HEK293" and "HeLa" over
+one template are not). Pure and offline.
 """
 
 from __future__ import annotations
@@ -73,6 +76,12 @@ def subject(title: str) -> Subject:
         if is_content(tok.word):
             parts[part].add(tok.stem)
     return Subject(frozenset(parts["words"]), frozenset(parts["qualifiers"]), frozenset(parts["values"]))
+
+
+def own_words(title: str, other: str) -> frozenset[str]:
+    """The subject and qualifier stems of ``title`` that ``other`` does not say at all."""
+    a, b = subject(title), subject(other)
+    return (a.words | a.qualifiers) - (b.words | b.qualifiers | b.values)
 
 
 def apart(title: str, other: str) -> bool:

@@ -8,9 +8,9 @@ the lifecycle's rules — so without this, the next retro of a re-run import was
 unwritten as a near duplicate of the last, and a new note superseded the one before it.
 
 What tells the two apart is the title. A number that *names* a note stands in the title
-as a name does: after a noun ("Sprint 12", "Room 101", "iOS 17 support"), first
-("2026-12-01", "Q3 OKRs"), as an identifier ("INC-4411"), or as a date in any spelling
-("Nov 2026", "30 November 2026"). A number the title *asserts* is a value: it carries a
+as a name does: after a noun ("Sprint 12", "Room 101", "iOS 17 support", "Cohort A"),
+first ("2026-12-01", "Q3 OKRs"), as an identifier ("INC-4411"), or as a date in any
+spelling ("Nov 2026", "30 November 2026"). A number the title *asserts* is a value: it carries a
 unit ("Retention: 30 days", "timeout 60s") or follows a word that introduces one ("Pool
 size is 20", "Deadline moved to 2026-03-01", "VAT return due 2027-01-31", "max: 100").
 :func:`series` says two titles name two members of a series when they are the same
@@ -49,8 +49,9 @@ def _tokens(title: str) -> list[str]:
 
 
 def _numeric(word: str) -> bool:
-    """A number, a date or a part of one ("12", "v2", "Q3", "2026-12-01", "Nov")."""
-    return any(ch.isdigit() for ch in word) or word in MONTHS
+    """A number, a date or a part of one ("12", "v2", "Q3", "2026-12-01", "Nov"), or a
+    letter that labels like one ("Cohort A", "Plan B", "Building C")."""
+    return any(ch.isdigit() for ch in word) or word in MONTHS or (len(word) == 1 and word.isalpha())
 
 
 def _names(words: list[str], at: int) -> bool:

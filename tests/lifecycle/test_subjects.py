@@ -70,3 +70,19 @@ def test_a_lesson_about_another_subject_supersedes_nothing(vault: Vault) -> None
     changed = vault.learn("Cart contents are cached in Redis with a 30-minute TTL.",
                           title="Checkout: Redis cache TTL for carts")
     assert changed.action == "superseded" and changed.target is not None and changed.target.id == carts.id
+
+
+def test_one_text_under_two_titles_is_one_subject_and_one_template_for_two_is_two(vault: Vault) -> None:
+    """Titles alone would part "Jury duty leave" from "Jury service — pay" over the same
+    text, and join nothing; the texts decide: the same words throughout are one piece of
+    knowledge, one template naming "HEK293" and "HeLa" in its text is two."""
+    text = "Employees on jury duty receive full pay for up to 10 working days. Give HR a copy of the summons."
+    jury = vault.learn(text, title="Jury duty leave").item
+    again = vault.learn(text, title="Jury service — pay")
+    assert again.action == "reinforced" and again.target is not None and jury is not None
+    assert again.target.id == jury.id
+    hek = vault.learn("Discard HEK293 cultures after passage 30; thaw a fresh vial from the working bank.",
+                      title="Cell culture: HEK293 passage limit").item
+    hela = vault.learn("Discard HeLa cultures after passage 20; thaw a fresh vial from the working bank.",
+                       title="Cell culture: HeLa passage limit")
+    assert hek is not None and hela.action != "superseded" and vault.get(hek.id).status == "active"

@@ -23,6 +23,7 @@ from engram.vault import Vault
     ("INC-4411 postmortem", "INC-4412 postmortem"),
     ("Release 4.2 checklist", "Release 4.3 checklist"),
     ("1:1 with Dana 2026-11-03", "1:1 with Dana 2026-11-10"),
+    ("Cohort A — enrollment", "Cohort B — enrollment"),  # a letter labels like a number
     ("Week 48 report, team 2", "Week 49 report, team 3"),  # several naming numbers
 ])
 def test_numbers_and_dates_that_name_a_note(title: str, other: str) -> None:
