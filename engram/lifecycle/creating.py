@@ -6,11 +6,13 @@ to overwrite it: here it becomes what :func:`engram.lifecycle.learning.learn` de
 (``DUPLICATE`` reinforced, ``EXTENDED``, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked
 to it), with the caller's fields on the item the decision wrote.
 
-A candidate that is not a near match becomes a learn decision too when it has the same
-title, once numbers and values are set aside, and the classifier's rules find the new
-item contradicting or repeating it (:func:`same_subject_claim`): "The ALB idle timeout is
-120 s" under the title of "… is 60 s" differs too much to be a near match, and was
-written beside it as a second, disagreeing item. The title test keeps this safe: two
+A candidate that is not a near match becomes a learn decision too when its title names
+the same subject — the same words once the value a title asserts is set aside ("Design
+review is on Thursdays" / "… on Tuesdays", :mod:`engram.lifecycle.subjects`) — and the
+classifier's rules find the new item contradicting or repeating it
+(:func:`same_subject_claim`): "The ALB idle timeout is 120 s" under the title of "… is
+60 s" differs too much to be a near match, and was written beside it as a second,
+disagreeing item. The title test keeps this safe: two
 aeronautics abstracts with different figures are no versions of one another, nor are
 "Kubernetes version (prod cluster)" and "(staging cluster)"; and two titles that name
 two notes of a series ("Sprint 12 retro" / "Sprint 13 retro") never are either
@@ -34,19 +36,24 @@ from engram.store.model import Engram
 
 
 def same_subject_claim(item: Engram, candidates: Mapping[str, tuple[str, str]]) -> str | None:
-    """The deduplication candidate (``path → (title, body)``) with ``item``'s title (the
-    same content words; numbers and values may differ) which ``item`` contradicts or says
-    again by the classifier's rules, the best aligned when several do; None when none
-    does. The rules alone, no encoder: this runs on every create with a same-titled
-    candidate, and learn, which the create then becomes, decides with meaning too."""
+    """The deduplication candidate (``path → (title, body)``) whose title names ``item``'s
+    subject (the same subject and qualifier words; values may differ) which ``item``
+    contradicts or says again by the classifier's rules, the best aligned when several
+    do; None when none does. The rules alone, no encoder: this runs on every create with
+    a same-titled candidate, and learn, which the create then becomes, decides with
+    meaning too."""
     near = {path: found for path, found in candidates.items() if same_subject(item.title, found[0])}
     if not near:
         return None
     from engram.lifecycle.classify import Lesson, compare, text_of  # see the module docstring
-    from engram.lifecycle.signals import analyse
+    from engram.lifecycle.subjects import subject
 
-    words = analyse(item.title).stems
-    same = {path: found for path, found in near.items() if words and analyse(found[0]).stems == words}
+    def about(title: str) -> frozenset[str]:
+        named = subject(title)
+        return named.words | named.qualifiers
+
+    mine = about(item.title)
+    same = {path: found for path, found in near.items() if mine and about(found[0]) == mine}
     lesson = Lesson(text_of(item.title, item.content), item.situation, title=item.title)
     best: tuple[float, str] | None = None
     for path, (title, body) in sorted(same.items()):

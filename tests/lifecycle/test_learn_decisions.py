@@ -277,6 +277,18 @@ def test_a_same_titled_create_with_a_changed_value_supersedes_though_no_near_mat
     assert again.outcome == "DUPLICATE" and again.id == made.id  # said again: reinforced, not written
 
 
+def test_a_create_whose_title_carries_the_changed_value_supersedes(vault: Vault) -> None:
+    """The titles differ in their value ("Thursdays" / "Tuesdays"), not in their subject,
+    so the create is a learn decision like any same-titled one."""
+    old = vault.create("Design review is on Thursdays at 14:00",
+                       "Weekly design review for the mobile squad, room Atlas, Thursdays 14:00-15:00.",
+                       domain=["team"]).item
+    made = vault.create("Design review is on Tuesdays at 14:00",
+                        "The mobile squad's weekly design review now happens Tuesdays 14:00-15:00 in Atlas.",
+                        domain=["team"])
+    assert made.outcome == "SUPERSEDED" and made.related == old.id
+
+
 def test_a_create_under_a_qualified_title_is_another_subject(vault: Vault) -> None:
     """"(staging cluster)" against "(prod cluster)": the titles differ in what they are
     about, so a different version is no change of the other's value."""
