@@ -103,8 +103,9 @@ class Lesson:
     #: A candidate's cosine with the new lesson by the sentence encoder, when the caller
     #: had it (:mod:`engram.recall.meaning`); None leaves the verdict to the words alone.
     meaning: float | None = None
-    #: The note's title, when it has one: two titles naming two notes of a series keep
-    #: both notes, whatever their bodies say (:func:`engram.store.titles.series`).
+    #: The note's title, when it has one: two titles naming two notes of a series, or two
+    #: subjects the texts bear out, keep both notes (:func:`engram.store.titles.series`,
+    #: :func:`engram.lifecycle.subjects.apart`).
     title: str = ""
 
 
@@ -406,7 +407,7 @@ def classify(lesson: Lesson, candidates: Sequence[Lesson]) -> Verdict:
     return Verdict("novel", None, _confidence(best), tuple(reasons), related, warn, tuple(comparisons))
 
 
-_APART = {"series": "another note of the same series (its title names another number or date)",
+_APART = {"series": "another note of the same series (its title names another number, date or letter)",
           "subject": "a note about another subject (its title names something else)"}
 
 

@@ -52,8 +52,8 @@ class Subject:
 
 
 def _number_like(word: str) -> bool:
-    return (any(ch.isdigit() for ch in word) or word in MONTHS or word.rstrip("s") in _WEEKDAYS
-            or (word.startswith(("ymd", "md", "hm")) and word[-4:].isdigit()))
+    """A number, a date (one token after spelling's rewrite), a month or a weekday."""
+    return any(ch.isdigit() for ch in word) or word in MONTHS or word.rstrip("s") in _WEEKDAYS
 
 
 def subject(title: str) -> Subject:
