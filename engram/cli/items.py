@@ -62,7 +62,7 @@ def init(app: AppContext, path: str | None, remote_url: str | None, as_json: boo
         shared = vault.add_remote(remote_url) if remote_url else None
         # Adopting a big folder indexes every note (about 10 s for 6k): a bar says so on a terminal.
         vault.refresh(progress=None if as_json else terminal_progress())
-        notes = vault.adoption()
+        notes = vault.adoption(refresh=False)  # just refreshed: see adopting.summary
         if as_json:
             emit_json({
                 "root": str(vault.root), "items": notes.items, "indexedOnly": notes.indexed_only,
