@@ -83,6 +83,7 @@ from engram.index.rows import (
     parse_file,
     parse_written,
     synapse_values,
+    unchanged,
     vault_files,
 )
 from engram.index.schema import (
@@ -431,6 +432,7 @@ class Index:
                 if _stale(known.get(rel), st):
                     changed.append(rel)
             gone = [path for path in known if path not in seen]
+            changed = self._restamp_unchanged(changed, known)
             errors = self._apply(changed, gone, progress=progress)
             return RefreshStats(len(seen), len(changed), len(gone), errors)
 
@@ -463,6 +465,7 @@ class Index:
                     continue
                 if _stale(known.get(rel), st):
                     changed.append(rel)
+            changed = self._restamp_unchanged(changed, known)
             errors = self._apply(changed, gone, progress=progress)
             return RefreshStats(len(candidates), len(changed), len(gone), errors)
 
@@ -480,17 +483,36 @@ class Index:
                 self._rebuild_schema(self.conn, force=True)
             return self.refresh(progress)
 
-    def _stamps(self, only: set[str] | None = None) -> dict[str, tuple[int, int, int]]:
+    def _restamp_unchanged(self, changed: list[str], known: dict[str, tuple[int, int, int, int]]) -> list[str]:
+        """``changed`` without the racily stamped files whose bytes still have the digest
+        they were parsed with: those are re-stamped (racy again if they still are), not
+        parsed and rewritten. A racy stamp only means a second write could have hidden
+        behind an equal stamp; the bytes say whether one did."""
+        still: list[tuple[int, int, int, str]] = []
+        rest: list[str] = []
+        for rel in changed:
+            stamp = known.get(rel)
+            fresh = None if stamp is None or stamp[0] >= 0 else unchanged(self.root, rel, stamp)
+            if fresh is None:
+                rest.append(rel)
+            else:
+                still.append((*fresh, rel))
+        if still:
+            with self.transaction() as conn:
+                conn.executemany("UPDATE files SET ctime_ns = ?, size = ?, ino = ? WHERE path = ?", still)
+        return rest
+
+    def _stamps(self, only: set[str] | None = None) -> dict[str, tuple[int, int, int, int]]:
         # Plain tuples: a full walk compares 100k+ of them, and a dataclass per file costs
         # a fifth of the walk.
         if only is not None and len(only) < 500:
             marks = ",".join("?" * len(only))
             rows = self.conn.execute(
-                f"SELECT path, ctime_ns, size, ino FROM files WHERE path IN ({marks})", list(only)
+                f"SELECT path, ctime_ns, size, ino, digest FROM files WHERE path IN ({marks})", list(only)
             )
         else:
-            rows = self.conn.execute("SELECT path, ctime_ns, size, ino FROM files")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+            rows = self.conn.execute("SELECT path, ctime_ns, size, ino, digest FROM files")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
     def _apply(self, changed: list[str], gone: list[str], cold: bool = False, progress: Progress | None = None) -> int:
         """Parse ``changed`` (in worker processes when there are many) and write the
@@ -621,7 +643,7 @@ class Index:
     def _put_file(
         self, conn: sqlite3.Connection, rel: str, kind: str, stamp: FileStamp, error: str | None
     ) -> None:
-        conn.execute(INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, error))
+        conn.execute(INSERT_FILE, (rel, kind, stamp.ctime_ns, stamp.size, stamp.ino, stamp.digest, error))
 
     def _forget(self, conn: sqlite3.Connection, rel: str) -> None:
         conn.execute("DELETE FROM items WHERE path = ?", (rel,))
@@ -781,6 +803,6 @@ class Index:
             self._stem_cache.update({w: tuple(v) for w, v in found.items()})
         return {w: self._stem_cache[w] for w in words}
 
-def _stale(stamp: tuple[int, int, int] | None, st: os.stat_result) -> bool:
+def _stale(stamp: tuple[int, int, int, int] | None, st: os.stat_result) -> bool:
     """Whether a file must be (re-)read: unknown, racily stamped, or changed."""
-    return stamp is None or stamp[0] < 0 or stamp != (st.st_ctime_ns, st.st_size, st.st_ino)
+    return stamp is None or stamp[0] < 0 or stamp[:3] != (st.st_ctime_ns, st.st_size, st.st_ino)

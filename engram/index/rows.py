@@ -22,10 +22,14 @@ wrote; ``tests/index/test_rows_laws.py`` holds the two equal, and
 :mod:`engram.index.catalog`). A file is "racy" when it changed less than two seconds before it
 was stamped; its stamp records ``ctime_ns = -1`` so the next refresh re-reads it, since a
 second write within the file system's timestamp granularity could leave the stamp equal.
+The stamp also keeps a :func:`digest` of the bytes parsed: a racy file whose bytes still
+have it is re-stamped without being parsed again (a folder just copied or cloned has
+thousands of racy notes, and parsing them twice doubled ``engram init``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -69,10 +73,18 @@ class FileStamp:
     ctime_ns: int
     size: int
     ino: int
+    #: :func:`digest` of the bytes parsed, 0 when not known: a racily stamped file whose
+    #: bytes still have it is re-stamped, not parsed again (see the module docstring).
+    digest: int = 0
 
     @classmethod
     def of(cls, st: os.stat_result) -> FileStamp:
         return cls(*_stamp(st))
+
+
+def digest(data: bytes) -> int:
+    """A 64-bit digest of a file's bytes (BLAKE2b), as SQLite stores an INTEGER."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int]:
@@ -248,7 +260,7 @@ def synapse_values(rel: str, synapse: Synapse) -> tuple[Any, ...]:
 #: because batches cross from the worker processes: pickling two dataclasses per file
 #: cost ~15 µs of CPU, about half of it in the process writing the index.
 Wire = tuple[
-    str, str, tuple[int, int, int] | None, tuple[Any, ...] | None, str | None, tuple[tuple[Any, ...], ...]
+    str, str, tuple[int, int, int, int] | None, tuple[Any, ...] | None, str | None, tuple[tuple[Any, ...], ...]
 ]
 
 
@@ -265,7 +277,7 @@ class Parsed:
 
     def wire(self) -> Wire:
         s = self.stamp
-        stamp = None if s is None else (s.ctime_ns, s.size, s.ino)
+        stamp = None if s is None else (s.ctime_ns, s.size, s.ino, s.digest)
         return (self.rel, self.kind, stamp, self.values, self.error, self.links)
 
     @classmethod
@@ -293,7 +305,7 @@ def _parse(root: Path | str, rel: str, folders: dict[str, str | None]) -> Wire:
         return (rel, "gone", None, None, None, ())
     except FormatError as exc:
         return _refused(path, rel, exc)
-    stamp = _stamp(st)
+    stamp = (*_stamp(st), digest(data))
     try:
         if kind == "synapse":
             return (rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)), None, ())
@@ -303,6 +315,23 @@ def _parse(root: Path | str, rel: str, folders: dict[str, str | None]) -> Wire:
         return (rel, "item", stamp, row, None, tuple(links))
     except FormatError as exc:
         return (rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, None, exc.problem, ())
+
+
+def unchanged(root: Path | str, rel: str, stamp: tuple[int, int, int, int]) -> tuple[int, int, int] | None:
+    """The file's new ``(ctime_ns, size, ino)`` when its bytes still have ``stamp``'s
+    digest (and size and inode): what was parsed from it still holds. None when it must
+    be parsed again (another digest, no digest known, gone, or now behind a symlink)."""
+    if stamp[3] == 0 or _linked_folder(root, rel, {}) is not None:
+        return None
+    limit = codec.MAX_SYNAPSE_BYTES if classify(rel) == "synapse" else codec.MAX_ITEM_BYTES
+    try:
+        st, data = read_regular(os.path.join(root, rel), rel, limit)
+    except (FileNotFoundError, StorageError, FormatError):
+        return None
+    fresh = _stamp(st)
+    if (fresh[1], fresh[2]) != (stamp[1], stamp[2]) or digest(data) != stamp[3]:
+        return None
+    return fresh
 
 
 def parse_written(root: Path, rel: str, written: Written) -> Parsed | None:
@@ -328,7 +357,7 @@ def _refused(path: str, rel: str, exc: FormatError) -> Wire:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return (rel, "gone", None, None, None, ())
-    return (rel, _BAD_KIND_OF.get(type(exc), "bad"), _stamp(st), None, exc.problem, ())
+    return (rel, _BAD_KIND_OF.get(type(exc), "bad"), (*_stamp(st), 0), None, exc.problem, ())
 
 
 def _linked_folder(root: Path | str, rel: str, folders: dict[str, str | None]) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engram.index.linktable import LINK_SCHEMA
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 SCHEMA: tuple[str, ...] = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -23,6 +23,7 @@ SCHEMA: tuple[str, ...] = (
         ctime_ns INTEGER NOT NULL,
         size INTEGER NOT NULL,
         ino INTEGER NOT NULL,
+        digest INTEGER NOT NULL DEFAULT 0,  -- of the bytes read (0: unknown), see rows.digest
         error TEXT
     )
     """,
@@ -176,5 +177,5 @@ INSERT_SYNAPSE = (
 )
 NAME_KEY = ITEM_COLUMNS.replace(" ", "").split(",").index("name_key")
 INSERT_FILE = (
-    "INSERT OR REPLACE INTO files(path, kind, ctime_ns, size, ino, error) VALUES (?,?,?,?,?,?)"
+    "INSERT OR REPLACE INTO files(path, kind, ctime_ns, size, ino, digest, error) VALUES (?,?,?,?,?,?,?)"
 )
