@@ -1,7 +1,7 @@
 """The blind sets of issue 27: their shape, their own rules, and that they are still the
 bytes of their freeze commits — 194c8e3 ("frozen on 2026-12-06"), 50cd115 and 22dbae6
 (7 December), 9a21794 (7 December, evening), fbf412c (7 December, night), ce08449 (8 December), and the create
-sets 20ba190, c10fff3 and f6f9ab5 (8 December).
+sets 20ba190, c10fff3, f6f9ab5 and 9dc780e (8 December).
 
 A data test, not a quality one: nothing here runs engram on the sets. It checks what the
 sets promise (counts per class and kind, every answer and target key resolves, ids are
@@ -34,6 +34,7 @@ FIFTH = ROOT / "benchmarks" / "data" / "blind-2026-12-08"
 CREATE = ROOT / "benchmarks" / "data" / "blind-2026-12-08b" / "create.yaml"
 CREATE2 = ROOT / "benchmarks" / "data" / "blind-2026-12-08c" / "create.yaml"
 CREATE3 = ROOT / "benchmarks" / "data" / "blind-2026-12-08d" / "create.yaml"
+CREATE4 = ROOT / "benchmarks" / "data" / "blind-2026-12-08e" / "create.yaml"
 #: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
 FROZEN = {
     LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
@@ -62,6 +63,9 @@ FROZEN = {
     # f6f9ab5
     CREATE3: "880815148992631b4327ad9587cb52f8299977d033ebcf40e818576d0069f5db",
     CREATE3.parent / "README.md": "8a79a377620b3a6c2d73119c09c15e1475c21bef8f6f30758d52a278baf1f66d",
+    # 9dc780e
+    CREATE4: "c92cbe9b3e8dc3e83790267a8d682fe3b8a992b0fc1981ed3cfa10c17dfcd654",
+    CREATE4.parent / "README.md": "be7cf841f8ab51176419164f66a05c715d07b5db26969f869e4f1243140a2f20",
 }
 
 
@@ -100,6 +104,7 @@ def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
     (CREATE, {"novel": 33, "contradicts": 25, "duplicate": 12}),
     (CREATE2, {"novel": 30, "contradicts": 18, "duplicate": 12}),
     (CREATE3, {"novel": 30, "contradicts": 22, "duplicate": 12}),
+    (CREATE4, {"novel": 28, "contradicts": 20, "duplicate": 12}),
 ], ids=lambda v: v.parent.name if isinstance(v, Path) else "")
 def test_a_create_set_titles_every_note_and_every_target_resolves(path: Path, relations: dict[str, int]) -> None:
     cases = _yaml(path)["cases"]
