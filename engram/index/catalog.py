@@ -82,8 +82,8 @@ from engram.index.rows import (
     parse_batches,
     parse_file,
     parse_written,
+    settle_racy,
     synapse_values,
-    unchanged,
     vault_files,
 )
 from engram.index.schema import (
@@ -484,19 +484,9 @@ class Index:
             return self.refresh(progress)
 
     def _restamp_unchanged(self, changed: list[str], known: dict[str, tuple[int, int, int, int]]) -> list[str]:
-        """``changed`` without the racily stamped files whose bytes still have the digest
-        they were parsed with: those are re-stamped (racy again if they still are), not
-        parsed and rewritten. A racy stamp only means a second write could have hidden
-        behind an equal stamp; the bytes say whether one did."""
-        still: list[tuple[int, int, int, str]] = []
-        rest: list[str] = []
-        for rel in changed:
-            stamp = known.get(rel)
-            fresh = None if stamp is None or stamp[0] >= 0 else unchanged(self.root, rel, stamp)
-            if fresh is None:
-                rest.append(rel)
-            else:
-                still.append((*fresh, rel))
+        """``changed`` less the racy files whose bytes did not change, which are re-stamped
+        instead of parsed (:func:`engram.index.rows.settle_racy`)."""
+        rest, still = settle_racy(self.root, changed, known)
         if still:
             with self.transaction() as conn:
                 conn.executemany("UPDATE files SET ctime_ns = ?, size = ?, ino = ? WHERE path = ?", still)

@@ -317,6 +317,26 @@ def _parse(root: Path | str, rel: str, folders: dict[str, str | None]) -> Wire:
         return (rel, _BAD_KIND_OF.get(type(exc), "bad"), stamp, None, exc.problem, ())
 
 
+def settle_racy(
+    root: Path | str, changed: list[str], known: dict[str, tuple[int, int, int, int]]
+) -> tuple[list[str], list[tuple[int, int, int, str]]]:
+    """``changed`` split in two: the files to parse, and ``(ctime_ns, size, ino, rel)`` of
+    the racily stamped ones (``known`` stamps) whose bytes still have the digest they
+    were parsed with — re-stamped (racy again if they still are), not parsed. A racy
+    stamp only says a second write could hide behind an equal stamp; the bytes say
+    whether one did."""
+    parse: list[str] = []
+    still: list[tuple[int, int, int, str]] = []
+    for rel in changed:
+        stamp = known.get(rel)
+        fresh = None if stamp is None or stamp[0] >= 0 else unchanged(root, rel, stamp)
+        if fresh is None:
+            parse.append(rel)
+        else:
+            still.append((*fresh, rel))
+    return parse, still
+
+
 def unchanged(root: Path | str, rel: str, stamp: tuple[int, int, int, int]) -> tuple[int, int, int] | None:
     """The file's new ``(ctime_ns, size, ino)`` when its bytes still have ``stamp``'s
     digest (and size and inode): what was parsed from it still holds. None when it must

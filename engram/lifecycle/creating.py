@@ -49,8 +49,8 @@ def same_subject_claim(item: Engram, candidates: Mapping[str, tuple[str, str]]) 
     from engram.lifecycle.subjects import subject
 
     def about(title: str) -> frozenset[str]:
-        named = subject(title)
-        return named.words | named.qualifiers
+        named = subject(title)  # a title that is all value ("Use pg_repack, not …") is its value
+        return named.words | named.qualifiers or named.values
 
     mine = about(item.title)
     same = {path: found for path, found in near.items() if mine and about(found[0]) == mine}
