@@ -117,11 +117,13 @@ _warmed: set[tuple[bool, bool]] = set()
 
 
 def warm(settings: TrustSettings, encoder: Encoder | None = None) -> None:
-    """Load what :func:`admit` uses — the secret detectors, the screen's patterns and,
-    with ``trust.meaning``, its model — once per process, by screening a sample. Writers
-    call it before they take the vault lock (:class:`engram.store.fsio.VaultLock`'s
-    ``prepare``): loaded under it, a process's first write held every other writer up
-    for a third of a second (``benchmarks/bench_lock.py``)."""
+    """Load what :func:`admit` uses — the screen's patterns and, with ``trust.meaning``,
+    its model — once per process, by screening a sample. Writers call it before they
+    take the vault lock (:class:`engram.store.fsio.VaultLock`'s ``prepare``): loaded
+    under it, a process's first write held every other writer up for a third of a
+    second (``benchmarks/bench_lock.py``). The sample is prose, so detect-secrets'
+    provider plugins stay unloaded until a text with a token-like run needs them (~40 ms
+    once per process; a one-shot ``engram add`` of prose never pays it)."""
     key = (settings.screen, bool(settings.meaning and encoder is not None))
     if key in _warmed:
         return
