@@ -76,7 +76,8 @@ class CreateResult:
 #: Given a new item and its deduplication candidates (``path → (title, body)``: the same
 #: title, or sharing its rarest words) none of which nearly duplicates it, the path of one
 #: the new item is about after all — the same claim, or the same subject with a changed
-#: value — or None. The lifecycle layer answers with its rules (engram.lifecycle.learning).
+#: value — or None. The lifecycle layer answers with its rules
+#: (:func:`engram.lifecycle.creating.same_subject_claim`).
 Related = Callable[[Engram, Mapping[str, tuple[str, str]]], str | None]
 
 

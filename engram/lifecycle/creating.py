@@ -12,11 +12,10 @@ review is on Thursdays" / "… on Tuesdays", :mod:`engram.lifecycle.subjects`) �
 classifier's rules find the new item contradicting or repeating it
 (:func:`same_subject_claim`): "The ALB idle timeout is 120 s" under the title of "… is
 60 s" differs too much to be a near match, and was written beside it as a second,
-disagreeing item. The title test keeps this safe: two
-aeronautics abstracts with different figures are no versions of one another, nor are
-"Kubernetes version (prod cluster)" and "(staging cluster)"; and two titles that name
-two notes of a series ("Sprint 12 retro" / "Sprint 13 retro") never are either
-(:mod:`engram.store.titles`).
+disagreeing item. The title test keeps this safe: two aeronautics abstracts with
+different figures are no versions of one another, nor are "Kubernetes version (prod
+cluster)" and "(staging cluster)"; and two titles that name two notes of a series
+("Sprint 12 retro" / "Sprint 13 retro") never are either (:mod:`engram.store.titles`).
 
 Its own module so that ``engram add`` of a new item imports none of learn's classifier,
 stemmer and recall (~0.1 s of a one-shot command's start-up): the rules load when a

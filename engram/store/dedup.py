@@ -238,8 +238,9 @@ def similarity(
 
 
 def same_subject(title_a: str, title_b: str) -> bool:
-    """Whether two titles name one subject (at least :data:`SAME_SUBJECT` alike), the
-    test :func:`similarity` applies before it lets two texts be one piece of knowledge."""
+    """Whether two titles name one subject (at least :data:`SAME_SUBJECT` alike): the
+    first test :func:`similarity` applies before it lets two texts be one piece of
+    knowledge (the second: neither title holds a word the other lacks)."""
     return _similarity(normalize_text(title_a), normalize_text(title_b), SAME_SUBJECT) >= SAME_SUBJECT
 
 
