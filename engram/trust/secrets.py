@@ -245,10 +245,13 @@ def _credential_like(value: str, name_is_password: bool) -> bool:
 
 def _keyword_secrets(text: str) -> Iterator[tuple[str, str, int, int]]:
     """Assignments to key-like names and high-entropy tokens next to them."""
+    lines = list(_keylike_lines(text))
+    if not lines:  # most text: no key-like name, and detect-secrets is not even imported
+        return
     from engram.trust.detectors import heuristic, keyword
 
     detector = keyword.KeywordDetector()
-    for offset, line in _keylike_lines(text):
+    for offset, line in lines:
         found: dict[str, str] = {}
         for regexes in (keyword.CONFIG_DENYLIST_REGEX_TO_GROUP, keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
             for value in detector.analyze_string(line, denylist_regex_to_group=regexes):
