@@ -1,7 +1,7 @@
 """The blind sets of issue 27: their shape, their own rules, and that they are still the
 bytes of their freeze commits — 194c8e3 ("frozen on 2026-12-06"), 50cd115 and 22dbae6
 (7 December), 9a21794 (7 December, evening), fbf412c (7 December, night), ce08449 (8 December), and the create
-sets 20ba190, c10fff3, f6f9ab5 and 9dc780e (8 December).
+sets 20ba190, c10fff3, f6f9ab5, 9dc780e and f6d1ffc (8 December).
 
 A data test, not a quality one: nothing here runs engram on the sets. It checks what the
 sets promise (counts per class and kind, every answer and target key resolves, ids are
@@ -35,6 +35,7 @@ CREATE = ROOT / "benchmarks" / "data" / "blind-2026-12-08b" / "create.yaml"
 CREATE2 = ROOT / "benchmarks" / "data" / "blind-2026-12-08c" / "create.yaml"
 CREATE3 = ROOT / "benchmarks" / "data" / "blind-2026-12-08d" / "create.yaml"
 CREATE4 = ROOT / "benchmarks" / "data" / "blind-2026-12-08e" / "create.yaml"
+CREATE5 = ROOT / "benchmarks" / "data" / "blind-2026-12-08f" / "create.yaml"
 #: The bytes of the freeze commit, 194c8e3 ("frozen on 2026-12-06").
 FROZEN = {
     LEARN: "aa1f67c5eb68d1dbc4fdf0d7632cf24af8134f4c07a3077111ddb5c1b6152746",
@@ -66,6 +67,9 @@ FROZEN = {
     # 9dc780e
     CREATE4: "c92cbe9b3e8dc3e83790267a8d682fe3b8a992b0fc1981ed3cfa10c17dfcd654",
     CREATE4.parent / "README.md": "be7cf841f8ab51176419164f66a05c715d07b5db26969f869e4f1243140a2f20",
+    # f6d1ffc
+    CREATE5: "1a03ab58ae8fca046044fb422c86a49fe6dfc9197cdcb925fc8a90d0ff33fe5d",
+    CREATE5.parent / "README.md": "6f782a27a64636d4b4d693e973455db0c66514d6ea95978b0dfedd59955f155f",
 }
 
 
@@ -105,6 +109,7 @@ def test_the_learn_set_has_its_classes_and_every_target_resolves() -> None:
     (CREATE2, {"novel": 30, "contradicts": 18, "duplicate": 12}),
     (CREATE3, {"novel": 30, "contradicts": 22, "duplicate": 12}),
     (CREATE4, {"novel": 28, "contradicts": 20, "duplicate": 12}),
+    (CREATE5, {"novel": 24, "contradicts": 18, "duplicate": 8}),
 ], ids=lambda v: v.parent.name if isinstance(v, Path) else "")
 def test_a_create_set_titles_every_note_and_every_target_resolves(path: Path, relations: dict[str, int]) -> None:
     cases = _yaml(path)["cases"]
