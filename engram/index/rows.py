@@ -73,7 +73,7 @@ class FileStamp:
     ctime_ns: int
     size: int
     ino: int
-    #: :func:`digest` of the bytes parsed, 0 when not known: a racily stamped file whose
+    #: :func:`digest` of the bytes parsed when the stamp is racy, else 0: a racy file whose
     #: bytes still have it is re-stamped, not parsed again (see the module docstring).
     digest: int = 0
 
@@ -83,7 +83,8 @@ class FileStamp:
 
 
 def digest(data: bytes) -> int:
-    """A 64-bit digest of a file's bytes (BLAKE2b), as SQLite stores an INTEGER."""
+    """A 64-bit digest of a file's bytes (BLAKE2b), as SQLite stores an INTEGER; kept for
+    racily stamped files only (0 otherwise: it is never consulted for the others)."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
 
 
@@ -305,7 +306,10 @@ def _parse(root: Path | str, rel: str, folders: dict[str, str | None]) -> Wire:
         return (rel, "gone", None, None, None, ())
     except FormatError as exc:
         return _refused(path, rel, exc)
-    stamp = (*_stamp(st), digest(data))
+    ctime, size, ino = _stamp(st)
+    # Only a racy stamp is ever checked against its digest (settle_racy): a build over
+    # files older than two seconds hashes nothing.
+    stamp = (ctime, size, ino, digest(data) if ctime < 0 else 0)
     try:
         if kind == "synapse":
             return (rel, "synapse", stamp, synapse_values(rel, parse_synapse(data, rel)), None, ())

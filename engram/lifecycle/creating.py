@@ -86,7 +86,8 @@ def create(
     A near match is never an instruction to overwrite it: it becomes a learn decision
     (``DUPLICATE`` reinforced, ``EXTENDED`` with the new sentences appended after the
     original's text, ``SUPERSEDED``, ``DISPUTED``, or ``NEW`` linked to the near match),
-    and ``note`` says why. So does a same-subject claim (:func:`same_subject_claim`). Raises InvalidInput / UnknownKind before writing anything.
+    and ``note`` says why. So does a same-subject claim (:func:`same_subject_claim`).
+    Raises InvalidInput / UnknownKind before writing anything.
     """
     with state.lock.hold():
         result = writing.create(
