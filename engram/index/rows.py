@@ -22,7 +22,7 @@ wrote; ``tests/index/test_rows_laws.py`` holds the two equal, and
 :mod:`engram.index.catalog`). A file is "racy" when it changed less than two seconds before it
 was stamped; its stamp records ``ctime_ns = -1`` so the next refresh re-reads it, since a
 second write within the file system's timestamp granularity could leave the stamp equal.
-The stamp also keeps a :func:`digest` of the bytes parsed: a racy file whose bytes still
+A racy stamp also keeps a :func:`digest` of the bytes parsed: a racy file whose bytes still
 have it is re-stamped without being parsed again (a folder just copied or cloned has
 thousands of racy notes, and parsing them twice doubled ``engram init``).
 """
